@@ -1,0 +1,44 @@
+package org.apiary.compiler;
+
+import java.util.List;
+import org.apiary.internal.PartitionKeyType;
+
+/**
+ * A function that passed every check, with what the compiler learned about it.
+ *
+ * @param name the function's (and its stored procedure's) name
+ * @param functionClass the user's class name
+ * @param kind local or global
+ * @param partitionTable for a local function, the partitioned table it is bound to; else {@code null}
+ * @param partitionColumn for a local function, that table's partition column; else {@code null}
+ * @param keyType for a local function, its partition key type; else {@code null}
+ * @param statements every statement, in field-name order
+ * @param procedureClass the generated procedure's class name
+ */
+public record CompiledFunction(
+    String name,
+    String functionClass,
+    FunctionKind kind,
+    String partitionTable,
+    String partitionColumn,
+    PartitionKeyType keyType,
+    List<CompiledStatement> statements,
+    String procedureClass) {
+
+  public CompiledFunction {
+    statements = List.copyOf(statements);
+  }
+
+  /** Whether any statement writes: such a function must be recorded for exactly-once (paper, Algorithm 1). */
+  public boolean hasWrites() {
+    return statements.stream().anyMatch(s -> !s.readOnly());
+  }
+
+  /** The DDL that declares this function's stored procedure. */
+  public String createProcedureDdl() {
+    return kind == FunctionKind.LOCAL
+        ? "CREATE PROCEDURE PARTITION ON TABLE " + partitionTable + " COLUMN " + partitionColumn
+            + " PARAMETER 0 FROM CLASS " + procedureClass
+        : "CREATE PROCEDURE FROM CLASS " + procedureClass;
+  }
+}

@@ -1,0 +1,99 @@
+package org.apiary.compiler;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import org.apiary.RegistrationException;
+import org.voltdb.VoltType;
+import org.voltdb.catalog.Catalog;
+import org.voltdb.catalog.Column;
+import org.voltdb.catalog.Database;
+import org.voltdb.catalog.Table;
+import org.voltdb.compiler.PlannerTool;
+import org.voltdb.compiler.VoltCompiler;
+import org.voltdb.planner.CompiledPlan;
+import org.voltdb.planner.StatementPartitioning;
+
+/**
+ * VoltDB's own DDL compiler and SQL planner, run offline over the application schema, so that statements are
+ * checked exactly as the database will check them, before anything is deployed.
+ */
+final class SchemaPlanner {
+  private final Database database;
+  private final PlannerTool planner;
+
+  /** What the planner says about one statement. */
+  record Plan(boolean readOnly, int partitionedTables, boolean singlePartition, int partitionParameter,
+              String partitionColumn, String partitionColumnType, boolean replicatedWrite, Object constantPartitionValue) {}
+
+  private SchemaPlanner(Database database) {
+    this.database = database;
+    this.planner = new PlannerTool(database, new byte[20]);
+  }
+
+  /**
+   * Compiles the schema.
+   *
+   * @throws RegistrationException with VoltDB's message if the DDL does not compile
+   */
+  static SchemaPlanner forSchema(String ddl) {
+    Path file = null;
+    try {
+      file = Files.createTempFile("apiary-schema-", ".sql");
+      Files.writeString(file, ddl);
+      VoltCompiler compiler = new VoltCompiler(false);
+      Catalog catalog = compiler.compileCatalogFromDDL(file.toString());
+      if (catalog == null || compiler.hasErrors()) {
+        throw new RegistrationException(java.util.List.of("schema: VoltDB rejected the DDL"));
+      }
+      return new SchemaPlanner(VoltCompiler.getCatalogDatabase(catalog));
+    } catch (VoltCompiler.VoltCompilerException e) {
+      throw new RegistrationException(java.util.List.of("schema: " + e.getMessage()));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the schema to a temporary file", e);
+    } finally {
+      if (file != null) {
+        file.toFile().delete();
+      }
+    }
+  }
+
+  /**
+   * Plans one statement.
+   *
+   * @throws IllegalArgumentException with the planner's message if it does not compile
+   */
+  Plan plan(String sql) {
+    StatementPartitioning partitioning = StatementPartitioning.inferPartitioning();
+    CompiledPlan plan;
+    try {
+      plan = planner.planSqlCore(sql, partitioning);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(cleanMessage(e));
+    }
+    if (plan == null) {
+      throw new IllegalArgumentException("VoltDB's planner could not plan it");
+    }
+    String column = partitioning.getFullColumnName();
+    return new Plan(plan.isReadOnly(), partitioning.getCountOfPartitionedTables(), partitioning.isInferredSingle(),
+        partitioning.getInferredParameterIndex(), column, column == null ? null : columnType(column),
+        partitioning.getIsReplicatedTableDML(), partitioning.getInferredPartitioningValue());
+  }
+
+  private String columnType(String fullColumn) {
+    int dot = fullColumn.indexOf('.');
+    Table table = database.getTables().getIgnoreCase(fullColumn.substring(0, dot));
+    if (table == null) {
+      return null;
+    }
+    Column column = table.getColumns().getIgnoreCase(fullColumn.substring(dot + 1));
+    return column == null ? null : VoltType.get((byte) column.getType()).getName().toUpperCase(Locale.ROOT);
+  }
+
+  private static String cleanMessage(Throwable e) {
+    String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    return m.replace("SQL error while compiling query: ", "").strip();
+  }
+}

@@ -1,0 +1,186 @@
+package org.apiary.database;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apiary.DatabaseException;
+import org.apiary.OutcomeUnknownException;
+import org.voltdb.client.Client;
+import org.voltdb.client.ClientConfig;
+import org.voltdb.client.ClientFactory;
+import org.voltdb.client.ClientResponse;
+import org.voltdb.client.ProcCallException;
+
+/**
+ * A connected VoltDB for Apiary: either one Apiary started in this process (embedded) or a running cluster
+ * (external), chosen by {@link DatabaseConfig}. Everything above this class runs the same code on both.
+ *
+ * <p>Thread-safe. Close it to disconnect (and, when embedded, to stop the database).
+ */
+public final class ApiaryDatabase implements AutoCloseable {
+  private final DatabaseConfig config;
+  private final EmbeddedServer server;
+  private final Client client;
+  private final List<String> addresses;
+
+  private ApiaryDatabase(DatabaseConfig config, EmbeddedServer server, Client client, List<String> addresses) {
+    this.config = config;
+    this.server = server;
+    this.client = client;
+    this.addresses = List.copyOf(addresses);
+  }
+
+  /**
+   * Starts (embedded) or connects to (external) the database.
+   *
+   * @throws DatabaseException naming the address and reason if the database cannot be started or reached within
+   *     {@link DatabaseConfig#connectTimeout()}
+   */
+  public static ApiaryDatabase open(DatabaseConfig config) {
+    EmbeddedServer server = config.isEmbedded() ? EmbeddedServer.start(config) : null;
+    List<String> hosts = server != null ? List.of("127.0.0.1:" + server.clientPort()) : config.hosts();
+    try {
+      Client client = connect(hosts, config.connectTimeout(), config.callTimeout());
+      return new ApiaryDatabase(config, server, client, hosts);
+    } catch (RuntimeException e) {
+      if (server != null) {
+        server.close();
+      }
+      throw e;
+    }
+  }
+
+  /** Opens a client to every address, retrying until {@code timeout}; at least one must answer. */
+  public static Client connect(List<String> hostPorts, Duration timeout, Duration callTimeout) {
+    ClientConfig cc = new ClientConfig();
+    cc.setProcedureCallTimeout(callTimeout.toMillis());
+    cc.setConnectionResponseTimeout(Math.max(callTimeout.toMillis(), 2_000));
+    cc.setTopologyChangeAware(hostPorts.size() > 1);
+    cc.setReconnectOnConnectionLoss(true);
+    Client client = ClientFactory.createClient(cc);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    List<String> failures = new ArrayList<>();
+    int connected = 0;
+    for (String hp : hostPorts) {
+      DatabaseConfig.HostPort address = DatabaseConfig.parseHost(hp);
+      IOException last = null;
+      while (true) {
+        try {
+          client.createConnection(address.host(), address.port());
+          connected++;
+          break;
+        } catch (IOException e) {
+          last = e;
+        }
+        if (System.nanoTime() > deadline) {
+          failures.add(address + " (" + last.getMessage() + ")");
+          break;
+        }
+        sleep(200);
+      }
+    }
+    if (connected == 0) {
+      closeQuietly(client);
+      throw new DatabaseException("cannot reach VoltDB at " + String.join(", ", failures) + " within " + timeout
+          + ": is the database running and the address right?");
+    }
+    return client;
+  }
+
+  /** This database's configuration. */
+  public DatabaseConfig config() {
+    return config;
+  }
+
+  /** The {@code host:port} client addresses other processes can connect to. */
+  public List<String> clientAddresses() {
+    return addresses;
+  }
+
+  /** The embedded server's root directory, if this database is embedded. */
+  public Optional<Path> dataDirectory() {
+    return server == null ? Optional.empty() : Optional.of(server.root());
+  }
+
+  /**
+   * The VoltDB client. Runtime-internal: the compiler, the invoker and the frontend call procedures through it;
+   * application code never does.
+   */
+  public Client client() {
+    return client;
+  }
+
+  /**
+   * Loads application schema: tables, {@code PARTITION TABLE}, replicated tables, indexes, views. The whole text
+   * is applied as one batch: all of it or none.
+   *
+   * @throws DatabaseException with VoltDB's message if the DDL is rejected
+   */
+  public void loadSchema(String ddl) {
+    callAdmin("schema", "@AdHoc", ddl);
+  }
+
+  /**
+   * Runs a system procedure or DDL that is not a function call, and maps failures to Apiary's exceptions.
+   *
+   * @param what names the request in error messages, for example "schema"
+   */
+  public ClientResponse callAdmin(String what, String procedure, Object... params) {
+    try {
+      return client.callProcedure(procedure, params);
+    } catch (ProcCallException e) {
+      throw failure(what, e.getClientResponse(), e);
+    } catch (IOException e) {
+      throw new DatabaseException(what + ": cannot reach VoltDB: " + e.getMessage(), e);
+    }
+  }
+
+  /** Maps a failed response to the exception that says what happened to the request. */
+  static RuntimeException failure(String what, ClientResponse r, Exception cause) {
+    String status = r == null ? String.valueOf(cause.getMessage()) : r.getStatusString();
+    if (r != null && (r.getStatus() == ClientResponse.CONNECTION_LOST || r.getStatus() == ClientResponse.RESPONSE_UNKNOWN
+        || r.getStatus() == ClientResponse.CONNECTION_TIMEOUT)) {
+      return new OutcomeUnknownException(what + ": no answer from VoltDB, it may or may not have been applied: " + status, cause);
+    }
+    return new DatabaseException(what + " rejected by VoltDB: " + firstLines(status), cause);
+  }
+
+  private static String firstLines(String s) {
+    if (s == null) {
+      return "";
+    }
+    String[] lines = s.strip().split("\n");
+    return lines.length <= 3 ? s.strip() : String.join("\n", List.of(lines).subList(0, 3));
+  }
+
+  @Override
+  public void close() {
+    try {
+      closeQuietly(client);
+    } finally {
+      if (server != null) {
+        server.close();
+      }
+    }
+  }
+
+  private static void closeQuietly(Client c) {
+    try {
+      c.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DatabaseException("interrupted while connecting to VoltDB", e);
+    }
+  }
+}

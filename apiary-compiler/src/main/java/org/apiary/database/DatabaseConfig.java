@@ -1,0 +1,141 @@
+package org.apiary.database;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Where Apiary's VoltDB is and how long to wait for it. Immutable; validated on construction.
+ *
+ * <p>Two kinds: {@link #embedded(int) embedded} (Apiary starts VoltDB inside this process, the zero-setup default)
+ * and {@link #external(String...) external} (a running VoltDB cluster given as {@code host:port} client
+ * addresses). Everything above this class runs the same code on both.
+ *
+ * @param kind embedded (Apiary starts VoltDB in this process) or external
+ * @param partitions embedded only: number of partitions (sites), at least 1; default 2
+ * @param dataDirectory embedded only: VoltDB's root directory, or {@code null} for a fresh temporary directory
+ *     that is deleted on close
+ * @param clientPort embedded only: the client port, on loopback; 0 (the default) picks a free port
+ * @param hosts external only: {@code host:port} client addresses, at least one
+ * @param connectTimeout how long to wait for the database to start or a connection to open; default 60 s
+ * @param callTimeout how long one call may take before its outcome is reported unknown; default 30 s
+ */
+public record DatabaseConfig(
+    Kind kind,
+    int partitions,
+    Path dataDirectory,
+    int clientPort,
+    List<String> hosts,
+    Duration connectTimeout,
+    Duration callTimeout) {
+
+  /** Where the database runs. */
+  public enum Kind {
+    /** Started by Apiary inside this process. */
+    EMBEDDED,
+    /** A running cluster Apiary connects to. */
+    EXTERNAL
+  }
+
+  /** Default number of embedded partitions. */
+  public static final int DEFAULT_PARTITIONS = 2;
+  /** Default time to wait for the database to start or accept a connection. */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(60);
+  /** Default time one call may take. */
+  public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(30);
+
+  public DatabaseConfig {
+    Objects.requireNonNull(kind, "kind");
+    hosts = List.copyOf(Objects.requireNonNull(hosts, "hosts"));
+    Objects.requireNonNull(connectTimeout, "connectTimeout");
+    Objects.requireNonNull(callTimeout, "callTimeout");
+    if (kind == Kind.EMBEDDED) {
+      if (partitions < 1) {
+        throw new IllegalArgumentException("an embedded database needs at least 1 partition, got " + partitions);
+      }
+      if (clientPort < 0 || clientPort > 65535) {
+        throw new IllegalArgumentException("clientPort must be 0 (any free port) or a TCP port, got " + clientPort);
+      }
+      if (!hosts.isEmpty()) {
+        throw new IllegalArgumentException("an embedded database takes no host list");
+      }
+    } else {
+      if (hosts.isEmpty()) {
+        throw new IllegalArgumentException("an external database needs at least one host:port");
+      }
+      for (String h : hosts) {
+        parseHost(h);
+      }
+    }
+    if (connectTimeout.isNegative() || connectTimeout.isZero()) {
+      throw new IllegalArgumentException("connectTimeout must be positive, got " + connectTimeout);
+    }
+    if (callTimeout.isNegative() || callTimeout.isZero()) {
+      throw new IllegalArgumentException("callTimeout must be positive, got " + callTimeout);
+    }
+  }
+
+  /** An embedded database with {@value #DEFAULT_PARTITIONS} partitions in a temporary directory. */
+  public static DatabaseConfig embedded() {
+    return embedded(DEFAULT_PARTITIONS);
+  }
+
+  /** An embedded database with {@code partitions} partitions in a temporary directory, on a free port. */
+  public static DatabaseConfig embedded(int partitions) {
+    return new DatabaseConfig(Kind.EMBEDDED, partitions, null, 0, List.of(), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT);
+  }
+
+  /** A running VoltDB cluster, reached at one or more {@code host:port} client addresses. */
+  public static DatabaseConfig external(String... hostPorts) {
+    return new DatabaseConfig(Kind.EXTERNAL, 0, null, 0, List.of(hostPorts), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT);
+  }
+
+  /** This configuration with VoltDB's files kept in {@code directory} (embedded only). */
+  public DatabaseConfig withDataDirectory(Path directory) {
+    return new DatabaseConfig(kind, partitions, directory, clientPort, hosts, connectTimeout, callTimeout);
+  }
+
+  /** This configuration with a fixed client port (embedded only). */
+  public DatabaseConfig withClientPort(int port) {
+    return new DatabaseConfig(kind, partitions, dataDirectory, port, hosts, connectTimeout, callTimeout);
+  }
+
+  /** This configuration with other timeouts. */
+  public DatabaseConfig withTimeouts(Duration connect, Duration call) {
+    return new DatabaseConfig(kind, partitions, dataDirectory, clientPort, hosts, connect, call);
+  }
+
+  /** Whether Apiary starts the database in this process. */
+  public boolean isEmbedded() {
+    return kind == Kind.EMBEDDED;
+  }
+
+  /** Splits {@code host:port}; a bare host means VoltDB's default client port 21212. */
+  static HostPort parseHost(String hostPort) {
+    String text = Objects.requireNonNull(hostPort, "host").strip();
+    int colon = text.lastIndexOf(':');
+    if (text.isEmpty() || colon == 0) {
+      throw new IllegalArgumentException("'" + hostPort + "' is not a host:port address");
+    }
+    if (colon < 0) {
+      return new HostPort(text, 21212);
+    }
+    try {
+      int port = Integer.parseInt(text.substring(colon + 1));
+      if (port < 1 || port > 65535) {
+        throw new NumberFormatException();
+      }
+      return new HostPort(text.substring(0, colon), port);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("'" + hostPort + "' has no valid port (1-65535) after the colon", e);
+    }
+  }
+
+  record HostPort(String host, int port) {
+    @Override
+    public String toString() {
+      return host + ":" + port;
+    }
+  }
+}

@@ -1,0 +1,223 @@
+package org.apiary.runtime.procedure;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apiary.ApiaryFunction;
+import org.apiary.Output;
+import org.apiary.ProvenanceLevel;
+import org.apiary.QueryResult;
+import org.apiary.Statement;
+import org.apiary.internal.FunctionAccess;
+import org.apiary.internal.FunctionErrors;
+import org.apiary.internal.FunctionOutputs;
+import org.apiary.internal.FunctionRuntime;
+import org.apiary.internal.Invocation;
+import org.apiary.internal.Json;
+import org.apiary.internal.TabularResult;
+import org.voltdb.SQLStmt;
+import org.voltdb.VoltProcedure;
+import org.voltdb.VoltTable;
+import org.voltdb.VoltType;
+import org.voltdb.exceptions.TransactionRestartException;
+import org.voltdb.types.TimestampType;
+
+/**
+ * The VoltDB side of every compiled function: the generated stored procedure for a function extends this class,
+ * declares the function's statements as {@link SQLStmt} fields and calls {@link #runFunction}. This is the only
+ * place user functions meet VoltDB. Extension points for recorded outputs and provenance hang off
+ * {@link #runFunction}.
+ */
+public abstract class FunctionProcedure extends VoltProcedure {
+  /** The name of the single column of the table a function returns. */
+  public static final String OUTPUTS_COLUMN = "OUTPUTS";
+
+  private final String functionName;
+  private final Map<String, StatementBinding> statements = new HashMap<>();
+
+  /** Facts the compiler established about one statement. */
+  protected record StatementBinding(SQLStmt stmt, boolean readOnly, int partitionParameter, String partitionColumn) {}
+
+  protected FunctionProcedure(String functionName) {
+    this.functionName = functionName;
+  }
+
+  /** Called by the generated constructor once its statement fields are set. */
+  protected final void bind(SQLStmt stmt, boolean readOnly, int partitionParameter, String partitionColumn) {
+    statements.put(stmt.getText(), new StatementBinding(stmt, readOnly, partitionParameter, partitionColumn));
+  }
+
+  /** A fresh instance of the user's function. */
+  protected abstract ApiaryFunction newFunction();
+
+  /**
+   * Runs the function once, as this procedure's transaction.
+   *
+   * @param partitionKey the partition key, or {@code null} for a global function
+   * @param invocation the encoded {@link Invocation}
+   * @return one table with one row holding the encoded outputs
+   */
+  protected final VoltTable[] runFunction(Object partitionKey, byte[] invocation) {
+    Runtime runtime = new Runtime(partitionKey, Invocation.fromBytes(invocation));
+    try {
+      FunctionAccess.run(newFunction(), runtime);
+    } catch (TransactionRestartException e) {
+      throw e; // VoltDB's own control flow for multi-partition transactions: let it restart us.
+    } catch (Throwable e) {
+      throw new VoltAbortException(FunctionErrors.encode(functionName, e));
+    }
+    VoltTable result = new VoltTable(new VoltTable.ColumnInfo(OUTPUTS_COLUMN, VoltType.VARBINARY));
+    result.addRow((Object) FunctionOutputs.encode(runtime.outputs));
+    return new VoltTable[] {result};
+  }
+
+  private final class Runtime implements FunctionRuntime {
+    private final Object partitionKey;
+    private final Invocation invocation;
+    private final List<StatementBinding> queued = new ArrayList<>();
+    private final List<Output> outputs = new ArrayList<>();
+
+    Runtime(Object partitionKey, Invocation invocation) {
+      this.partitionKey = partitionKey;
+      this.invocation = invocation;
+    }
+
+    @Override
+    public String functionName() {
+      return functionName;
+    }
+
+    @Override
+    public List<JsonNode> inputs(String edge) {
+      return invocation.inputs().getOrDefault(edge, List.of());
+    }
+
+    @Override
+    public void queue(Statement statement, Object[] args, ProvenanceLevel level) {
+      StatementBinding binding = statements.get(statement.sql());
+      if (binding == null) {
+        throw new IllegalArgumentException("statement \"" + statement.sql() + "\" is not declared as a static "
+            + "Statement field of function '" + functionName + "', so it was not compiled into its procedure");
+      }
+      Object[] params = new Object[args.length];
+      for (int i = 0; i < args.length; i++) {
+        params[i] = toVoltValue(args[i]);
+      }
+      checkPartition(binding, params, statement);
+      voltQueueSQL(binding.stmt(), params);
+      queued.add(binding);
+    }
+
+    private void checkPartition(StatementBinding binding, Object[] params, Statement statement) {
+      int p = binding.partitionParameter();
+      if (partitionKey == null || p < 0 || p >= params.length) {
+        return;
+      }
+      if (!sameKey(params[p], partitionKey)) {
+        throw new IllegalArgumentException("statement \"" + statement.sql() + "\" of function '" + functionName
+            + "': parameter " + (p + 1) + " sets partition column " + binding.partitionColumn()
+            + " and must equal this execution's partition key " + describe(partitionKey) + ", but is "
+            + describe(params[p]) + "; a local function only reaches its own partition");
+      }
+    }
+
+    @Override
+    public List<QueryResult> execute() {
+      if (queued.isEmpty()) {
+        return List.of();
+      }
+      VoltTable[] tables = voltExecuteSQL();
+      List<QueryResult> results = new ArrayList<>(tables.length);
+      for (int i = 0; i < tables.length; i++) {
+        results.add(toResult(tables[i], !queued.get(i).readOnly()));
+      }
+      queued.clear();
+      return results;
+    }
+
+    @Override
+    public void output(String edge, Object value, Object key) {
+      if (edge == null || edge.isBlank()) {
+        throw new IllegalArgumentException("function '" + functionName + "' returned an output without an edge");
+      }
+      outputs.add(new Output(edge, key == null ? null : Json.tree(key), Json.tree(value)));
+    }
+
+    @Override
+    public Object partitionKey() {
+      return partitionKey;
+    }
+
+    @Override
+    public Instant transactionTime() {
+      return getTransactionTime().toInstant();
+    }
+
+    @Override
+    public long uniqueId() {
+      return getUniqueId();
+    }
+
+    @Override
+    public Random random() {
+      return getSeededRandomNumberGenerator();
+    }
+  }
+
+  private static boolean sameKey(Object param, Object key) {
+    if (param instanceof Number a && key instanceof Number b) {
+      return a.longValue() == b.longValue();
+    }
+    if (param instanceof byte[] a && key instanceof byte[] b) {
+      return Arrays.equals(a, b);
+    }
+    return param != null && param.equals(key);
+  }
+
+  private static String describe(Object v) {
+    return v instanceof byte[] b ? "0x" + java.util.HexFormat.of().formatHex(b) : String.valueOf(v);
+  }
+
+  private static Object toVoltValue(Object v) {
+    if (v instanceof Instant i) {
+      return new TimestampType(i.getEpochSecond() * 1_000_000L + i.getNano() / 1_000);
+    }
+    if (v instanceof Boolean b) {
+      return b ? (byte) 1 : (byte) 0;
+    }
+    return v;
+  }
+
+  static QueryResult toResult(VoltTable table, boolean isWrite) {
+    int n = table.getColumnCount();
+    List<String> columns = new ArrayList<>(n);
+    for (int c = 0; c < n; c++) {
+      columns.add(table.getColumnName(c));
+    }
+    List<Object[]> rows = new ArrayList<>(table.getRowCount());
+    table.resetRowPosition();
+    while (table.advanceRow()) {
+      Object[] row = new Object[n];
+      for (int c = 0; c < n; c++) {
+        VoltType type = table.getColumnType(c);
+        Object value = table.get(c, type);
+        row[c] = table.wasNull() ? null : fromVoltValue(value);
+      }
+      rows.add(row);
+    }
+    return new TabularResult(columns, rows, isWrite);
+  }
+
+  private static Object fromVoltValue(Object v) {
+    if (v instanceof TimestampType t) {
+      long micros = t.getTime();
+      return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
+    }
+    return v;
+  }
+}

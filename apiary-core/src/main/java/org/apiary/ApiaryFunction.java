@@ -1,0 +1,174 @@
+package org.apiary;
+
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.apiary.internal.FunctionAccess;
+import org.apiary.internal.FunctionRuntime;
+import org.apiary.internal.Json;
+
+/**
+ * A function: plain Java that talks to data only through SQL and runs as one ACID transaction inside the
+ * database (paper section 4.1). Extend {@link LocalFunction} for a function that touches one partition, chosen by
+ * a partition key, or {@link GlobalFunction} for one that may touch any data.
+ *
+ * <pre>{@code
+ * public class Increment extends LocalFunction<Long> {
+ *   static final Statement GET = Statement.of("SELECT v FROM counters WHERE k = ?");
+ *   static final Statement PUT = Statement.of("UPSERT INTO counters VALUES (?, ?)");
+ *
+ *   protected void run() {
+ *     long by = retrieveInput(SOURCE, Long.class);
+ *     queueSQL(GET, partitionKey());
+ *     long v = executeSQL().get(0).firstRow().map(r -> r.getLong("v")).orElse(0L);
+ *     queueSQL(PUT, partitionKey(), v + by);
+ *     executeSQL();
+ *     returnOutput(v + by);
+ *   }
+ * }
+ * }</pre>
+ *
+ * <h2>Rules a function follows</h2>
+ * <ul>
+ *   <li>Its SQL is declared as {@code static final} {@link Statement} fields of its class, so Apiary can check it
+ *       against the schema before deployment.</li>
+ *   <li>It throws to abort: every write it made is rolled back and the caller gets the exception's message.</li>
+ *   <li>It is deterministic, because on a replicated (k-safe) database every replica runs it and the results must
+ *       agree: use {@link #transactionTime()}, {@link #uniqueId()} and {@link #random()}, never the wall clock,
+ *       {@code java.util.Random} or unordered iteration that changes the outcome.</li>
+ *   <li>Calls to external services, if any, are idempotent.</li>
+ *   <li>It has a public no-argument constructor; Apiary creates a fresh instance for every execution.</li>
+ * </ul>
+ */
+public abstract class ApiaryFunction {
+  /** The edge that carries the caller's arguments into a function. */
+  public static final String SOURCE = "source";
+  /** The edge that carries a function's results back to the caller. */
+  public static final String SINK = "sink";
+
+  static {
+    FunctionAccess.install(ApiaryFunction::runWith);
+  }
+
+  private FunctionRuntime runtime;
+
+  ApiaryFunction() {}
+
+  /**
+   * The function's body. Reads inputs, runs SQL, returns outputs.
+   *
+   * @throws Exception to abort the transaction; the caller receives the message
+   */
+  protected abstract void run() throws Exception;
+
+  private static void runWith(ApiaryFunction function, FunctionRuntime runtime) throws Exception {
+    function.runtime = runtime;
+    try {
+      function.run();
+    } finally {
+      function.runtime = null;
+    }
+  }
+
+  private FunctionRuntime runtime() {
+    if (runtime == null) {
+      throw new IllegalStateException(
+          "the Apiary function API is only usable while Apiary runs this function inside the database");
+    }
+    return runtime;
+  }
+
+  /**
+   * The single input on an edge, converted to {@code type}.
+   *
+   * @throws IllegalArgumentException if the edge carries no input, more than one, or one that is not a {@code type}
+   */
+  protected final <T> T retrieveInput(String edge, Class<T> type) {
+    List<com.fasterxml.jackson.databind.JsonNode> values = runtime().inputs(edge);
+    if (values.size() != 1) {
+      throw new IllegalArgumentException("function '" + runtime().functionName() + "' expected exactly one input on edge '"
+          + edge + "' but received " + values.size());
+    }
+    return Json.convert(values.get(0), type, "input on edge '" + edge + "' of function '" + runtime().functionName() + "'");
+  }
+
+  /**
+   * Every input on an edge, converted to {@code type}, in the order they were sent; empty if there are none.
+   *
+   * @throws IllegalArgumentException if an input is not a {@code type}
+   */
+  protected final <T> List<T> retrieveInputs(String edge, Class<T> type) {
+    String where = "input on edge '" + edge + "' of function '" + runtime().functionName() + "'";
+    return runtime().inputs(edge).stream().map(v -> Json.convert(v, type, where)).toList();
+  }
+
+  /**
+   * Queues a statement for the next {@link #executeSQL()} (the paper's {@code queueSQL(Query, List[Arg], Level)}).
+   *
+   * @param statement a statement declared as a static field of this function's class
+   * @param args one value per {@code ?}
+   * @param level how much provenance this statement captures
+   */
+  protected final void queueSQL(Statement statement, List<?> args, ProvenanceLevel level) {
+    runtime().queue(statement, args.toArray(), level);
+  }
+
+  /** Queues a statement capturing {@link ProvenanceLevel#READS_AND_WRITES full provenance}. */
+  protected final void queueSQL(Statement statement, Object... args) {
+    runtime().queue(statement, Arrays.copyOf(args, args.length), ProvenanceLevel.READS_AND_WRITES);
+  }
+
+  /**
+   * Executes every queued statement in one batch, in one database round trip, and returns one result per
+   * statement in queue order.
+   *
+   * @throws RuntimeException if a statement fails (for example a constraint violation); let it propagate to abort
+   */
+  protected final List<QueryResult> executeSQL() {
+    return runtime().execute();
+  }
+
+  /** Returns a value to the caller, along the {@link #SINK} edge. */
+  protected final void returnOutput(Object value) {
+    runtime().output(SINK, value, null);
+  }
+
+  /** Returns a value along an edge into a global function (or the sink). */
+  protected final void returnOutput(Object value, String edge) {
+    runtime().output(edge, value, null);
+  }
+
+  /**
+   * Returns a value along an edge into a local function, associated with the partition key that chooses which
+   * partition the receiving function runs on (the paper's {@code returnOutput(Object, Edge, Key)}).
+   */
+  protected final void returnOutput(Object value, String edge, Object partitionKey) {
+    runtime().output(edge, value, partitionKey);
+  }
+
+  /** The transaction's timestamp: the same on every replica. Use it instead of the wall clock. */
+  protected final Instant transactionTime() {
+    return runtime().transactionTime();
+  }
+
+  /** An ID unique across the database, the same on every replica. */
+  protected final long uniqueId() {
+    return runtime().uniqueId();
+  }
+
+  /** A random generator seeded by the transaction, so every replica draws the same numbers. */
+  protected final Random random() {
+    return runtime().random();
+  }
+
+  /** The name this function was registered under. */
+  protected final String functionName() {
+    return runtime().functionName();
+  }
+
+  /** The current execution's partition key, or {@code null} for a global function. */
+  Object currentPartitionKey() {
+    return runtime().partitionKey();
+  }
+}

@@ -1,0 +1,29 @@
+package org.apiary;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Objects;
+
+/**
+ * One value a function returned with {@code returnOutput}: the edge it was sent along, the partition key it was
+ * associated with (for an edge into a local function) and the value, kept as JSON until a reader asks for a type.
+ *
+ * @param edge the edge ID
+ * @param partitionKey the partition key as JSON, or {@code null} for an edge into a global function or the sink
+ * @param value the value as JSON
+ */
+public record Output(String edge, JsonNode partitionKey, JsonNode value) {
+  /** Checks that the edge and value are present. */
+  public Output {
+    Objects.requireNonNull(edge, "edge");
+    Objects.requireNonNull(value, "value");
+  }
+
+  /**
+   * The value converted to a Java type with Jackson.
+   *
+   * @throws IllegalArgumentException naming the edge and the type, if the value cannot be read as {@code type}
+   */
+  public <T> T valueAs(Class<T> type) {
+    return org.apiary.internal.Json.convert(value, type, "output on edge '" + edge + "'");
+  }
+}
