@@ -74,6 +74,7 @@ final class InMemoryJavaCompiler {
     if (!ok) {
       StringBuilder msg = new StringBuilder("the generated procedures did not compile (an Apiary bug, please report):");
       diagnostics.getDiagnostics().forEach(d -> msg.append("\n  ").append(d));
+      msg.append(log);
       throw new IllegalStateException(msg.toString());
     }
     Map<String, byte[]> classes = new LinkedHashMap<>();

@@ -27,7 +27,7 @@ final class ProcedureSource {
     s.append("    super(").append(literal(functionName)).append(");\n");
     for (int i = 0; i < statements.size(); i++) {
       CompiledStatement st = statements.get(i);
-      s.append("    bind(s").append(i).append(", ").append(st.readOnly()).append(", ").append(st.partitionParameter())
+      s.append("    bind(s").append(i).append(", ").append(literal(st.sql())).append(", ").append(st.readOnly()).append(", ").append(st.partitionParameter())
           .append(", ").append(st.partitionColumn() == null ? "null" : literal(st.partitionColumn())).append(");\n");
     }
     s.append("  }\n\n");

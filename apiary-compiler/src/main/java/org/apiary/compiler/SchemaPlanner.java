@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import org.apiary.RegistrationException;
 import org.voltdb.VoltType;
@@ -40,17 +42,19 @@ final class SchemaPlanner {
    */
   static SchemaPlanner forSchema(String ddl) {
     Path file = null;
+    VoltCompiler compiler = new VoltCompiler(false);
     try {
       file = Files.createTempFile("apiary-schema-", ".sql");
       Files.writeString(file, ddl);
-      VoltCompiler compiler = new VoltCompiler(false);
       Catalog catalog = compiler.compileCatalogFromDDL(file.toString());
       if (catalog == null || compiler.hasErrors()) {
-        throw new RegistrationException(java.util.List.of("schema: VoltDB rejected the DDL"));
+        throw new RegistrationException(errors(compiler));
       }
       return new SchemaPlanner(VoltCompiler.getCatalogDatabase(catalog));
     } catch (VoltCompiler.VoltCompilerException e) {
-      throw new RegistrationException(java.util.List.of("schema: " + e.getMessage()));
+      List<String> errors = new ArrayList<>(errors(compiler));
+      errors.add("schema: " + e.getMessage());
+      throw new RegistrationException(errors);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the schema to a temporary file", e);
     } finally {
@@ -58,6 +62,25 @@ final class SchemaPlanner {
         file.toFile().delete();
       }
     }
+  }
+
+  /** VoltDB's compiler keeps its error lines in a package-private list; read them so the user sees the reason. */
+  private static List<String> errors(VoltCompiler compiler) {
+    List<String> lines = new ArrayList<>();
+    try {
+      java.lang.reflect.Field f = VoltCompiler.class.getDeclaredField("m_errors");
+      f.setAccessible(true);
+      for (Object feedback : (List<?>) f.get(compiler)) {
+        VoltCompiler.Feedback fb = (VoltCompiler.Feedback) feedback;
+        lines.add("schema" + (fb.getLineNumber() > 0 ? " line " + fb.getLineNumber() : "") + ": " + fb.getMessage());
+      }
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      lines.add("schema: VoltDB rejected the DDL (its error list could not be read: " + e + ")");
+    }
+    if (lines.isEmpty()) {
+      lines.add("schema: VoltDB rejected the DDL");
+    }
+    return lines;
   }
 
   /**

@@ -16,7 +16,8 @@ import org.voltdb.VoltDB;
 /** A VoltDB server running inside this JVM, listening on loopback only. */
 final class EmbeddedServer implements AutoCloseable {
   // VoltDB keeps its server in a process-wide singleton, so one process can run only one embedded server at a time.
-  private static final AtomicBoolean RUNNING = new AtomicBoolean();
+  // VoltDB cannot start again in a process where it once stopped, so the first start is also the last.
+  private static final AtomicBoolean STARTED = new AtomicBoolean();
 
   private final ServerThread thread;
   private final Path root;
@@ -31,9 +32,9 @@ final class EmbeddedServer implements AutoCloseable {
   }
 
   static EmbeddedServer start(DatabaseConfig config) {
-    if (!RUNNING.compareAndSet(false, true)) {
-      throw new DatabaseException("an embedded VoltDB is already running in this process; VoltDB allows one per "
-          + "process: close it first, or connect to it with DatabaseConfig.external(...)");
+    if (!STARTED.compareAndSet(false, true)) {
+      throw new DatabaseException("an embedded VoltDB was already started in this process, and VoltDB runs at most "
+          + "once per process: share that ApiaryDatabase, or connect with DatabaseConfig.external(...)");
     }
     try {
       boolean temporary = config.dataDirectory() == null;
@@ -63,10 +64,9 @@ final class EmbeddedServer implements AutoCloseable {
       thread.setName("apiary-embedded-voltdb");
       thread.setDaemon(true);
       thread.start();
-      thread.waitForInitialization();
+      awaitClientPort(clientPort, config.connectTimeout());
       return new EmbeddedServer(thread, root, temporary, clientPort);
     } catch (IOException | RuntimeException e) {
-      RUNNING.set(false);
       throw new DatabaseException("could not start the embedded VoltDB: " + e.getMessage(), e);
     }
   }
@@ -88,9 +88,27 @@ final class EmbeddedServer implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new DatabaseException("interrupted while stopping the embedded VoltDB", e);
     } finally {
-      RUNNING.set(false);
       if (deleteRoot) {
         deleteTree(root);
+      }
+    }
+  }
+
+  private static void awaitClientPort(int port, java.time.Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      try (java.net.Socket s = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), port)) {
+        return;
+      } catch (IOException notYet) {
+        if (System.nanoTime() > deadline) {
+          throw new DatabaseException("the embedded VoltDB did not accept clients on port " + port + " within " + timeout);
+        }
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new DatabaseException("interrupted while the embedded VoltDB was starting", e);
       }
     }
   }

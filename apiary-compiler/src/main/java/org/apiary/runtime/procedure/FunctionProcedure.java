@@ -48,8 +48,8 @@ public abstract class FunctionProcedure extends VoltProcedure {
   }
 
   /** Called by the generated constructor once its statement fields are set. */
-  protected final void bind(SQLStmt stmt, boolean readOnly, int partitionParameter, String partitionColumn) {
-    statements.put(stmt.getText(), new StatementBinding(stmt, readOnly, partitionParameter, partitionColumn));
+  protected final void bind(SQLStmt stmt, String sql, boolean readOnly, int partitionParameter, String partitionColumn) {
+    statements.put(sql, new StatementBinding(stmt, readOnly, partitionParameter, partitionColumn));
   }
 
   /** A fresh instance of the user's function. */

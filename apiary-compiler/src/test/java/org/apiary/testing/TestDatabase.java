@@ -1,0 +1,109 @@
+package org.apiary.testing;
+
+import java.time.Duration;
+import org.apiary.compiler.CompiledApplication;
+import org.apiary.compiler.Deployer;
+import org.apiary.compiler.FunctionCompiler;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.DatabaseConfig;
+import org.apiary.database.LocalCluster;
+import org.apiary.runtime.FunctionCatalog;
+import org.apiary.runtime.FunctionInvoker;
+import org.apiary.testapp.TestApp;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
+
+/**
+ * The database the tests of one JVM share, chosen by the system property {@code apiary.test.database}:
+ * {@code embedded} (the default) starts VoltDB in this process; {@code server-process} starts a VoltDB server as a
+ * separate process and connects to it over TCP. The test application is loaded and deployed once.
+ */
+public final class TestDatabase implements ExtensionContext.Store.CloseableResource {
+  private static TestDatabase shared;
+
+  private final LocalCluster cluster;
+  private final ApiaryDatabase database;
+  private final FunctionInvoker invoker;
+
+  private TestDatabase(LocalCluster cluster, ApiaryDatabase database, FunctionInvoker invoker) {
+    this.cluster = cluster;
+    this.database = database;
+    this.invoker = invoker;
+  }
+
+  /** The shared database, started on first use and stopped when the test JVM's root context closes. */
+  public static synchronized TestDatabase get(ExtensionContext context) {
+    if (shared == null) {
+      String mode = System.getProperty("apiary.test.database", "embedded");
+      LocalCluster cluster = null;
+      DatabaseConfig config;
+      switch (mode) {
+        case "embedded" -> config = DatabaseConfig.embedded(2);
+        case "server-process" -> {
+          cluster = LocalCluster.start(1, 2, 0, Duration.ofSeconds(120));
+          config = cluster.config();
+        }
+        default -> throw new IllegalArgumentException("apiary.test.database must be embedded or server-process, not " + mode);
+      }
+      ApiaryDatabase db = null;
+      try {
+        db = ApiaryDatabase.open(config);
+        db.loadSchema(TestApp.SCHEMA);
+        CompiledApplication app = FunctionCompiler.compile(TestApp.SCHEMA, TestApp.FUNCTIONS);
+        Deployer.deploy(db, app);
+        shared = new TestDatabase(cluster, db, new FunctionInvoker(db, FunctionCatalog.load(db)));
+      } catch (RuntimeException e) {
+        if (db != null) {
+          db.close();
+        }
+        if (cluster != null) {
+          cluster.close();
+        }
+        throw e;
+      }
+      context.getRoot().getStore(ExtensionContext.Namespace.GLOBAL).put(TestDatabase.class, shared);
+    }
+    return shared;
+  }
+
+  /** Injects the shared {@link TestDatabase} into test methods and lifecycle methods. */
+  public static final class Resolver implements ParameterResolver {
+    @Override
+    public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+      return parameter.getParameter().getType() == TestDatabase.class;
+    }
+
+    @Override
+    public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+      return get(context);
+    }
+  }
+
+  public ApiaryDatabase database() {
+    return database;
+  }
+
+  public FunctionInvoker invoker() {
+    return invoker;
+  }
+
+  /** Empties the application tables. */
+  public void clear() {
+    for (String t : new String[] {"counters", "accounts", "orders", "rates"}) {
+      database.callAdmin("clearing " + t, "@AdHoc", "DELETE FROM " + t);
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    try {
+      database.close();
+    } finally {
+      if (cluster != null) {
+        cluster.close();
+      }
+      shared = null;
+    }
+  }
+}
