@@ -73,7 +73,7 @@ public final class LocalCluster implements AutoCloseable {
 
   private LocalCluster(Path directory, List<Node> nodes) {
     this.directory = directory;
-    this.nodes = List.copyOf(nodes);
+    this.nodes = nodes;
   }
 
   /**
@@ -107,7 +107,7 @@ public final class LocalCluster implements AutoCloseable {
         Path root = dir.resolve("node" + i);
         Path log = dir.resolve("node" + i + ".log");
         Files.createDirectories(root);
-        run(List.of("initialize", "voltdbroot", root.toString(), "config", dir.resolve("deployment.xml").toString(),
+        run(List.of("initialize", "voltdbroot", root.toString(), "deployment", dir.resolve("deployment.xml").toString(),
             "force"), dir.resolve("node" + i + "-init.log"), timeout);
         Node node = new Node(i, EmbeddedServer.freePort(), root, log);
         List<String> args = List.of("probe", "voltdbroot", root.toString(),
@@ -193,7 +193,7 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   public List<Node> nodes() {
-    return nodes;
+    return java.util.Collections.unmodifiableList(nodes);
   }
 
   /** Client addresses of every node. */

@@ -98,7 +98,8 @@ class DeploymentTest {
   void sqlErrorAbortsWithTheDatabaseMessage() {
     invoker.call("placeOrder", 12L, "ada");
     FunctionFailedException e = assertThrows(FunctionFailedException.class, () -> invoker.call("placeOrder", 12L, "bob"));
-    assertTrue(e.errorMessage().contains("CONSTRAINT VIOLATION"), e.errorMessage());
+    assertTrue(e.errorMessage().contains("violation of constraint"), e.errorMessage());
+    assertEquals("org.voltdb.exceptions.ConstraintFailureException", e.errorType());
     long orders = db.database().callAdmin("count", "@AdHoc", "SELECT COUNT(*) FROM orders WHERE customer = 'bob'")
         .getResults()[0].asScalarLong();
     assertEquals(0L, orders);

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  */
 public final class TestDatabase implements ExtensionContext.Store.CloseableResource {
   private static TestDatabase shared;
+  private static RuntimeException startFailure;
 
   private final LocalCluster cluster;
   private final ApiaryDatabase database;
@@ -34,37 +35,47 @@ public final class TestDatabase implements ExtensionContext.Store.CloseableResou
 
   /** The shared database, started on first use and stopped when the test JVM's root context closes. */
   public static synchronized TestDatabase get(ExtensionContext context) {
+    if (startFailure != null) {
+      throw new IllegalStateException("the test database failed to start earlier in this JVM", startFailure);
+    }
     if (shared == null) {
-      String mode = System.getProperty("apiary.test.database", "embedded");
-      LocalCluster cluster = null;
-      DatabaseConfig config;
-      switch (mode) {
-        case "embedded" -> config = DatabaseConfig.embedded(2);
-        case "server-process" -> {
-          cluster = LocalCluster.start(1, 2, 0, Duration.ofSeconds(120));
-          config = cluster.config();
-        }
-        default -> throw new IllegalArgumentException("apiary.test.database must be embedded or server-process, not " + mode);
-      }
-      ApiaryDatabase db = null;
       try {
-        db = ApiaryDatabase.open(config);
-        db.loadSchema(TestApp.SCHEMA);
-        CompiledApplication app = FunctionCompiler.compile(TestApp.SCHEMA, TestApp.FUNCTIONS);
-        Deployer.deploy(db, app);
-        shared = new TestDatabase(cluster, db, new FunctionInvoker(db, FunctionCatalog.load(db)));
+        shared = start(System.getProperty("apiary.test.database", "embedded"));
       } catch (RuntimeException e) {
-        if (db != null) {
-          db.close();
-        }
-        if (cluster != null) {
-          cluster.close();
-        }
+        startFailure = e;
         throw e;
       }
       context.getRoot().getStore(ExtensionContext.Namespace.GLOBAL).put(TestDatabase.class, shared);
     }
     return shared;
+  }
+
+  private static TestDatabase start(String mode) {
+    LocalCluster cluster = null;
+    ApiaryDatabase db = null;
+    try {
+      DatabaseConfig config = switch (mode) {
+        case "embedded" -> DatabaseConfig.embedded(2);
+        case "server-process" -> {
+          cluster = LocalCluster.start(1, 2, 0, Duration.ofSeconds(120));
+          yield cluster.config();
+        }
+        default -> throw new IllegalArgumentException("apiary.test.database must be embedded or server-process, not " + mode);
+      };
+      db = ApiaryDatabase.open(config);
+      db.loadSchema(TestApp.SCHEMA);
+      CompiledApplication app = FunctionCompiler.compile(TestApp.SCHEMA, TestApp.FUNCTIONS);
+      Deployer.deploy(db, app);
+      return new TestDatabase(cluster, db, new FunctionInvoker(db, FunctionCatalog.load(db)));
+    } catch (RuntimeException e) {
+      if (db != null) {
+        db.close();
+      }
+      if (cluster != null) {
+        cluster.close();
+      }
+      throw e;
+    }
   }
 
   /** Injects the shared {@link TestDatabase} into test methods and lifecycle methods. */
