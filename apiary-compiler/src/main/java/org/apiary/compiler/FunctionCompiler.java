@@ -181,12 +181,9 @@ public final class FunctionCompiler {
       problems.add(fn + ": " + cls.getName() + " is abstract");
     }
     for (Class<?> c = cls; c != null; c = c.getEnclosingClass()) {
-      if (!Modifier.isPublic(c.getModifiers()) || (c != cls && c.isMemberClass() && !Modifier.isStatic(c.getModifiers()))) {
+      boolean innerClass = c.isMemberClass() && !Modifier.isStatic(c.getModifiers());
+      if (!Modifier.isPublic(c.getModifiers()) || innerClass || c.isLocalClass() || c.isAnonymousClass()) {
         problems.add(fn + ": " + cls.getName() + " must be a public top-level or public static nested class");
-        return;
-      }
-      if (c.isMemberClass() && !Modifier.isStatic(c.getModifiers())) {
-        problems.add(fn + ": " + cls.getName() + " is an inner class; make it static");
         return;
       }
     }

@@ -64,7 +64,8 @@ final class EmbeddedServer implements AutoCloseable {
       thread.setName("apiary-embedded-voltdb");
       thread.setDaemon(true);
       thread.start();
-      awaitClientPort(clientPort, config.connectTimeout());
+      // The server thread returns once VoltDB is up, so only the port says whether it is serving.
+      awaitListening(clientPort, config.connectTimeout(), "the embedded VoltDB", () -> true);
       return new EmbeddedServer(thread, root, temporary, clientPort);
     } catch (IOException | RuntimeException e) {
       throw new DatabaseException("could not start the embedded VoltDB: " + e.getMessage(), e);
@@ -94,21 +95,30 @@ final class EmbeddedServer implements AutoCloseable {
     }
   }
 
-  private static void awaitClientPort(int port, java.time.Duration timeout) {
+  /**
+   * Waits until something accepts connections on a loopback port.
+   *
+   * @param what names the server in error messages
+   * @param alive false once the server is known dead, to stop waiting early
+   */
+  static void awaitListening(int port, java.time.Duration timeout, String what, java.util.function.BooleanSupplier alive) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
+      if (!alive.getAsBoolean()) {
+        throw new DatabaseException(what + " exited while starting");
+      }
       try (java.net.Socket s = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), port)) {
         return;
       } catch (IOException notYet) {
         if (System.nanoTime() > deadline) {
-          throw new DatabaseException("the embedded VoltDB did not accept clients on port " + port + " within " + timeout);
+          throw new DatabaseException(what + " did not accept clients on port " + port + " within " + timeout);
         }
       }
       try {
         Thread.sleep(100);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new DatabaseException("interrupted while the embedded VoltDB was starting", e);
+        throw new DatabaseException("interrupted while waiting for " + what, e);
       }
     }
   }

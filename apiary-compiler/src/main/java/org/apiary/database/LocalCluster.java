@@ -130,27 +130,8 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   private void awaitReady(Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
     for (Node n : nodes) {
-      while (true) {
-        if (!n.process.isAlive()) {
-          throw new DatabaseException("node " + n.index + " exited with code " + n.process.exitValue());
-        }
-        try (java.net.Socket s = new java.net.Socket("127.0.0.1", n.clientPort)) {
-          break;
-        } catch (IOException e) {
-          if (System.nanoTime() > deadline) {
-            throw new DatabaseException("node " + n.index + " did not accept clients on port " + n.clientPort
-                + " within " + timeout);
-          }
-        }
-        try {
-          Thread.sleep(200);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new DatabaseException("interrupted while waiting for the cluster", e);
-        }
-      }
+      EmbeddedServer.awaitListening(n.clientPort, timeout, "VoltDB node " + n.index, n.process::isAlive);
     }
   }
 

@@ -31,7 +31,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = "Start an embedded VoltDB, deploy the example bank application, run its functions, check the results.")
-final class DemoCommand implements Callable<Integer> {
+public final class DemoCommand implements Callable<Integer> {
   @Option(names = "--partitions", defaultValue = "2", description = "Partitions of the embedded database (default ${DEFAULT-VALUE}).")
   int partitions;
 
