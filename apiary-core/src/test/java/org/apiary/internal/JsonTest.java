@@ -41,7 +41,7 @@ class JsonTest {
 
   @Test
   void outputsRoundTrip() {
-    List<Output> outs = List.of(new Output("sink", null, Json.tree(Map.of("a", 1))), new Output("next", Json.tree(7L), Json.tree("v")));
+    List<Output> outs = List.of(new Output("sink", null, Json.tree(Map.of("a", 1))), new Output("next", Json.tree(7), Json.tree("v")));
     assertEquals(outs, FunctionOutputs.decode(FunctionOutputs.encode(outs)));
   }
 
