@@ -16,6 +16,9 @@ public record Output(String edge, JsonNode partitionKey, JsonNode value) {
   public Output {
     Objects.requireNonNull(edge, "edge");
     Objects.requireNonNull(value, "value");
+    if (partitionKey != null && partitionKey.isNull()) {
+      partitionKey = null; // JSON null decodes as a NullNode; "no key" is always Java null
+    }
   }
 
   /**
