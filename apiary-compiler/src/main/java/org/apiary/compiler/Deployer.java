@@ -20,7 +20,7 @@ public final class Deployer {
 
   /** Deploys every function of {@code app}. */
   public static void deploy(ApiaryDatabase db, CompiledApplication app) {
-    SystemSchema.ensure(db);
+    // FunctionCatalog.load creates Apiary's system tables on first use.
     Map<String, FunctionCatalog.Entry> deployed = FunctionCatalog.load(db).entries();
     Set<String> procedures = SystemSchema.procedures(db);
 

@@ -138,14 +138,24 @@ public final class ApiaryDatabase implements AutoCloseable {
     }
   }
 
-  /** Maps a failed response to the exception that says what happened to the request. */
-  static RuntimeException failure(String what, ClientResponse r, Exception cause) {
-    String status = r == null ? String.valueOf(cause.getMessage()) : r.getStatusString();
-    if (r != null && (r.getStatus() == ClientResponse.CONNECTION_LOST || r.getStatus() == ClientResponse.RESPONSE_UNKNOWN
-        || r.getStatus() == ClientResponse.CONNECTION_TIMEOUT)) {
-      return new OutcomeUnknownException(what + ": no answer from VoltDB, it may or may not have been applied: " + status, cause);
+  /**
+   * Maps a failed response to the exception that says what happened to the request: no answer (outcome unknown),
+   * refused before running, or run and rolled back. The one place VoltDB status codes are interpreted.
+   *
+   * @param what names the request, for example "call to 'deposit'" or "schema"
+   */
+  public static RuntimeException failure(String what, ClientResponse r, Exception cause) {
+    if (r == null) {
+      return new DatabaseException(what + " failed: " + cause.getMessage(), cause);
     }
-    return new DatabaseException(what + " rejected by VoltDB: " + firstLines(status), cause);
+    String status = firstLines(r.getStatusString());
+    return switch (r.getStatus()) {
+      case ClientResponse.CONNECTION_LOST, ClientResponse.CONNECTION_TIMEOUT, ClientResponse.RESPONSE_UNKNOWN ->
+          new OutcomeUnknownException(what + " got no answer from VoltDB; it may or may not have been applied: " + status, cause);
+      case ClientResponse.SERVER_UNAVAILABLE, ClientResponse.GRACEFUL_FAILURE ->
+          new DatabaseException(what + " was refused by VoltDB; it did not run: " + status, cause);
+      default -> new DatabaseException(what + " failed and was rolled back: " + status, cause);
+    };
   }
 
   private static String firstLines(String s) {

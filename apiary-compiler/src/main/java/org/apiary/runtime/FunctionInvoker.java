@@ -106,17 +106,7 @@ public final class FunctionInvoker {
       future.completeExceptionally(failed.get());
       return;
     }
-    String status = r.getStatusString();
-    switch (r.getStatus()) {
-      case ClientResponse.CONNECTION_LOST, ClientResponse.CONNECTION_TIMEOUT, ClientResponse.RESPONSE_UNKNOWN ->
-          future.completeExceptionally(new OutcomeUnknownException("call to '" + function + "' got no answer; it "
-              + "may or may not have committed: " + status, null));
-      case ClientResponse.SERVER_UNAVAILABLE, ClientResponse.GRACEFUL_FAILURE ->
-          future.completeExceptionally(new DatabaseException("call to '" + function + "' was refused by VoltDB; it "
-              + "did not run: " + status));
-      default -> future.completeExceptionally(new DatabaseException("call to '" + function + "' failed and was "
-          + "rolled back: " + status));
-    }
+    future.completeExceptionally(ApiaryDatabase.failure("call to '" + function + "'", r, null));
   }
 
   private FunctionResult await(String function, CompletableFuture<FunctionResult> future) {
