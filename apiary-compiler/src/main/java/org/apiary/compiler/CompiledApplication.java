@@ -10,10 +10,12 @@ import java.util.Optional;
  *
  * @param functions the compiled functions, in registration order
  * @param jar the jar with the generated procedures and the application's function classes
+ * @param schemaTables the tables and views the application's schema defines, upper-case
  */
-public record CompiledApplication(List<CompiledFunction> functions, byte[] jar) {
+public record CompiledApplication(List<CompiledFunction> functions, byte[] jar, java.util.Set<String> schemaTables) {
   public CompiledApplication {
     functions = List.copyOf(functions);
+    schemaTables = java.util.Set.copyOf(schemaTables);
   }
 
   /** The compiled function with this name, if there is one. */

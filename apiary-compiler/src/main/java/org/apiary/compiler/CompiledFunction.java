@@ -14,6 +14,7 @@ import org.apiary.internal.PartitionKeyType;
  * @param keyType for a local function, its partition key type; else {@code null}
  * @param statements every statement, in field-name order
  * @param procedureClass the generated procedure's class name
+ * @param recordable whether the procedure was built to record its outputs for exactly-once (paper section 5.4)
  */
 public record CompiledFunction(
     String name,
@@ -23,7 +24,8 @@ public record CompiledFunction(
     String partitionColumn,
     PartitionKeyType keyType,
     List<CompiledStatement> statements,
-    String procedureClass) {
+    String procedureClass,
+    boolean recordable) {
 
   public CompiledFunction {
     statements = List.copyOf(statements);
@@ -32,6 +34,12 @@ public record CompiledFunction(
   /** Whether any statement writes: such a function must be recorded for exactly-once (paper, Algorithm 1). */
   public boolean hasWrites() {
     return statements.stream().anyMatch(s -> !s.readOnly());
+  }
+
+  /** The same function, built to record its outputs or not. */
+  public CompiledFunction withRecordable(boolean value) {
+    return new CompiledFunction(name, functionClass, kind, partitionTable, partitionColumn, keyType, statements,
+        procedureClass, value);
   }
 
   /** The DDL that declares this function's stored procedure. */

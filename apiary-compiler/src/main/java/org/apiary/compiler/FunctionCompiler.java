@@ -49,6 +49,19 @@ public final class FunctionCompiler {
    * @throws RegistrationException listing every problem found, if any
    */
   public static CompiledApplication compile(String schemaDdl, List<FunctionDefinition> functions) {
+    return compile(schemaDdl, functions, compiled -> Set.of());
+  }
+
+  /**
+   * Compiles functions and builds the procedures of those {@code recordable} picks so they can record their
+   * outputs for exactly-once execution. The choice is made after every function is planned, since it depends on
+   * which functions write.
+   *
+   * @param recordable given every planned function, the names of those whose procedures must be able to record
+   * @throws RegistrationException listing every problem found, if any
+   */
+  public static CompiledApplication compile(String schemaDdl, List<FunctionDefinition> functions,
+                                            java.util.function.Function<List<CompiledFunction>, Set<String>> recordable) {
     SchemaPlanner planner = SchemaPlanner.forSchema(schemaDdl);
     List<String> problems = new ArrayList<>();
     Set<String> names = new HashSet<>();
@@ -67,7 +80,9 @@ public final class FunctionCompiler {
     if (!problems.isEmpty()) {
       throw new RegistrationException(problems);
     }
-    return new CompiledApplication(compiled, packageJar(compiled, functions));
+    Set<String> recorded = recordable.apply(List.copyOf(compiled));
+    compiled.replaceAll(f -> f.withRecordable(recorded.contains(f.name())));
+    return new CompiledApplication(compiled, packageJar(compiled, functions), planner.tables());
   }
 
   private static CompiledFunction compileOne(SchemaPlanner planner, FunctionDefinition def, List<String> problems) {
@@ -173,7 +188,7 @@ public final class FunctionCompiler {
       }
     }
     return new CompiledFunction(def.name(), cls.getName(), kind, table, column, keyType, statements,
-        ProcedureSource.className(def.name()));
+        ProcedureSource.className(def.name()), false);
   }
 
   private static void checkInstantiable(String fn, Class<?> cls, List<String> problems) {
@@ -261,7 +276,7 @@ public final class FunctionCompiler {
       Class<?> cls = classes.get(f.name());
       anchors.add(cls);
       String keyParam = f.keyType() == null ? null : f.keyType().procedureParameterType();
-      sources.put(f.procedureClass(), ProcedureSource.generate(f.name(), cls.getCanonicalName(), f.kind(), keyParam, f.statements()));
+      sources.put(f.procedureClass(), ProcedureSource.generate(f, cls.getCanonicalName(), keyParam));
     }
     ProcedureJar jar = new ProcedureJar();
     if (!sources.isEmpty()) {

@@ -35,6 +35,15 @@ final class SchemaPlanner {
     this.planner = new PlannerTool(database, new byte[20]);
   }
 
+  /** The tables (and views) the schema defines, upper-case. */
+  java.util.Set<String> tables() {
+    java.util.Set<String> names = new java.util.TreeSet<>();
+    for (Table t : database.getTables()) {
+      names.add(t.getTypeName().toUpperCase(Locale.ROOT));
+    }
+    return names;
+  }
+
   /**
    * Compiles the schema.
    *

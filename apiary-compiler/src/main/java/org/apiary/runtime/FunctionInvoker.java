@@ -94,7 +94,8 @@ public final class FunctionInvoker {
         VoltTable t = r.getResults()[0];
         t.advanceRow();
         future.complete(new FunctionResult(function,
-            FunctionOutputs.decode(t.getVarbinary(FunctionProcedure.OUTPUTS_COLUMN))));
+            FunctionOutputs.decode(t.getVarbinary(FunctionProcedure.OUTPUTS_COLUMN)),
+            t.getLong(FunctionProcedure.REPLAYED_COLUMN) != 0));
       } catch (RuntimeException e) {
         future.completeExceptionally(new ApiaryException("function '" + function + "' committed but its outputs "
             + "could not be read: " + e.getMessage(), e));

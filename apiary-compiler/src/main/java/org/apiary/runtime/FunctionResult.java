@@ -8,8 +8,9 @@ import org.apiary.Output;
  *
  * @param function the function's name
  * @param outputs every output, in the order the function returned them
+ * @param replayed whether the outputs came from a recorded earlier execution instead of running the function
  */
-public record FunctionResult(String function, List<Output> outputs) {
+public record FunctionResult(String function, List<Output> outputs, boolean replayed) {
   public FunctionResult {
     outputs = List.copyOf(outputs);
   }

@@ -29,5 +29,8 @@ public final class TestApp {
       FunctionDefinition.of("readScaled", ReadScaledV1.class),
       FunctionDefinition.of("placeOrder", PlaceOrder.class));
 
+  /** The functions built to record their outputs (exactly-once), as a graph registration would decide. */
+  public static final java.util.Set<String> RECORDABLE = java.util.Set.of("increment", "transfer");
+
   private TestApp() {}
 }

@@ -64,7 +64,7 @@ public final class TestDatabase implements ExtensionContext.Store.CloseableResou
       };
       db = ApiaryDatabase.open(config);
       db.loadSchema(TestApp.SCHEMA);
-      CompiledApplication app = FunctionCompiler.compile(TestApp.SCHEMA, TestApp.FUNCTIONS);
+      CompiledApplication app = FunctionCompiler.compile(TestApp.SCHEMA, TestApp.FUNCTIONS, f -> TestApp.RECORDABLE);
       Deployer.deploy(db, app);
       return new TestDatabase(cluster, db, new FunctionInvoker(db, FunctionCatalog.load(db)));
     } catch (RuntimeException e) {

@@ -7,16 +7,28 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * What a caller sends to one function execution: the inputs on each incoming edge, as JSON.
+ * What a caller sends to one function execution: the inputs on each incoming edge, as JSON, and, when the
+ * execution is part of a graph invocation, that invocation's ID and whether the execution records its outputs.
  *
  * @param inputs inputs per edge ID, each list in the order the values were sent
+ * @param invocationId the graph invocation this execution belongs to, or {@code null} for a direct call
+ * @param record whether the execution first looks for, and otherwise stores, its outputs under
+ *     (invocation ID, function, partition key), in its own transaction
  */
-public record Invocation(Map<String, List<JsonNode>> inputs) {
+public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record) {
   public Invocation {
     Objects.requireNonNull(inputs, "inputs");
     Map<String, List<JsonNode>> copy = new LinkedHashMap<>();
     inputs.forEach((edge, values) -> copy.put(edge, List.copyOf(values)));
     inputs = copy;
+    if (record && invocationId == null) {
+      throw new IllegalArgumentException("a recorded execution needs an invocation ID");
+    }
+  }
+
+  /** A direct call, outside any graph invocation: nothing recorded. */
+  public Invocation(Map<String, List<JsonNode>> inputs) {
+    this(inputs, null, false);
   }
 
   /** An invocation whose arguments all arrive on the source edge. */

@@ -30,15 +30,23 @@ import org.voltdb.types.TimestampType;
 /**
  * The VoltDB side of every compiled function: the generated stored procedure for a function extends this class,
  * declares the function's statements as {@link SQLStmt} fields and calls {@link #runFunction}. This is the only
- * place user functions meet VoltDB. Extension points for recorded outputs and provenance hang off
- * {@link #runFunction}.
+ * place user functions meet VoltDB.
+ *
+ * <p>A recordable function (paper section 5.4) asked to record first looks up its outputs from an earlier
+ * execution under (partition key, invocation ID, function); if found it returns them without running, otherwise it
+ * runs and inserts its outputs in the same transaction. VoltDB runs one transaction at a time per partition (and
+ * global ones alone), so two concurrent executions of the same instance cannot both miss the record.
  */
 public abstract class FunctionProcedure extends VoltProcedure {
-  /** The name of the single column of the table a function returns. */
+  /** The column of the table a function returns that holds its encoded outputs. */
   public static final String OUTPUTS_COLUMN = "OUTPUTS";
+  /** The column that says whether the outputs were replayed from a recorded earlier execution (1) or not (0). */
+  public static final String REPLAYED_COLUMN = "REPLAYED";
 
   private final String functionName;
   private final Map<String, StatementBinding> statements = new HashMap<>();
+  private SQLStmt findRecorded;
+  private SQLStmt record;
 
   /** Facts the compiler established about one statement. */
   protected record StatementBinding(SQLStmt stmt, boolean readOnly, int partitionParameter, String partitionColumn) {}
@@ -52,6 +60,12 @@ public abstract class FunctionProcedure extends VoltProcedure {
     statements.put(sql, new StatementBinding(stmt, readOnly, partitionParameter, partitionColumn));
   }
 
+  /** Called by the generated constructor of a recordable function. */
+  protected final void bindRecording(SQLStmt find, SQLStmt insert) {
+    this.findRecorded = find;
+    this.record = insert;
+  }
+
   /** A fresh instance of the user's function. */
   protected abstract ApiaryFunction newFunction();
 
@@ -63,7 +77,22 @@ public abstract class FunctionProcedure extends VoltProcedure {
    * @return one table with one row holding the encoded outputs
    */
   protected final VoltTable[] runFunction(Object partitionKey, byte[] invocation) {
-    Runtime runtime = new Runtime(partitionKey, Invocation.fromBytes(invocation));
+    Invocation call = Invocation.fromBytes(invocation);
+    // A global function's record lives in the partition its invocation ID hashes to.
+    Object recordKey = partitionKey != null ? partitionKey : call.invocationId();
+    if (call.record()) {
+      if (findRecorded == null) {
+        throw new VoltAbortException(FunctionErrors.encode(functionName, new IllegalStateException(
+            "function '" + functionName + "' was asked to record its outputs but was not registered as recordable; "
+                + "register its graphs again")));
+      }
+      voltQueueSQL(findRecorded, recordKey, call.invocationId(), functionName);
+      VoltTable earlier = voltExecuteSQL()[0];
+      if (earlier.advanceRow()) {
+        return result(earlier.getVarbinary(0), true);
+      }
+    }
+    Runtime runtime = new Runtime(partitionKey, call);
     try {
       FunctionAccess.run(newFunction(), runtime);
     } catch (TransactionRestartException e) {
@@ -71,8 +100,18 @@ public abstract class FunctionProcedure extends VoltProcedure {
     } catch (Throwable e) {
       throw new VoltAbortException(FunctionErrors.encode(functionName, e));
     }
-    VoltTable result = new VoltTable(new VoltTable.ColumnInfo(OUTPUTS_COLUMN, VoltType.VARBINARY));
-    result.addRow((Object) FunctionOutputs.encode(runtime.outputs));
+    byte[] outputs = FunctionOutputs.encode(runtime.outputs);
+    if (call.record()) {
+      voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime());
+      voltExecuteSQL(true);
+    }
+    return result(outputs, false);
+  }
+
+  private static VoltTable[] result(byte[] outputs, boolean replayed) {
+    VoltTable result = new VoltTable(new VoltTable.ColumnInfo(OUTPUTS_COLUMN, VoltType.VARBINARY),
+        new VoltTable.ColumnInfo(REPLAYED_COLUMN, VoltType.TINYINT));
+    result.addRow(outputs, replayed ? (byte) 1 : (byte) 0);
     return new VoltTable[] {result};
   }
 

@@ -1,0 +1,58 @@
+package org.apiary;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Everything that is registered together: the schema (VoltDB DDL) and the graphs built on it. Registering an
+ * application compiles and deploys its functions and makes its graphs invocable through every frontend.
+ *
+ * @param schema the tables the functions use, as VoltDB DDL
+ * @param graphs the graphs, each invocable by name
+ */
+public record Application(String schema, List<Graph> graphs) {
+  public Application {
+    Objects.requireNonNull(schema, "schema");
+    graphs = List.copyOf(graphs);
+  }
+
+  /** An application made of a schema and graphs. */
+  public static Application of(String schema, Graph... graphs) {
+    return new Application(schema, Arrays.asList(graphs));
+  }
+
+  /**
+   * Every function of every graph, by name. A function used by several graphs appears once.
+   *
+   * @throws RegistrationException if graphs are invalid, share a name, or use one function name for two classes
+   */
+  public Map<String, Graph.Function> functions() {
+    List<String> problems = new ArrayList<>();
+    Map<String, Graph.Function> all = new LinkedHashMap<>();
+    Map<String, Graph> byName = new LinkedHashMap<>();
+    for (Graph g : graphs) {
+      problems.addAll(g.problems());
+      if (byName.putIfAbsent(g.name(), g) != null) {
+        problems.add("two graphs are named '" + g.name() + "'");
+      }
+      for (Graph.Function f : g.functions().values()) {
+        Graph.Function old = all.putIfAbsent(f.name(), f);
+        if (old != null && !old.functionClass().equals(f.functionClass())) {
+          problems.add("function '" + f.name() + "' is " + old.functionClass().getName() + " in one graph and "
+              + f.functionClass().getName() + " in graph '" + g.name() + "'");
+        }
+      }
+    }
+    if (graphs.isEmpty()) {
+      problems.add("the application has no graphs");
+    }
+    if (!problems.isEmpty()) {
+      throw new RegistrationException(problems);
+    }
+    return all;
+  }
+}

@@ -1,0 +1,54 @@
+package org.apiary.internal.wire;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.List;
+import org.apiary.Output;
+
+/**
+ * A frontend's answer to one {@link WireRequest}, as one JSON frame.
+ *
+ * @param id the invocation ID of the request, or {@code null} if the request was too malformed to have one
+ * @param status {@link #OK}, {@link #ERROR}, {@link #RUNNING} (a result request for an invocation not finished yet)
+ * @param outputs the graph's outputs to the client, in a deterministic order (status OK)
+ * @param error the kind of error (status ERROR), one of the {@code *_ERROR} constants
+ * @param function the function that failed, for {@link #FUNCTION_FAILED}
+ * @param functionError the exception type the function threw, for {@link #FUNCTION_FAILED}
+ * @param message a human-readable explanation (status ERROR)
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record WireReply(String id, String status, List<Output> outputs, String error, String function,
+                        String functionError, String message) {
+  public static final String OK = "ok";
+  public static final String ERROR = "error";
+  public static final String RUNNING = "running";
+
+  /** A function threw; its transaction rolled back and the graph execution ended. */
+  public static final String FUNCTION_FAILED = "function-failed";
+  /** The request is wrong (malformed, unknown graph or invocation, wrong argument or key type); nothing ran. */
+  public static final String INVALID_REQUEST = "invalid-request";
+  /** The frontend could not tell whether the invocation took effect; retrying with the same ID is safe. */
+  public static final String OUTCOME_UNKNOWN = "outcome-unknown";
+  /** The database refused or failed the work; retrying with the same ID is safe. */
+  public static final String DATABASE = "database";
+
+  public static WireReply ok(String id, List<Output> outputs) {
+    return new WireReply(id, OK, List.copyOf(outputs), null, null, null, null);
+  }
+
+  public static WireReply running(String id) {
+    return new WireReply(id, RUNNING, null, null, null, null, "invocation " + id + " has not finished yet");
+  }
+
+  public static WireReply error(String id, String error, String message) {
+    return new WireReply(id, ERROR, null, error, null, null, message);
+  }
+
+  public static WireReply functionFailed(String id, String function, String functionError, String message) {
+    return new WireReply(id, ERROR, null, FUNCTION_FAILED, function, functionError, message);
+  }
+
+  /** Whether a client may safely send the same invocation again, to this or another frontend. */
+  public boolean retryable() {
+    return ERROR.equals(status) && (OUTCOME_UNKNOWN.equals(error) || DATABASE.equals(error));
+  }
+}
