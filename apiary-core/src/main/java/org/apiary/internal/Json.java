@@ -83,4 +83,17 @@ public final class Json {
       throw new UncheckedIOException("malformed JSON: " + e.getMessage(), e);
     }
   }
+
+  /**
+   * Parses UTF-8 JSON bytes into a Java type.
+   *
+   * @throws IllegalArgumentException naming {@code what} if the bytes are not JSON of that shape
+   */
+  public static <T> T read(byte[] bytes, Class<T> type, String what) {
+    try {
+      return MAPPER.readValue(bytes, type);
+    } catch (IOException e) {
+      throw new IllegalArgumentException(what + " is not valid: " + e.getMessage(), e);
+    }
+  }
 }

@@ -48,6 +48,7 @@ public record WireReply(String id, String status, List<Output> outputs, String e
   }
 
   /** Whether a client may safely send the same invocation again, to this or another frontend. */
+  @com.fasterxml.jackson.annotation.JsonIgnore
   public boolean retryable() {
     return ERROR.equals(status) && (OUTCOME_UNKNOWN.equals(error) || DATABASE.equals(error));
   }

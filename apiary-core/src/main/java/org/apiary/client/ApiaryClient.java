@@ -1,0 +1,409 @@
+package org.apiary.client;
+
+import static java.lang.System.Logger.Level.WARNING;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import org.apiary.ApiaryException;
+import org.apiary.DatabaseException;
+import org.apiary.FunctionFailedException;
+import org.apiary.InvalidRequestException;
+import org.apiary.OutcomeUnknownException;
+import org.apiary.internal.Json;
+import org.apiary.internal.wire.WireReply;
+import org.apiary.internal.wire.WireRequest;
+
+/**
+ * Invokes Apiary graphs through the frontends, with failover and exactly-once retries.
+ *
+ * <pre>{@code
+ * ClientConfig config = ClientConfig.of("tcp://10.0.0.1:5555", "tcp://10.0.0.2:5555");
+ * try (ApiaryClient client = ApiaryClient.connect(config)) {
+ *   long count = client.invoke("addItem", "cart-42", "apple", 3).value(Long.class);
+ *
+ *   InvocationRequest checkout = InvocationRequest.of("checkout", "cart-42");
+ *   saveForLater(checkout.id());               // to ask for the outcome after a crash
+ *   client.invokeAsync(checkout).thenAccept(result -> ship(result.values(String.class)));
+ *
+ *   Optional<GraphResult> done = client.result(checkout.id());   // empty while it still runs
+ * }
+ * }</pre>
+ *
+ * <p><b>Exactly once.</b> Every request carries its invocation ID. When a frontend does not answer within
+ * {@link ClientConfig#attemptTimeout()}, or answers that it cannot tell what happened, the client sends the same
+ * request, with the same ID, to the next frontend, up to {@link ClientConfig#maxAttempts()} times; Apiary runs an ID
+ * at most once and gives every attempt the same answer. The first definite answer wins; later ones are ignored.
+ *
+ * <p><b>Errors.</b> A call fails with {@link FunctionFailedException} if a function threw (its transaction was
+ * rolled back), {@link InvalidRequestException} if the request is wrong (nothing ran; it is not retried on another
+ * frontend), {@link OutcomeUnknownException} if no attempt got a definite answer (the invocation may have run;
+ * retrying with the same ID, or {@link #result}, is safe), or {@link DatabaseException} if every attempt that got
+ * an answer was refused by the database (it did not run).
+ *
+ * <p><b>Threads.</b> The client is thread-safe. One daemon thread, {@code apiary-client-io}, does all the
+ * network I/O. Futures from the {@code ...Async} methods complete on a second daemon thread,
+ * {@value #CALLBACK_THREAD_NAME}, so callbacks never delay the network; a callback that blocks delays only the
+ * other callbacks. The blocking methods do not depend on that thread, so a callback may call {@link #invoke}, but
+ * it must not wait for another async call's future (compose with {@code thenCompose} instead).
+ *
+ * <p>Close the client when done: {@link #close()} fails the calls still in flight and releases the sockets.
+ */
+public final class ApiaryClient implements AutoCloseable {
+  /** The name of the thread that completes the futures returned by the {@code ...Async} methods. */
+  public static final String CALLBACK_THREAD_NAME = "apiary-client-callbacks";
+
+  private static final System.Logger LOG = System.getLogger(ApiaryClient.class.getName());
+  private static final Duration WAIT_MARGIN = Duration.ofSeconds(1);
+  private static final Duration RESULT_POLL_INTERVAL = Duration.ofMillis(50);
+  private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
+
+  private final ClientConfig config;
+  private final ClientIoLoop io;
+  /**
+   * Completes the futures handed to callers. One thread: the I/O thread completes only internal futures, and their
+   * hand-over to callers' futures runs here, so callers' callbacks never run on the I/O thread.
+   */
+  private final ExecutorService callbacks;
+  /** Every call not yet completed, so that close() or an I/O failure can fail them all. */
+  private final Set<PendingCall> live = ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private volatile Throwable ioFailure;
+  private volatile Thread callbackThread;
+
+  private ApiaryClient(ClientConfig config) {
+    this.config = config;
+    this.io = new ClientIoLoop(config, this::ioFailed);
+    this.callbacks = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+        task -> {
+          Thread thread = new Thread(task, CALLBACK_THREAD_NAME);
+          thread.setDaemon(true);
+          callbackThread = thread;
+          return thread;
+        },
+        (task, executor) -> task.run()); // only after close(): deliver the last failures on the calling thread
+  }
+
+  /**
+   * Starts a client for the configured frontends. Connections are made in the background: a frontend that is not
+   * up yet is not an error here, its requests just wait for it or time out.
+   *
+   * @throws ApiaryException if the client's sockets cannot be set up, for example for an endpoint ZeroMQ rejects
+   */
+  public static ApiaryClient connect(ClientConfig config) {
+    Objects.requireNonNull(config, "config");
+    ApiaryClient client = new ApiaryClient(config);
+    try {
+      client.io.start();
+    } catch (RuntimeException e) {
+      client.callbacks.shutdown();
+      throw e;
+    }
+    return client;
+  }
+
+  /** The configuration this client was started with. */
+  public ClientConfig config() {
+    return config;
+  }
+
+  /**
+   * Runs a graph and waits for its result, at most {@code maxAttempts * attemptTimeout} plus one second.
+   *
+   * @throws FunctionFailedException if a function of the graph threw; its transaction was rolled back
+   * @throws InvalidRequestException if the request is wrong or too large; nothing ran
+   * @throws OutcomeUnknownException if no definite answer came; retry with the same request (same ID)
+   * @throws DatabaseException if the database refused the invocation on every attempt; it did not run
+   * @throws IllegalStateException if the client is closed
+   */
+  public GraphResult invoke(InvocationRequest request) {
+    Objects.requireNonNull(request, "request");
+    ensureOpen();
+    PendingCall call = submit(PendingCall.Kind.INVOKE, request.id(), encode(request));
+    return toGraphResult(await(call, config.callBudget().plus(WAIT_MARGIN), null));
+  }
+
+  /**
+   * Runs a graph under a fresh invocation ID and waits for its result; see {@link #invoke(InvocationRequest)}.
+   * Use {@link InvocationRequest#of} and {@link #invoke(InvocationRequest)} instead to keep the ID for a retry.
+   *
+   * @param partitionKey the partition key for the graph's first local functions, or {@code null} if there are none
+   */
+  public GraphResult invoke(String graph, Object partitionKey, Object... arguments) {
+    return invoke(InvocationRequest.of(graph, partitionKey, arguments));
+  }
+
+  /**
+   * Runs a graph without waiting. The future completes on the {@value #CALLBACK_THREAD_NAME} thread, with the
+   * result or with one of the exceptions {@link #invoke(InvocationRequest)} throws; a request larger than
+   * {@link ClientConfig#maxRequestBytes()} gives an already failed future.
+   *
+   * @throws IllegalStateException if the client is closed
+   */
+  public CompletableFuture<GraphResult> invokeAsync(InvocationRequest request) {
+    Objects.requireNonNull(request, "request");
+    ensureOpen();
+    byte[] bytes;
+    try {
+      bytes = encode(request);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return deliver(submit(PendingCall.Kind.INVOKE, request.id(), bytes), ApiaryClient::toGraphResult);
+  }
+
+  /** Runs a graph under a fresh invocation ID without waiting; see {@link #invokeAsync(InvocationRequest)}. */
+  public CompletableFuture<GraphResult> invokeAsync(String graph, Object partitionKey, Object... arguments) {
+    return invokeAsync(InvocationRequest.of(graph, partitionKey, arguments));
+  }
+
+  /**
+   * Asks for the outcome of an earlier invocation, for example one whose call ended with
+   * {@link OutcomeUnknownException}. Waits at most {@code maxAttempts * attemptTimeout} plus one second.
+   *
+   * @return the result if the invocation finished, empty if it is still running
+   * @throws FunctionFailedException if the invocation finished with a failed function
+   * @throws InvalidRequestException if Apiary does not know the ID (for example it never arrived)
+   * @throws OutcomeUnknownException if no frontend gave a definite answer; asking again is safe
+   * @throws IllegalStateException if the client is closed
+   */
+  public Optional<GraphResult> result(String invocationId) {
+    checkId(invocationId);
+    ensureOpen();
+    PendingCall call = submit(PendingCall.Kind.RESULT, invocationId, resultRequest(invocationId));
+    return toOptionalResult(await(call, config.callBudget().plus(WAIT_MARGIN), null));
+  }
+
+  /**
+   * Waits for an earlier invocation to finish, asking with {@link #result} about every 50 ms.
+   *
+   * @throws OutcomeUnknownException if it has not finished within {@code timeout}, or no frontend answered
+   * @throws FunctionFailedException if it finished with a failed function
+   * @throws InvalidRequestException if Apiary does not know the ID
+   * @throws IllegalStateException if the client is closed
+   */
+  public GraphResult awaitResult(String invocationId, Duration timeout) {
+    checkId(invocationId);
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must not be negative, not " + timeout);
+    }
+    ensureOpen();
+    byte[] bytes = resultRequest(invocationId);
+    String notFinished = "invocation '" + invocationId + "' had not finished after " + timeout.toMillis()
+        + " ms; it may still commit. Asking result(\"" + invocationId + "\") again later is safe.";
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Duration callBound = config.callBudget().plus(WAIT_MARGIN);
+    while (true) {
+      PendingCall call = submit(PendingCall.Kind.RESULT, invocationId, bytes);
+      Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+      boolean deadlineFirst = left.compareTo(callBound) < 0;
+      Optional<GraphResult> result = toOptionalResult(await(call, deadlineFirst ? left : callBound,
+          deadlineFirst ? notFinished : null));
+      if (result.isPresent()) {
+        return result.get();
+      }
+      long leftNanos = deadline - System.nanoTime();
+      if (leftNanos <= 0) {
+        throw new OutcomeUnknownException(notFinished, null);
+      }
+      try {
+        Thread.sleep(Math.min(RESULT_POLL_INTERVAL.toMillis(), TimeUnit.NANOSECONDS.toMillis(leftNanos) + 1));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new OutcomeUnknownException("interrupted while waiting for invocation '" + invocationId + "'", e);
+      }
+    }
+  }
+
+  /**
+   * Stops the I/O thread (waiting at most 5 s), fails every call still in flight with an {@link ApiaryException}
+   * saying the client closed (such an invocation may have run; retry it with the same ID elsewhere), and releases
+   * the sockets. When it returns, the futures of those calls have been failed too (unless a callback keeps the
+   * callback thread busy for more than 5 s). Calling it again does nothing; any other method then throws
+   * {@link IllegalStateException}.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    if (!io.stop(CLOSE_TIMEOUT)) {
+      LOG.log(WARNING, "the Apiary client's I/O thread did not stop within " + CLOSE_TIMEOUT.toMillis()
+          + " ms; failing its calls anyway");
+    }
+    failAll(null);
+    callbacks.shutdown(); // runs the failures just queued, then its thread ends
+    if (Thread.currentThread() != callbackThread) {
+      try {
+        if (!callbacks.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+          LOG.log(WARNING, "a callback has kept the " + CALLBACK_THREAD_NAME + " thread busy for over "
+              + CLOSE_TIMEOUT.toMillis() + " ms; some futures may be failed only after close() returns");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("this ApiaryClient is closed");
+    }
+    Throwable failure = ioFailure;
+    if (failure != null) {
+      throw new IllegalStateException("this ApiaryClient stopped working after its I/O thread failed ("
+          + failure + "); connect a new one", failure);
+    }
+  }
+
+  private PendingCall submit(PendingCall.Kind kind, String id, byte[] bytes) {
+    PendingCall call = new PendingCall(kind, id, bytes);
+    live.add(call);
+    call.reply.whenComplete((reply, error) -> live.remove(call));
+    io.submit(call);
+    if (closed.get() || ioFailure != null) {
+      // close() or an I/O failure raced with this call and may have failed the others before it was added.
+      call.reply.completeExceptionally(stopped(call, ioFailure));
+    }
+    return call;
+  }
+
+  private void ioFailed(Throwable failure) {
+    ioFailure = failure;
+    failAll(failure);
+  }
+
+  private void failAll(Throwable ioError) {
+    for (PendingCall call : live) {
+      call.reply.completeExceptionally(stopped(call, ioError));
+    }
+  }
+
+  private static ApiaryException stopped(PendingCall call, Throwable ioError) {
+    String advice = call.kind == PendingCall.Kind.INVOKE
+        ? "; it may or may not have run, and retrying with the same invocation ID on another client is safe"
+        : "; asking again on another client is safe";
+    return ioError == null
+        ? new ApiaryException("client closed while " + call.describe() + " was in flight" + advice)
+        : new ApiaryException("client I/O thread failed while " + call.describe() + " was in flight" + advice,
+            ioError);
+  }
+
+  private byte[] encode(InvocationRequest request) {
+    byte[] bytes = Json.bytes(WireRequest.invoke(request.id(), request.graph(), request.partitionKey(),
+        request.arguments()));
+    if (bytes.length > config.maxRequestBytes()) {
+      throw new InvalidRequestException("invocation '" + request.id() + "' of graph '" + request.graph() + "' is "
+          + bytes.length + " bytes encoded, more than maxRequestBytes (" + config.maxRequestBytes()
+          + "); nothing was sent");
+    }
+    return bytes;
+  }
+
+  private static byte[] resultRequest(String invocationId) {
+    return Json.bytes(WireRequest.result(invocationId));
+  }
+
+  private static void checkId(String invocationId) {
+    Objects.requireNonNull(invocationId, "invocationId");
+    if (invocationId.isEmpty() || invocationId.length() > WireRequest.MAX_ID_LENGTH) {
+      throw new IllegalArgumentException("an invocation ID must have 1 to " + WireRequest.MAX_ID_LENGTH
+          + " characters, not " + invocationId.length());
+    }
+  }
+
+  /**
+   * Waits for a call's definite reply.
+   *
+   * @param timeoutMessage the message if {@code bound} passes, or {@code null} for the default one
+   */
+  private static WireReply await(PendingCall call, Duration bound, String timeoutMessage) {
+    try {
+      return call.reply.get(bound.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      throw unchecked(e.getCause());
+    } catch (TimeoutException e) {
+      throw new OutcomeUnknownException(timeoutMessage != null ? timeoutMessage : call.describe()
+          + " got no answer within " + bound.toMillis() + " ms" + retryAdvice(call), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new OutcomeUnknownException("interrupted while waiting for " + call.describe() + retryAdvice(call), e);
+    }
+  }
+
+  private static String retryAdvice(PendingCall call) {
+    return call.kind == PendingCall.Kind.INVOKE
+        ? "; it may or may not have run. Retrying with the same invocation ID, or asking result(\"" + call.id
+            + "\"), is safe."
+        : "; asking again is safe.";
+  }
+
+  private static RuntimeException unchecked(Throwable cause) {
+    if (cause instanceof RuntimeException runtime) {
+      return runtime;
+    }
+    if (cause instanceof Error error) {
+      throw error;
+    }
+    return new ApiaryException("unexpected failure: " + cause, cause);
+  }
+
+  /** A future for the caller, completed on the callback thread, never on the I/O thread. */
+  private <T> CompletableFuture<T> deliver(PendingCall call, Function<WireReply, T> toResult) {
+    CompletableFuture<T> future = new CompletableFuture<>();
+    call.reply.whenCompleteAsync((reply, error) -> {
+      if (error != null) {
+        future.completeExceptionally(error);
+        return;
+      }
+      try {
+        future.complete(toResult.apply(reply));
+      } catch (RuntimeException e) {
+        future.completeExceptionally(e);
+      }
+    }, callbacks);
+    return future;
+  }
+
+  private static GraphResult toGraphResult(WireReply reply) {
+    if (WireReply.OK.equals(reply.status())) {
+      return new GraphResult(reply.id(), reply.outputs());
+    }
+    throw toException(reply);
+  }
+
+  private static Optional<GraphResult> toOptionalResult(WireReply reply) {
+    if (WireReply.RUNNING.equals(reply.status())) {
+      return Optional.empty();
+    }
+    return Optional.of(toGraphResult(reply));
+  }
+
+  private static ApiaryException toException(WireReply reply) {
+    String message = reply.message() == null ? "(no message)" : reply.message();
+    if (!WireReply.ERROR.equals(reply.status())) {
+      return new ApiaryException("unexpected '" + reply.status() + "' reply for invocation '" + reply.id() + "'");
+    }
+    return switch (reply.error()) {
+      case WireReply.FUNCTION_FAILED -> new FunctionFailedException(
+          Objects.requireNonNullElse(reply.function(), "(unknown)"),
+          Objects.requireNonNullElse(reply.functionError(), "(unknown)"), reply.message());
+      case WireReply.INVALID_REQUEST -> new InvalidRequestException("invocation '" + reply.id() + "' was refused: "
+          + message);
+      default -> new ApiaryException("invocation '" + reply.id() + "' failed with error '" + reply.error() + "': "
+          + message);
+    };
+  }
+}

@@ -1,0 +1,107 @@
+package org.apiary.client;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * How an {@link ApiaryClient} reaches Apiary: the frontends to talk to and how long and how often to try them.
+ * Immutable; {@link #of} gives the defaults and the {@code with...} methods return changed copies.
+ *
+ * <pre>{@code
+ * ClientConfig config = ClientConfig.of("tcp://10.0.0.1:5555", "tcp://10.0.0.2:5555")
+ *     .withAttemptTimeout(Duration.ofSeconds(2))
+ *     .withMaxAttempts(4);
+ * }</pre>
+ *
+ * @param frontends the frontends' ZeroMQ endpoints, for example {@code "tcp://10.0.0.1:5555"}; at least one, no
+ *     duplicates. Each new request goes to the next frontend in turn, and a retry goes to the one after that.
+ * @param attemptTimeout how long to wait for one frontend's answer before sending the same request (same invocation
+ *     ID) to the next frontend; between 1 ms and 1 hour, default {@value #DEFAULT_ATTEMPT_TIMEOUT_SECONDS} s. A
+ *     call that gets no answer at all fails after about {@code maxAttempts * attemptTimeout}, so make it longer
+ *     than your slowest graph.
+ * @param maxAttempts how many times one request is sent before the call fails with
+ *     {@link org.apiary.OutcomeUnknownException}; between 1 and {@value #MAX_ATTEMPTS_LIMIT}, default
+ *     {@value #DEFAULT_MAX_ATTEMPTS}. It may exceed the number of frontends: the attempts then wrap around.
+ * @param maxRequestBytes the largest encoded request the client sends; a larger one fails at once with
+ *     {@link org.apiary.InvalidRequestException}. At least 1, default {@value #DEFAULT_MAX_REQUEST_BYTES} (512 KiB, a frontend's default limit).
+ */
+public record ClientConfig(List<String> frontends, Duration attemptTimeout, int maxAttempts, int maxRequestBytes) {
+  /** The default {@link #attemptTimeout()}, in seconds. */
+  public static final int DEFAULT_ATTEMPT_TIMEOUT_SECONDS = 10;
+  /** The default {@link #maxAttempts()}. */
+  public static final int DEFAULT_MAX_ATTEMPTS = 3;
+  /** The largest {@link #maxAttempts()} accepted. */
+  public static final int MAX_ATTEMPTS_LIMIT = 100;
+  /** The default {@link #maxRequestBytes()}: 1 MiB. */
+  public static final int DEFAULT_MAX_REQUEST_BYTES = 512 * 1024;
+
+  private static final Duration MIN_ATTEMPT_TIMEOUT = Duration.ofMillis(1);
+  private static final Duration MAX_ATTEMPT_TIMEOUT = Duration.ofHours(1);
+
+  /**
+   * Checks every field.
+   *
+   * @throws IllegalArgumentException naming the field and the allowed range
+   * @throws NullPointerException if {@code frontends}, one of them, or {@code attemptTimeout} is null
+   */
+  public ClientConfig {
+    Objects.requireNonNull(frontends, "frontends");
+    Objects.requireNonNull(attemptTimeout, "attemptTimeout");
+    if (frontends.isEmpty()) {
+      throw new IllegalArgumentException("an Apiary client needs at least one frontend endpoint");
+    }
+    Set<String> seen = new HashSet<>();
+    for (String endpoint : frontends) {
+      Objects.requireNonNull(endpoint, "frontend endpoint");
+      if (endpoint.isBlank() || !endpoint.contains("://")) {
+        throw new IllegalArgumentException("frontend endpoint '" + endpoint
+            + "' is not a ZeroMQ endpoint such as tcp://host:port");
+      }
+      if (!seen.add(endpoint)) {
+        throw new IllegalArgumentException("frontend endpoint '" + endpoint + "' is listed twice");
+      }
+    }
+    frontends = List.copyOf(frontends);
+    if (attemptTimeout.compareTo(MIN_ATTEMPT_TIMEOUT) < 0 || attemptTimeout.compareTo(MAX_ATTEMPT_TIMEOUT) > 0) {
+      throw new IllegalArgumentException("attemptTimeout must be between 1 ms and 1 hour, not " + attemptTimeout);
+    }
+    if (maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS_LIMIT) {
+      throw new IllegalArgumentException("maxAttempts must be between 1 and " + MAX_ATTEMPTS_LIMIT + ", not "
+          + maxAttempts);
+    }
+    if (maxRequestBytes < 1) {
+      throw new IllegalArgumentException("maxRequestBytes must be positive, not " + maxRequestBytes);
+    }
+  }
+
+  /** The given frontends with every other setting at its default. */
+  public static ClientConfig of(String... frontends) {
+    Objects.requireNonNull(frontends, "frontends");
+    return new ClientConfig(Arrays.asList(frontends), Duration.ofSeconds(DEFAULT_ATTEMPT_TIMEOUT_SECONDS),
+        DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_REQUEST_BYTES);
+  }
+
+  /** A copy with another {@link #attemptTimeout()}. */
+  public ClientConfig withAttemptTimeout(Duration timeout) {
+    return new ClientConfig(frontends, timeout, maxAttempts, maxRequestBytes);
+  }
+
+  /** A copy with another {@link #maxAttempts()}. */
+  public ClientConfig withMaxAttempts(int attempts) {
+    return new ClientConfig(frontends, attemptTimeout, attempts, maxRequestBytes);
+  }
+
+  /** A copy with another {@link #maxRequestBytes()}. */
+  public ClientConfig withMaxRequestBytes(int bytes) {
+    return new ClientConfig(frontends, attemptTimeout, maxAttempts, bytes);
+  }
+
+  /** How long one call may take before it has used all its attempts: {@code maxAttempts * attemptTimeout}. */
+  Duration callBudget() {
+    return attemptTimeout.multipliedBy(maxAttempts);
+  }
+}

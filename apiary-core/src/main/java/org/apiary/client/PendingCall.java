@@ -1,0 +1,57 @@
+package org.apiary.client;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.apiary.internal.wire.WireReply;
+import org.apiary.internal.wire.WireRequest;
+
+/**
+ * One request on its way through the client's I/O thread.
+ *
+ * <p>{@link #reply} is completed with the frontend's definite answer (OK, RUNNING for a result request, or a
+ * non-retryable error), or exceptionally when the client gives up; whoever completes it first wins. Every other
+ * field belongs to the I/O thread.
+ */
+final class PendingCall {
+  /** The request type; each has its own sockets, so replies to the two kinds can never be confused. */
+  enum Kind {
+    INVOKE(WireRequest.INVOKE), RESULT(WireRequest.RESULT);
+
+    final String wireName;
+
+    Kind(String wireName) {
+      this.wireName = wireName;
+    }
+  }
+
+  final Kind kind;
+  final String id;
+  /** The encoded request; the I/O thread drops it once the call is answered, as a stale deadline may hold the call. */
+  byte[] bytes;
+  final CompletableFuture<WireReply> reply = new CompletableFuture<>();
+
+  /** Attempts started so far. */
+  int attempts;
+  /** The frontend of the first attempt; attempt {@code k} goes to {@code (firstFrontend + k) % n}. */
+  int firstFrontend;
+  /** The frontend of the latest attempt, or -1 before the first. */
+  int currentFrontend = -1;
+  /** One line per finished attempt, for the error message. */
+  final List<String> history = new ArrayList<>();
+  /** Whether some attempt reached a frontend and got no definite answer (a timeout or an outcome-unknown error). */
+  boolean mayHaveRun;
+  /** Whether some attempt was refused with a database error. */
+  boolean refusedByDatabase;
+
+  PendingCall(Kind kind, String id, byte[] bytes) {
+    this.kind = kind;
+    this.id = id;
+    this.bytes = bytes;
+  }
+
+  /** Names the call in messages: {@code invocation 'ID'} or {@code result request for invocation 'ID'}. */
+  String describe() {
+    return (kind == Kind.INVOKE ? "invocation '" : "result request for invocation '") + id + "'";
+  }
+}

@@ -1,0 +1,69 @@
+package org.apiary;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class GraphTest {
+  public static class L extends LocalFunction<Long> {
+    @Override
+    protected void run() {}
+  }
+
+  public static class G extends GlobalFunction {
+    @Override
+    protected void run() {}
+  }
+
+  private static void assertProblem(Graph g, String expected) {
+    List<String> problems = g.problems();
+    assertTrue(problems.stream().anyMatch(p -> p.contains(expected)), problems + " should mention: " + expected);
+  }
+
+  @Test
+  void aValidGraphHasNoProblems() {
+    Graph g = Graph.named("ok").addLocalFunction("a", L.class).addGlobalFunction("b", G.class)
+        .addEdge(Graph.SOURCE, "a", "source", Long.class).addEdge("a", "b", "x").addEdge("b", Graph.SINK, "sink");
+    assertEquals(List.of(), g.problems());
+    g.validate();
+  }
+
+  @Test
+  void everyStructuralMistakeIsNamed() {
+    assertProblem(Graph.named("c").addLocalFunction("a", L.class).addLocalFunction("b", L.class)
+        .addEdge(Graph.SOURCE, "a", "s").addEdge("a", "b", "x").addEdge("b", "a", "y"), "has a cycle: a -> b -> a");
+    assertProblem(Graph.named("d").addLocalFunction("a", L.class).addEdge(Graph.SOURCE, "a", "s")
+        .addEdge("a", "ghost", "x"), "goes to unknown function 'ghost'");
+    assertProblem(Graph.named("e").addLocalFunction("a", L.class).addEdge(Graph.SOURCE, "a", "s")
+        .addEdge("ghost", "a", "x"), "comes from unknown function 'ghost'");
+    assertProblem(Graph.named("f").addLocalFunction("a", L.class).addLocalFunction("b", L.class)
+        .addEdge(Graph.SOURCE, "a", "s", Long.class).addEdge(Graph.SOURCE, "b", "s", String.class),
+        "the client's arguments cannot be both");
+    assertProblem(Graph.named("g").addLocalFunction("a", L.class).addLocalFunction("b", L.class)
+        .addEdge(Graph.SOURCE, "a", "s"), "function 'b' has no incoming edge");
+    assertProblem(Graph.named("h").addLocalFunction("a", L.class).addEdge(Graph.SOURCE, "a", "s")
+        .addEdge(Graph.SINK, "a", "t"), "leaves the sink");
+    assertProblem(Graph.named("i").addLocalFunction("a", L.class).addEdge("a", Graph.SOURCE, "s"),
+        "enters the source");
+    assertProblem(Graph.named("j").addLocalFunction("a", L.class).addLocalFunction("b", L.class)
+        .addEdge(Graph.SOURCE, "a", "s").addEdge("a", "b", "x").addEdge("a", Graph.SINK, "x"),
+        "already has an outgoing edge 'x'");
+    assertProblem(Graph.named("k").addLocalFunction("a", L.class).addLocalFunction("a", L.class)
+        .addEdge(Graph.SOURCE, "a", "s"), "function 'a' is added twice");
+    assertProblem(Graph.named("bad name!").addLocalFunction("a", L.class).addEdge(Graph.SOURCE, "a", "s"),
+        "a graph name is");
+    assertProblem(Graph.named("m"), "has no functions");
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  @Test
+  void aClassAddedAsTheWrongKindIsRefused() {
+    Graph g = Graph.named("n").addLocalFunction("a", (Class) G.class).addEdge(Graph.SOURCE, "a", "s");
+    assertProblem(g, "is added as local but its class extends GlobalFunction");
+    RegistrationException e = assertThrows(RegistrationException.class, g::validate);
+    assertTrue(e.getMessage().contains("GlobalFunction"));
+  }
+}

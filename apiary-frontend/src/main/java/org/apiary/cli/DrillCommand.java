@@ -1,0 +1,166 @@
+package org.apiary.cli;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.apiary.ApiaryException;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
+import org.apiary.client.InvocationRequest;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.DatabaseConfig;
+import org.apiary.examples.counter.CounterApp;
+import org.apiary.frontend.FrontendProcess;
+import org.apiary.frontend.Registrar;
+import org.voltdb.VoltTable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * Fault drills a user can run on one machine. {@code frontend-crash}: an embedded database, two frontend processes,
+ * clients incrementing counters through both; one frontend is killed with SIGKILL mid-run; clients retry with the
+ * same invocation IDs; then every counter is checked against the increments the clients saw acknowledged.
+ */
+@Command(name = "drill", mixinStandardHelpOptions = true,
+    description = "Run a fault drill and check that no acknowledged work is lost or applied twice.")
+public final class DrillCommand implements Callable<Integer> {
+  @Parameters(index = "0", description = "The drill: frontend-crash.")
+  String drill;
+
+  @Option(names = "--seconds", defaultValue = "12", description = "How long clients send load (default ${DEFAULT-VALUE}).")
+  int seconds;
+
+  @Option(names = "--kill-after", defaultValue = "4", description = "Seconds into the load when a frontend is killed (default ${DEFAULT-VALUE}).")
+  int killAfter;
+
+  @Option(names = "--clients", defaultValue = "8", description = "Concurrent clients (default ${DEFAULT-VALUE}).")
+  int clients;
+
+  @Option(names = "--keys", defaultValue = "64", description = "Counters the load spreads over (default ${DEFAULT-VALUE}).")
+  int keys;
+
+  private final PrintStream out = System.out;
+
+  @Override
+  public Integer call() throws Exception {
+    if (!drill.equals("frontend-crash")) {
+      out.println("unknown drill '" + drill + "'; available: frontend-crash");
+      return 2;
+    }
+    if (killAfter >= seconds) {
+      out.println("--kill-after must be less than --seconds");
+      return 2;
+    }
+    try (ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.embedded(2))) {
+      out.println("-> embedded database on " + db.clientAddresses() + "; registering the counter application");
+      Registrar.register(db, CounterApp.APP);
+      List<String> options = List.of("--lease-ms", "2000", "--heartbeat-ms", "400");
+      try (FrontendProcess victim = FrontendProcess.start(db.clientAddresses(), options, Duration.ofSeconds(60));
+           FrontendProcess survivor = FrontendProcess.start(db.clientAddresses(), options, Duration.ofSeconds(60))) {
+        out.println("-> frontends " + victim.endpoint() + " (will be killed) and " + survivor.endpoint());
+        return run(db, victim, survivor);
+      }
+    }
+  }
+
+  private int run(ApiaryDatabase db, FrontendProcess victim, FrontendProcess survivor) throws InterruptedException {
+    AtomicLongArray acknowledged = new AtomicLongArray(keys);
+    AtomicLong unresolved = new AtomicLong();
+    AtomicLong retried = new AtomicLong();
+    long start = System.nanoTime();
+    long stopSending = start + Duration.ofSeconds(seconds).toNanos();
+    List<Thread> threads = new ArrayList<>();
+    for (int c = 0; c < clients; c++) {
+      // Alternate the first frontend so both carry load from the start.
+      List<String> order = c % 2 == 0 ? List.of(victim.endpoint(), survivor.endpoint())
+          : List.of(survivor.endpoint(), victim.endpoint());
+      SplittableRandom random = new SplittableRandom(c);
+      Thread t = new Thread(() -> {
+        try (ApiaryClient client = ApiaryClient.connect(ClientConfig.of(order.toArray(String[]::new))
+            .withAttemptTimeout(Duration.ofSeconds(2)).withMaxAttempts(4))) {
+          while (System.nanoTime() < stopSending) {
+            int key = random.nextInt(keys);
+            InvocationRequest request = InvocationRequest.of("increment", (long) key, 1L);
+            if (invokeUntilAnswered(client, request, retried)) {
+              acknowledged.incrementAndGet(key);
+            } else {
+              unresolved.incrementAndGet();
+            }
+          }
+        }
+      }, "drill-client-" + c);
+      threads.add(t);
+      t.start();
+    }
+    Thread.sleep(Duration.ofSeconds(killAfter).toMillis());
+    long before = sum(acknowledged);
+    victim.kill();
+    out.printf("-> killed frontend %s with SIGKILL at %.1f s, after %d acknowledged increments%n", victim.endpoint(),
+        (System.nanoTime() - start) / 1e9, before);
+    for (Thread t : threads) {
+      t.join(Duration.ofSeconds(seconds + 120).toMillis());
+      if (t.isAlive()) {
+        out.println("a client did not finish within its bound");
+        unresolved.incrementAndGet();
+      }
+    }
+    out.printf("-> load over after %.1f s; %d request(s) were resent to another frontend%n",
+        (System.nanoTime() - start) / 1e9, retried.get());
+
+    long ack = 0;
+    long applied = 0;
+    long duplicates = 0;
+    long lost = 0;
+    VoltTable t = db.callAdmin("reading counters", "@AdHoc", "SELECT k, v FROM counters ORDER BY k").getResults()[0];
+    long[] values = new long[keys];
+    while (t.advanceRow()) {
+      values[(int) t.getLong(0)] = t.getLong(1);
+    }
+    for (int k = 0; k < keys; k++) {
+      long a = acknowledged.get(k);
+      ack += a;
+      applied += values[k];
+      duplicates += Math.max(0, values[k] - a);
+      lost += Math.max(0, a - values[k]);
+    }
+    boolean ok = ack == applied && duplicates == 0 && lost == 0 && unresolved.get() == 0 && before > 0;
+    if (unresolved.get() > 0) {
+      out.println("-> " + unresolved.get() + " request(s) never got an answer");
+    }
+    if (before == 0) {
+      out.println("-> no increment was acknowledged before the kill, so the drill did not test a crash mid-run");
+    }
+    out.printf("drill frontend-crash: acknowledged=%d applied=%d duplicates=%d lost=%d%n", ack, applied, duplicates, lost);
+    return ok ? 0 : 1;
+  }
+
+  /** Sends a request, resending it with the same ID until some frontend gives a definite answer (bounded). */
+  private static boolean invokeUntilAnswered(ApiaryClient client, InvocationRequest request, AtomicLong retried) {
+    for (int attempt = 0; attempt < 10; attempt++) {
+      try {
+        client.invoke(request);
+        return true;
+      } catch (org.apiary.OutcomeUnknownException | org.apiary.DatabaseException e) {
+        retried.incrementAndGet();
+      } catch (ApiaryException e) {
+        System.err.println("request " + request.id() + " failed: " + e.getMessage());
+        return false;
+      }
+    }
+    return false;
+  }
+
+  private static long sum(AtomicLongArray a) {
+    long s = 0;
+    for (int i = 0; i < a.length(); i++) {
+      s += a.get(i);
+    }
+    return s;
+  }
+}

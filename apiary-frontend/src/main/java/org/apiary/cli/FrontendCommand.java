@@ -1,0 +1,62 @@
+package org.apiary.cli;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.DatabaseConfig;
+import org.apiary.frontend.FrontendConfig;
+import org.apiary.frontend.FrontendServer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** Runs a frontend against a running database until the process is stopped. */
+@Command(name = "frontend", mixinStandardHelpOptions = true,
+    description = "Serve registered graphs to clients over ZeroMQ, against a running VoltDB.")
+public final class FrontendCommand implements Callable<Integer> {
+  @Option(names = "--database", required = true, split = ",",
+      description = "The database's client addresses, host:port[,host:port...].")
+  List<String> database;
+
+  @Option(names = "--port", defaultValue = "0", description = "TCP port to listen on; 0 picks a free one (default).")
+  int port;
+
+  @Option(names = "--bind", defaultValue = "127.0.0.1", description = "Address to listen on (default ${DEFAULT-VALUE}).")
+  String bind;
+
+  @Option(names = "--lease-ms", defaultValue = "5000", description = "Lease duration in ms (default ${DEFAULT-VALUE}).")
+  long leaseMs;
+
+  @Option(names = "--heartbeat-ms", defaultValue = "1000", description = "Lease renewal interval in ms (default ${DEFAULT-VALUE}).")
+  long heartbeatMs;
+
+  @Option(names = "--retention-s", defaultValue = "3600",
+      description = "Seconds ended invocations and recorded outputs are kept (default ${DEFAULT-VALUE}).")
+  long retentionSeconds;
+
+  @Option(names = "--no-invocation-log", description = "Do not log invocations (no recovery without the client).")
+  boolean noInvocationLog;
+
+  @Option(names = "--crash-after", description = "Fault injection: halt the process right after this function executes.")
+  String crashAfter;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
+        Duration.ofMillis(heartbeatMs), Duration.ofSeconds(retentionSeconds), Duration.ofMinutes(1),
+        FrontendConfig.defaults().maxRequestBytes(), FrontendConfig.defaults().dispatcherThreads(), crashAfter);
+    ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.external(database.toArray(String[]::new)));
+    FrontendServer server = FrontendServer.start(db, config);
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      server.close();
+      db.close();
+      stopped.countDown();
+    }, "apiary-frontend-shutdown"));
+    System.out.println("frontend " + server.id() + " listening on " + server.endpoint());
+    System.out.flush();
+    stopped.await();
+    return 0;
+  }
+}

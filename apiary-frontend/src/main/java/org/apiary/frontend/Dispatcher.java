@@ -1,0 +1,278 @@
+package org.apiary.frontend;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.function.BiConsumer;
+import org.apiary.FunctionFailedException;
+import org.apiary.Graph;
+import org.apiary.InvalidRequestException;
+import org.apiary.Output;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.internal.Invocation;
+import org.apiary.internal.ValueKind;
+import org.apiary.runtime.FunctionInvoker;
+import org.apiary.runtime.FunctionResult;
+
+/**
+ * Runs graph executions (paper section 5.3): functions in topological order, each output passed along its edge; a
+ * local function runs once per distinct partition key among its inputs, all in parallel, each run receiving only
+ * its key's inputs. Every call goes through VoltDB's asynchronous client and continues on {@code executor}, so
+ * many executions are in flight on a few threads and none waits for the database.
+ */
+public final class Dispatcher {
+  /** Called after each function execution of a graph has returned; the frontend's fault injection hangs here. */
+  public interface FunctionListener {
+    void executed(String graph, String function, FunctionResult result);
+  }
+
+  private final ApiaryDatabase db;
+  private final GraphCatalog catalog;
+  private final Executor executor;
+  private final FunctionListener listener;
+
+  public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, Executor executor, FunctionListener listener) {
+    this.db = db;
+    this.catalog = catalog;
+    this.executor = executor;
+    this.listener = listener;
+  }
+
+  /**
+   * Checks a client's request against a graph before anything runs.
+   *
+   * @throws InvalidRequestException naming the argument, edge or key that is wrong
+   */
+  public static void checkRequest(RegisteredGraph graph, JsonNode key, List<JsonNode> args) {
+    boolean needsKey = false;
+    for (RegisteredGraph.Edge e : graph.edgesFrom(Graph.SOURCE)) {
+      for (int i = 0; i < args.size(); i++) {
+        if (!e.kind().accepts(args.get(i))) {
+          throw new InvalidRequestException("argument " + (i + 1) + " of graph '" + graph.name() + "' is "
+              + ValueKind.describe(args.get(i)) + " but edge '" + e.id() + "' into function '" + e.to()
+              + "' carries " + e.kind().describe());
+        }
+      }
+      RegisteredGraph.Node target = graph.node(e.to()).orElseThrow();
+      if (target.local()) {
+        needsKey = true;
+        if (key == null) {
+          throw new InvalidRequestException("graph '" + graph.name() + "' starts with local function '" + e.to()
+              + "', so an invocation needs a partition key (" + target.keyType().javaType().getSimpleName() + ")");
+        }
+        try {
+          target.keyType().fromJson(key, "partition key for function '" + e.to() + "'");
+        } catch (IllegalArgumentException ex) {
+          throw new InvalidRequestException("graph '" + graph.name() + "': " + ex.getMessage(), ex);
+        }
+      }
+    }
+    if (!needsKey && key != null) {
+      throw new InvalidRequestException("graph '" + graph.name() + "' starts with global functions only and takes "
+          + "no partition key");
+    }
+  }
+
+  /**
+   * Runs one execution of a graph.
+   *
+   * @return the values sent into the sink, by function in topological order, then by fan-out instance in the order
+   *     its key first arrived, then in the order each execution returned them
+   */
+  public CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
+                                                 List<JsonNode> args) {
+    Execution e = new Execution(graph, invocationId, new FunctionInvoker(db, catalog.functions()));
+    e.start(key, args);
+    return e.result;
+  }
+
+  /** The state of one graph execution. Guarded by its own monitor; calls are launched outside it. */
+  private final class Execution {
+    private final RegisteredGraph graph;
+    private final String invocationId;
+    private final FunctionInvoker invoker;
+    private final CompletableFuture<List<Output>> result = new CompletableFuture<>();
+    private final Map<String, Integer> topoIndex = new HashMap<>();
+    /** Per function: arrivals by the sender's topological index (source = -1), so arrival order is stable. */
+    private final Map<String, TreeMap<Integer, List<Output>>> inbox = new HashMap<>();
+    private final Map<String, Integer> waitingFor = new HashMap<>();
+    private final Map<String, Set<String>> successors = new HashMap<>();
+    private final TreeMap<Integer, List<Output>> sink = new TreeMap<>();
+    private int unfinished;
+
+    Execution(RegisteredGraph graph, String invocationId, FunctionInvoker invoker) {
+      this.graph = graph;
+      this.invocationId = invocationId;
+      this.invoker = invoker;
+      topoIndex.put(Graph.SOURCE, -1);
+      for (int i = 0; i < graph.nodes().size(); i++) {
+        topoIndex.put(graph.nodes().get(i).function(), i);
+      }
+      Map<String, Set<String>> predecessors = new HashMap<>();
+      for (RegisteredGraph.Edge edge : graph.edges()) {
+        if (!edge.to().equals(Graph.SINK)) {
+          predecessors.computeIfAbsent(edge.to(), k -> new java.util.HashSet<>()).add(edge.from());
+          successors.computeIfAbsent(edge.from(), k -> new java.util.LinkedHashSet<>()).add(edge.to());
+        }
+      }
+      for (RegisteredGraph.Node n : graph.nodes()) {
+        waitingFor.put(n.function(), predecessors.getOrDefault(n.function(), Set.of()).size());
+        inbox.put(n.function(), new TreeMap<>());
+      }
+      unfinished = graph.nodes().size();
+    }
+
+    void start(JsonNode key, List<JsonNode> args) {
+      List<Output> fromSource = new ArrayList<>();
+      for (RegisteredGraph.Edge edge : graph.edgesFrom(Graph.SOURCE)) {
+        for (JsonNode arg : args) {
+          fromSource.add(new Output(edge.id(), key, arg));
+        }
+      }
+      List<String> ready;
+      try {
+        synchronized (this) {
+          ready = route(Graph.SOURCE, fromSource);
+        }
+      } catch (RuntimeException e) {
+        fail(e);
+        return;
+      }
+      launch(ready);
+    }
+
+    private void launch(List<String> ready) {
+      for (String function : ready) {
+        if (result.isDone()) {
+          return;
+        }
+        try {
+          run(graph.node(function).orElseThrow());
+        } catch (RuntimeException e) {
+          fail(e);
+        }
+      }
+    }
+
+    private void run(RegisteredGraph.Node node) {
+      String fn = node.function();
+      List<Output> arrivals = new ArrayList<>();
+      synchronized (this) {
+        inbox.get(fn).values().forEach(arrivals::addAll);
+      }
+      Map<JsonNode, Map<String, List<JsonNode>>> instances = new LinkedHashMap<>();
+      for (Output o : arrivals) {
+        JsonNode k = node.local() ? o.partitionKey() : null;
+        if (node.local() && k == null) {
+          throw new FunctionFailedException(fn, "MissingPartitionKey", "a value arrived on edge '" + o.edge()
+              + "' into local function '" + fn + "' without a partition key; send it with "
+              + "returnOutput(value, edge, partitionKey)");
+        }
+        instances.computeIfAbsent(k == null ? com.fasterxml.jackson.databind.node.NullNode.instance : k,
+            x -> new LinkedHashMap<>()).computeIfAbsent(o.edge(), x -> new ArrayList<>()).add(o.value());
+      }
+      if (!node.local() && instances.isEmpty()) {
+        instances.put(com.fasterxml.jackson.databind.node.NullNode.instance, Map.of());
+      }
+      if (instances.isEmpty()) {
+        finished(fn, List.of());
+        return;
+      }
+      List<Map.Entry<JsonNode, Map<String, List<JsonNode>>>> runs = new ArrayList<>(instances.entrySet());
+      FunctionResult[] results = new FunctionResult[runs.size()];
+      int[] remaining = {runs.size()};
+      boolean record = node.recorded();
+      for (int i = 0; i < runs.size(); i++) {
+        int instance = i;
+        Object key = node.local()
+            ? node.keyType().fromJson(runs.get(i).getKey(), "partition key for function '" + fn + "'")
+            : null;
+        Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record);
+        invoker.callAsync(fn, key, call).whenCompleteAsync(completion(fn, r -> {
+          boolean last;
+          synchronized (this) {
+            results[instance] = r;
+            last = --remaining[0] == 0;
+          }
+          if (last) {
+            List<Output> outputs = new ArrayList<>();
+            for (FunctionResult each : results) {
+              outputs.addAll(each.outputs());
+            }
+            finished(fn, outputs);
+          }
+        }), executor);
+      }
+    }
+
+    private BiConsumer<FunctionResult, Throwable> completion(String fn, java.util.function.Consumer<FunctionResult> onSuccess) {
+      return (r, err) -> {
+        if (err != null) {
+          fail(err);
+          return;
+        }
+        try {
+          listener.executed(graph.name(), fn, r);
+          onSuccess.accept(r);
+        } catch (RuntimeException e) {
+          fail(e);
+        }
+      };
+    }
+
+    private void finished(String fn, List<Output> outputs) {
+      List<String> ready;
+      synchronized (this) {
+        ready = route(fn, outputs);
+      }
+      launch(ready);
+    }
+
+    /** Sends a finished node's outputs along its edges; returns the nodes that became ready. Holds the monitor. */
+    private List<String> route(String from, List<Output> outputs) {
+      int sender = topoIndex.get(from);
+      for (Output o : outputs) {
+        RegisteredGraph.Edge edge = graph.edges().stream()
+            .filter(e -> e.from().equals(from) && e.id().equals(o.edge())).findFirst()
+            .orElseThrow(() -> new FunctionFailedException(from, "UnknownEdge", "function '" + from
+                + "' returned a value on edge '" + o.edge() + "', but graph '" + graph.name() + "' has no edge '"
+                + o.edge() + "' out of it; its edges are "
+                + graph.edgesFrom(from).stream().map(RegisteredGraph.Edge::id).toList()));
+        if (!edge.kind().accepts(o.value())) {
+          throw new FunctionFailedException(from, "WrongValueType", "function '" + from + "' sent "
+              + ValueKind.describe(o.value()) + " on edge '" + edge.id() + "', which carries " + edge.kind().describe());
+        }
+        if (edge.to().equals(Graph.SINK)) {
+          sink.computeIfAbsent(sender, k -> new ArrayList<>()).add(o);
+        } else {
+          inbox.get(edge.to()).computeIfAbsent(sender, k -> new ArrayList<>()).add(o);
+        }
+      }
+      List<String> ready = new ArrayList<>();
+      for (String next : successors.getOrDefault(from, Set.of())) {
+        if (waitingFor.merge(next, -1, Integer::sum) == 0) {
+          ready.add(next);
+        }
+      }
+      if (!from.equals(Graph.SOURCE) && --unfinished == 0) {
+        List<Output> all = new ArrayList<>();
+        sink.values().forEach(all::addAll);
+        result.complete(all);
+      }
+      return ready;
+    }
+
+    private void fail(Throwable err) {
+      Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+      result.completeExceptionally(cause);
+    }
+  }
+}

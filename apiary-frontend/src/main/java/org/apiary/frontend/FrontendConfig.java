@@ -1,0 +1,77 @@
+package org.apiary.frontend;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a frontend runs.
+ *
+ * @param bindAddress the address its ZeroMQ socket listens on (loopback by default)
+ * @param port the TCP port, 0 for a free one
+ * @param invocationLog whether each invocation is logged in the database before it starts (needed for recovery
+ *     without the client and for fetching results by ID; costs one single-partition write per invocation)
+ * @param leaseDuration how long a frontend that stopped renewing its lease is presumed alive
+ * @param heartbeatInterval how often the lease is renewed and dead frontends are looked for
+ * @param retention how long ended invocations and recorded outputs are kept (a client retry must come sooner)
+ * @param cleanupInterval how often old invocations and recorded outputs are deleted
+ * @param maxRequestBytes the largest request frame accepted; larger ones get an error reply
+ * @param dispatcherThreads threads that continue graph executions when the database answers
+ * @param crashAfterFunction fault injection for drills and tests: halt this process (as SIGKILL would) right
+ *     after this function has executed in any graph; {@code null} for never
+ */
+public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
+                             Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
+                             int maxRequestBytes, int dispatcherThreads, String crashAfterFunction) {
+  public FrontendConfig {
+    Objects.requireNonNull(bindAddress, "bindAddress");
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("port must be 0 (any free port) to 65535, not " + port);
+    }
+    if (heartbeatInterval.compareTo(leaseDuration) >= 0) {
+      throw new IllegalArgumentException("the heartbeat interval (" + heartbeatInterval + ") must be shorter than the "
+          + "lease (" + leaseDuration + "), or live frontends would be taken for dead");
+    }
+    if (maxRequestBytes < 1024) {
+      throw new IllegalArgumentException("maxRequestBytes must be at least 1024, not " + maxRequestBytes);
+    }
+    if (dispatcherThreads < 1) {
+      throw new IllegalArgumentException("dispatcherThreads must be at least 1");
+    }
+  }
+
+  /** Loopback, a free port, invocation log on, 5 s lease, 1 s heartbeat, 1 h retention, 512 KiB requests. */
+  public static FrontendConfig defaults() {
+    return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
+        Duration.ofMinutes(1), 512 * 1024, 2, null);
+  }
+
+  public FrontendConfig withPort(int value) {
+    return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, maxRequestBytes, dispatcherThreads, crashAfterFunction);
+  }
+
+  public FrontendConfig withInvocationLog(boolean value) {
+    return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
+        maxRequestBytes, dispatcherThreads, crashAfterFunction);
+  }
+
+  public FrontendConfig withLease(Duration lease, Duration heartbeat) {
+    return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
+        maxRequestBytes, dispatcherThreads, crashAfterFunction);
+  }
+
+  public FrontendConfig withRetention(Duration keep, Duration every) {
+    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
+        maxRequestBytes, dispatcherThreads, crashAfterFunction);
+  }
+
+  public FrontendConfig withMaxRequestBytes(int value) {
+    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, value, dispatcherThreads, crashAfterFunction);
+  }
+
+  public FrontendConfig withCrashAfterFunction(String function) {
+    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, maxRequestBytes, dispatcherThreads, function);
+  }
+}

@@ -1,0 +1,126 @@
+package org.apiary.frontend;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apiary.DatabaseException;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.runtime.SystemSchema;
+import org.voltdb.VoltTable;
+import org.voltdb.client.ClientResponse;
+import org.voltdb.types.TimestampType;
+
+/**
+ * The invocation log in the database: every graph invocation is logged before it starts, with the frontend running
+ * it, and its outcome when it ends. It lets a live frontend finish a dead one's invocations and lets any client
+ * fetch an outcome by invocation ID. Single-invocation operations are single-partition procedures called
+ * asynchronously; the recovery scans are multi-partition and run off the request path.
+ */
+public final class InvocationLog {
+  /** Status of an invocation that has not ended. */
+  public static final String RUNNING = "RUNNING";
+  /** Status of an invocation that ended with a result for the client. */
+  public static final String DONE = "DONE";
+  /** Status of an invocation that ended with a function's failure. */
+  public static final String FAILED = "FAILED";
+
+  /**
+   * One logged invocation.
+   *
+   * @param request the client's request as received (JSON)
+   * @param result the reply for the client (JSON), once ended
+   */
+  public record Entry(String invocationId, String graph, byte[] request, String frontend, String status, byte[] result) {}
+
+  private final ApiaryDatabase db;
+
+  public InvocationLog(ApiaryDatabase db) {
+    this.db = db;
+  }
+
+  /** Logs a new invocation run by {@code frontend}; fails if the ID is already logged. */
+  public CompletableFuture<Void> begin(String invocationId, String graph, byte[] request, String frontend) {
+    return call("logging invocation " + invocationId, SystemSchema.BEGIN_INVOCATION, invocationId, graph, request,
+        frontend).thenApply(r -> null);
+  }
+
+  /** The logged invocation, if there is one. */
+  public CompletableFuture<Optional<Entry>> get(String invocationId) {
+    return call("reading invocation " + invocationId, SystemSchema.GET_INVOCATION, invocationId)
+        .thenApply(r -> read(r.getResults()[0]).stream().findFirst());
+  }
+
+  /** Stores an invocation's outcome. */
+  public CompletableFuture<Void> finish(String invocationId, String status, byte[] result) {
+    return call("storing the outcome of invocation " + invocationId, SystemSchema.FINISH_INVOCATION, status, result,
+        invocationId).thenApply(r -> null);
+  }
+
+  /** Makes {@code frontend} the runner of a still-running invocation. */
+  public CompletableFuture<Void> claim(String invocationId, String frontend) {
+    return call("claiming invocation " + invocationId, SystemSchema.CLAIM_INVOCATION, frontend, invocationId)
+        .thenApply(r -> null);
+  }
+
+  /** Every running invocation logged by {@code frontend} (a multi-partition read; for recovery). */
+  public List<Entry> running(String frontend) {
+    return read(db.callAdmin("listing running invocations", "@AdHoc",
+        "SELECT invocation_id, graph, request, frontend, status, result FROM " + SystemSchema.INVOCATIONS
+            + " WHERE frontend = ? AND status = 'RUNNING'", frontend).getResults()[0]);
+  }
+
+  /** Moves every running invocation of {@code from} to {@code to}; returns how many moved. */
+  public long reassign(String from, String to) {
+    return db.callAdmin("taking over the invocations of frontend " + from, "@AdHoc",
+        "UPDATE " + SystemSchema.INVOCATIONS + " SET frontend = ? WHERE frontend = ? AND status = 'RUNNING'", to, from)
+        .getResults()[0].asScalarLong();
+  }
+
+  /**
+   * Deletes ended invocations and recorded outputs older than {@code cutoffMillis} (epoch milliseconds).
+   *
+   * @return rows deleted
+   */
+  public long deleteBefore(long cutoffMillis) {
+    TimestampType cutoff = new TimestampType(cutoffMillis * 1000L);
+    long deleted = db.callAdmin("deleting old invocations", "@AdHoc", "DELETE FROM " + SystemSchema.INVOCATIONS
+        + " WHERE status <> 'RUNNING' AND finished_at < ?", cutoff).getResults()[0].asScalarLong();
+    for (String table : SystemSchema.recordedTables()) {
+      deleted += db.callAdmin("deleting old recorded outputs", "@AdHoc",
+          "DELETE FROM " + table + " WHERE recorded_at < ?", cutoff).getResults()[0].asScalarLong();
+    }
+    return deleted;
+  }
+
+  private static List<Entry> read(VoltTable t) {
+    List<Entry> entries = new ArrayList<>();
+    t.resetRowPosition();
+    while (t.advanceRow()) {
+      byte[] result = t.getVarbinary(5);
+      entries.add(new Entry(t.getString(0), t.getString(1), t.getVarbinary(2), t.getString(3), t.getString(4),
+          t.wasNull() ? null : result));
+    }
+    return entries;
+  }
+
+  private CompletableFuture<ClientResponse> call(String what, String procedure, Object... params) {
+    CompletableFuture<ClientResponse> f = new CompletableFuture<>();
+    try {
+      boolean queued = db.client().callProcedure(r -> {
+        if (r.getStatus() == ClientResponse.SUCCESS) {
+          f.complete(r);
+        } else {
+          f.completeExceptionally(ApiaryDatabase.failure(what, r, null));
+        }
+      }, procedure, params);
+      if (!queued) {
+        f.completeExceptionally(new DatabaseException(what + ": the database client has no connection"));
+      }
+    } catch (IOException e) {
+      f.completeExceptionally(new DatabaseException(what + ": " + e.getMessage(), e));
+    }
+    return f;
+  }
+}

@@ -1,0 +1,62 @@
+package org.apiary.frontend;
+
+import java.util.List;
+import java.util.Optional;
+import org.apiary.RecordingMode;
+import org.apiary.internal.PartitionKeyType;
+import org.apiary.internal.ValueKind;
+
+/**
+ * A graph as registered in the database: what any frontend needs to run it, without the application's classes.
+ *
+ * @param name the graph's name
+ * @param mode how its functions' outputs are recorded
+ * @param nodes its functions in topological order
+ * @param edges its edges, the source and sink named {@link org.apiary.Graph#SOURCE} and {@link org.apiary.Graph#SINK}
+ */
+public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes, List<Edge> edges) {
+  /**
+   * A function of the graph.
+   *
+   * @param function its name
+   * @param local whether it is a local function
+   * @param keyType its partition key type (local functions), else {@code null}
+   * @param writes whether it writes
+   * @param recorded whether its executions record their outputs
+   */
+  public record Node(String function, boolean local, PartitionKeyType keyType, boolean writes, boolean recorded) {}
+
+  /**
+   * An edge.
+   *
+   * @param from the sending function or the source
+   * @param to the receiving function or the sink
+   * @param id the edge ID
+   * @param kind the JSON shape of its values
+   */
+  public record Edge(String from, String to, String id, ValueKind kind) {}
+
+  public RegisteredGraph {
+    nodes = List.copyOf(nodes);
+    edges = List.copyOf(edges);
+  }
+
+  public Optional<Node> node(String function) {
+    return nodes.stream().filter(n -> n.function().equals(function)).findFirst();
+  }
+
+  /** The edges out of a node (or the source). */
+  public List<Edge> edgesFrom(String from) {
+    return edges.stream().filter(e -> e.from().equals(from)).toList();
+  }
+
+  /** The edges into a node (or the sink). */
+  public List<Edge> edgesInto(String to) {
+    return edges.stream().filter(e -> e.to().equals(to)).toList();
+  }
+
+  /** The names of the recorded functions. */
+  public List<String> recordedFunctions() {
+    return nodes.stream().filter(Node::recorded).map(Node::function).toList();
+  }
+}

@@ -1,0 +1,154 @@
+package org.apiary.frontend;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apiary.Application;
+import org.apiary.Graph;
+import org.apiary.RecordingMode;
+import org.apiary.RegistrationException;
+import org.apiary.compiler.CompiledApplication;
+import org.apiary.compiler.CompiledFunction;
+import org.apiary.compiler.Deployer;
+import org.apiary.compiler.FunctionCompiler;
+import org.apiary.compiler.FunctionDefinition;
+import org.apiary.compiler.FunctionKind;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.graph.RecordingAnalysis;
+import org.apiary.internal.Json;
+import org.apiary.runtime.SystemSchema;
+
+/**
+ * Registers an application: checks its graphs, compiles its functions with VoltDB's planner, decides which
+ * functions record their outputs (the paper's Algorithm 1, or another {@link RecordingMode} for measurement),
+ * loads the schema if the database does not have it yet, deploys the functions and stores the graphs in the
+ * database, where every frontend reads them. Frontends keep no state of their own.
+ */
+public final class Registrar {
+  private Registrar() {}
+
+  /** Registers with exactly-once at the lowest cost ({@link RecordingMode#SELECTIVE}). */
+  public static List<RegisteredGraph> register(ApiaryDatabase db, Application app) {
+    return register(db, app, RecordingMode.SELECTIVE);
+  }
+
+  /**
+   * Registers an application.
+   *
+   * @return the graphs as stored, with the functions each records
+   * @throws RegistrationException listing every problem with the graphs, the schema or the functions
+   */
+  public static List<RegisteredGraph> register(ApiaryDatabase db, Application app, RecordingMode mode) {
+    Map<String, Graph.Function> functions = app.functions();
+    List<FunctionDefinition> definitions = functions.values().stream()
+        .map(f -> FunctionDefinition.of(f.name(), f.functionClass())).toList();
+    Map<String, Set<String>> recordedByGraph = new HashMap<>();
+    CompiledApplication compiled = FunctionCompiler.compile(app.schema(), definitions, planned -> {
+      Map<String, CompiledFunction> byName = new HashMap<>();
+      planned.forEach(f -> byName.put(f.name(), f));
+      Set<String> all = new HashSet<>();
+      for (Graph g : app.graphs()) {
+        Set<String> recorded = recorded(g, byName, mode);
+        recordedByGraph.put(g.name(), recorded);
+        all.addAll(recorded);
+      }
+      return all;
+    });
+    loadSchemaIfAbsent(db, app.schema(), compiled.schemaTables());
+    Deployer.deploy(db, compiled);
+
+    List<RegisteredGraph> registered = new ArrayList<>();
+    for (Graph g : app.graphs()) {
+      RegisteredGraph r = describe(g, compiled.byName(), recordedByGraph.get(g.name()), mode);
+      db.callAdmin("storing graph '" + g.name() + "'", "@AdHoc",
+          "UPSERT INTO " + SystemSchema.GRAPHS + " VALUES (?, ?, NOW())", g.name(), Json.bytes(r));
+      registered.add(r);
+    }
+    return registered;
+  }
+
+  /** Which functions of one graph record their outputs under a mode. */
+  static Set<String> recorded(Graph g, Map<String, CompiledFunction> functions, RecordingMode mode) {
+    return switch (mode) {
+      case NONE -> Set.of();
+      case NAIVE -> new TreeSet<>(g.functions().keySet());
+      case SELECTIVE -> {
+        List<RecordingAnalysis.Node> nodes = new ArrayList<>();
+        for (Graph.Function f : g.functions().values()) {
+          // A local function fed only by the source gets the client's single key, so it runs once; any other
+          // local function may receive several keys and fan out.
+          boolean fansOut = f.local() && g.edges().stream()
+              .anyMatch(e -> e.to().equals(f.name()) && !e.from().equals(Graph.SOURCE));
+          nodes.add(new RecordingAnalysis.Node(f.name(), functions.get(f.name()).hasWrites(), fansOut));
+        }
+        List<RecordingAnalysis.Edge> edges = g.edges().stream()
+            .map(e -> new RecordingAnalysis.Edge(e.from(), e.to())).toList();
+        yield RecordingAnalysis.recordedFunctions(nodes, edges);
+      }
+    };
+  }
+
+  private static RegisteredGraph describe(Graph g, Map<String, CompiledFunction> functions, Set<String> recorded,
+                                          RecordingMode mode) {
+    List<RegisteredGraph.Node> nodes = new ArrayList<>();
+    for (String name : topologicalOrder(g)) {
+      CompiledFunction f = functions.get(name);
+      nodes.add(new RegisteredGraph.Node(name, f.kind() == FunctionKind.LOCAL, f.keyType(), f.hasWrites(),
+          recorded.contains(name)));
+    }
+    List<RegisteredGraph.Edge> edges = g.edges().stream()
+        .map(e -> new RegisteredGraph.Edge(e.from(), e.to(), e.id(), e.valueKind())).toList();
+    return new RegisteredGraph(g.name(), mode, nodes, edges);
+  }
+
+  /** Kahn's algorithm, ties broken by the order functions were added, so the order is stable. */
+  static List<String> topologicalOrder(Graph g) {
+    Map<String, Integer> indegree = new LinkedHashMap<>();
+    g.functions().keySet().forEach(f -> indegree.put(f, 0));
+    Map<String, Set<String>> next = new HashMap<>();
+    for (Graph.Edge e : g.edges()) {
+      if (indegree.containsKey(e.from()) && indegree.containsKey(e.to())
+          && next.computeIfAbsent(e.from(), k -> new HashSet<>()).add(e.to())) {
+        indegree.merge(e.to(), 1, Integer::sum);
+      }
+    }
+    List<String> order = new ArrayList<>();
+    Deque<String> ready = new ArrayDeque<>();
+    indegree.forEach((f, d) -> {
+      if (d == 0) {
+        ready.add(f);
+      }
+    });
+    while (!ready.isEmpty()) {
+      String f = ready.poll();
+      order.add(f);
+      for (String n : g.functions().keySet()) {
+        if (next.getOrDefault(f, Set.of()).contains(n) && indegree.merge(n, -1, Integer::sum) == 0) {
+          ready.add(n);
+        }
+      }
+    }
+    return order;
+  }
+
+  private static void loadSchemaIfAbsent(ApiaryDatabase db, String schema, Set<String> tables) {
+    Set<String> existing = SystemSchema.tables(db);
+    Set<String> present = new TreeSet<>(tables);
+    present.retainAll(existing);
+    if (present.isEmpty()) {
+      db.loadSchema(schema);
+    } else if (present.size() != tables.size()) {
+      Set<String> missing = new TreeSet<>(tables);
+      missing.removeAll(existing);
+      throw new RegistrationException(List.of("the database has some of the schema's tables " + present
+          + " but not " + missing + "; Apiary does not migrate schemas: create the missing tables or use a fresh database"));
+    }
+  }
+}

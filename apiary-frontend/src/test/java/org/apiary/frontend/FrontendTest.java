@@ -1,0 +1,204 @@
+package org.apiary.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.LongStream;
+import org.apiary.FunctionFailedException;
+import org.apiary.InvalidRequestException;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
+import org.apiary.client.GraphResult;
+import org.apiary.client.InvocationRequest;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.testapp.GraphApp;
+import org.apiary.internal.Json;
+import org.apiary.internal.wire.WireReply;
+import org.apiary.testing.DatabaseTest;
+import org.apiary.testing.TestDatabase;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/** Graphs through in-process frontends and the real client, against the real database. */
+@DatabaseTest
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class FrontendTest {
+  private ApiaryDatabase db;
+  private FrontendServer frontend;
+  private FrontendServer other;
+  private ApiaryClient client;
+
+  @BeforeAll
+  void start(TestDatabase database) {
+    db = database.database();
+    TestGraphs.registerOnce(db);
+    FrontendConfig config = FrontendConfig.defaults().withMaxRequestBytes(4096);
+    frontend = FrontendServer.start(db, config);
+    other = FrontendServer.start(db, config);
+    client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint()).withAttemptTimeout(Duration.ofSeconds(20)));
+  }
+
+  @AfterAll
+  void stop() {
+    client.close();
+    frontend.close();
+    other.close();
+  }
+
+  @BeforeEach
+  void clear() {
+    TestGraphs.clear(db);
+  }
+
+  @Test
+  void aWriteThenAReadPassTheirValueAlongTheEdge() {
+    GraphResult r = client.invoke("bumpAndReport", 4L, 5L);
+    assertEquals(List.of(5L, 5L), r.values(List.class).get(0).stream().map(v -> ((Number) v).longValue()).toList());
+    assertEquals(5L, TestGraphs.counter(db, 4L));
+  }
+
+  @Test
+  void aFanOutToFiftyKeysReturnsTheMergedResultOfFiftySinglePartitionExecutions() {
+    GraphResult r = client.invoke("fanOut", null, 50);
+    assertEquals(LongStream.rangeClosed(1, 50).map(k -> k * 10).boxed().toList(), r.values(Long.class));
+    for (long k = 1; k <= 50; k++) {
+      assertEquals(1L, TestGraphs.hits(db, k), "hits on key " + k);
+    }
+  }
+
+  @Test
+  void aRetryWithTheSameIdToAnyFrontendReturnsTheFirstAnswerAndWritesOnce() {
+    InvocationRequest request = InvocationRequest.of("bumpAndReport", 8L, 3L);
+    GraphResult first = client.invoke(request);
+    GraphResult again = client.invoke(request);
+    try (ApiaryClient viaOther = ApiaryClient.connect(ClientConfig.of(other.endpoint()))) {
+      assertEquals(first.outputs(), viaOther.invoke(request).outputs());
+      assertEquals(first.outputs(), viaOther.result(request.id()).orElseThrow().outputs());
+    }
+    assertEquals(first.outputs(), again.outputs());
+    assertEquals(3L, TestGraphs.counter(db, 8L));
+  }
+
+  @Test
+  void aFailingFunctionEndsTheGraphWithItsNameAndMessage() {
+    FunctionFailedException e = assertThrows(FunctionFailedException.class, () -> client.invoke("failing", 2L, 1L));
+    assertEquals("explode", e.functionName());
+    assertTrue(e.errorMessage().contains("explode always fails, key 2"), e.errorMessage());
+    assertEquals(1L, TestGraphs.counter(db, 2L), "bump committed before explode failed");
+  }
+
+  @Test
+  void badRequestsGetClearErrorsAndRunNothing() {
+    assertMessage(assertThrows(InvalidRequestException.class, () -> client.invoke("noSuchGraph", 1L, 1L)),
+        "unknown graph 'noSuchGraph'");
+    assertMessage(assertThrows(InvalidRequestException.class, () -> client.invoke("bumpAndReport", 1L, "five")),
+        "argument 1 of graph 'bumpAndReport' is the string \"five\" but edge 'source' into function 'bump' carries an integer");
+    assertMessage(assertThrows(InvalidRequestException.class, () -> client.invoke("bumpAndReport", null, 5L)),
+        "needs a partition key");
+    assertMessage(assertThrows(InvalidRequestException.class, () -> client.invoke("bumpAndReport", "k", 5L)),
+        "partition key");
+    assertMessage(assertThrows(InvalidRequestException.class, () -> client.invoke("fanOut", 3L, 5)),
+        "takes no partition key");
+    assertEquals(0L, TestGraphs.counter(db, 1L));
+  }
+
+  @Test
+  void malformedAndOversizedFramesGetAnErrorReplyAndTheFrontendKeepsServing() {
+    try (ZContext ctx = new ZContext()) {
+      ZMQ.Socket s = ctx.createSocket(SocketType.DEALER);
+      s.setReceiveTimeOut(10_000);
+      s.connect(frontend.endpoint());
+      assertRawError(s, "not json".getBytes(StandardCharsets.UTF_8), "malformed request");
+      assertRawError(s, "{\"type\":\"invoke\"}".getBytes(StandardCharsets.UTF_8), "invocation ID");
+      assertRawError(s, "{\"type\":\"dance\",\"id\":\"x\"}".getBytes(StandardCharsets.UTF_8), "unknown request type");
+      assertRawError(s, new byte[5000], "exceeds this frontend's limit of 4096 bytes");
+      s.send("a".getBytes(StandardCharsets.UTF_8), ZMQ.SNDMORE);
+      assertRawError(s, "b".getBytes(StandardCharsets.UTF_8), "exactly one frame");
+    }
+    assertEquals(2L, client.invoke("bumpAndReport", 6L, 2L).values(List.class).get(0).size());
+  }
+
+  @Test
+  void anIdReusedForADifferentRequestIsRefused() {
+    InvocationRequest request = InvocationRequest.of("bumpAndReport", 9L, 1L);
+    client.invoke(request);
+    InvocationRequest reused = new InvocationRequest(request.id(), "bumpAndReport", Json.tree(9L), List.of(Json.tree(2L)));
+    assertMessage(assertThrows(InvalidRequestException.class, () -> client.invoke(reused)), "already used");
+    assertEquals(1L, TestGraphs.counter(db, 9L));
+  }
+
+  @Test
+  void manyInvocationsInFlightAtOnceAllComplete() throws Exception {
+    List<java.util.concurrent.CompletableFuture<GraphResult>> calls = new ArrayList<>();
+    for (int i = 0; i < 400; i++) {
+      calls.add(client.invokeAsync("bumpAndReport", (long) (i % 20), 1L));
+    }
+    for (var c : calls) {
+      c.get(60, java.util.concurrent.TimeUnit.SECONDS);
+    }
+    for (long k = 0; k < 20; k++) {
+      assertEquals(20L, TestGraphs.counter(db, k));
+    }
+  }
+
+  @Test
+  void retentionDeletesEndedInvocationsAndTheirRecords() {
+    InvocationRequest request = InvocationRequest.of("bumpAndReport", 11L, 1L);
+    client.invoke(request);
+    assertTrue(client.result(request.id()).isPresent());
+    try (FrontendServer cleaner = FrontendServer.start(db, FrontendConfig.defaults()
+        .withRetention(Duration.ZERO, Duration.ofHours(1)))) {
+      assertTrue(TestGraphs.count(db, "APIARY_RECORDED_INTEGER") > 0);
+      sleep(20); // recorded_at and finished_at must be strictly older than the cutoff
+      assertTrue(cleaner.deleteExpiredRecords() > 0);
+    }
+    assertEquals(0L, TestGraphs.count(db, "APIARY_RECORDED_INTEGER"));
+    assertMessage(assertThrows(InvalidRequestException.class, () -> client.result(request.id())), "no invocation");
+  }
+
+  @Test
+  void withoutTheInvocationLogGraphsStillRun() {
+    try (FrontendServer unlogged = FrontendServer.start(db, FrontendConfig.defaults().withInvocationLog(false));
+         ApiaryClient c = ApiaryClient.connect(ClientConfig.of(unlogged.endpoint()))) {
+      InvocationRequest request = InvocationRequest.of("bumpAndReport", 12L, 7L);
+      assertEquals(List.of(7L, 7L), c.invoke(request).values(List.class).get(0).stream()
+          .map(v -> ((Number) v).longValue()).toList());
+      assertFalse(TestGraphs.logged(db, request.id()));
+      assertTrue(TestGraphs.logged(db, client.invoke(InvocationRequest.of("bumpAndReport", 12L, 1L)).invocationId()));
+    }
+  }
+
+  private static void assertRawError(ZMQ.Socket s, byte[] frame, String expected) {
+    s.send(frame, 0);
+    byte[] answer = s.recv();
+    assertTrue(answer != null, "no reply within 10 s");
+    WireReply reply = Json.read(answer, WireReply.class, "reply");
+    assertEquals(WireReply.ERROR, reply.status());
+    assertEquals(WireReply.INVALID_REQUEST, reply.error());
+    assertTrue(reply.message().contains(expected), reply.message());
+  }
+
+  private static void assertMessage(Exception e, String expected) {
+    assertTrue(e.getMessage().contains(expected), "'" + e.getMessage() + "' should contain '" + expected + "'");
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
