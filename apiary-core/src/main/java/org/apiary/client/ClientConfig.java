@@ -36,7 +36,7 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
   public static final int DEFAULT_MAX_ATTEMPTS = 3;
   /** The largest {@link #maxAttempts()} accepted. */
   public static final int MAX_ATTEMPTS_LIMIT = 100;
-  /** The default {@link #maxRequestBytes()}: 1 MiB. */
+  /** The default {@link #maxRequestBytes()}: 512 KiB, the same as a frontend's default limit. */
   public static final int DEFAULT_MAX_REQUEST_BYTES = 512 * 1024;
 
   private static final Duration MIN_ATTEMPT_TIMEOUT = Duration.ofMillis(1);

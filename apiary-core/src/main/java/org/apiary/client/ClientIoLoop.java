@@ -80,6 +80,13 @@ final class ClientIoLoop implements Runnable {
   /** Attempt deadlines in the order they fall due (every attempt gets the same timeout). */
   private final ArrayDeque<Deadline> deadlines = new ArrayDeque<>();
   private int nextFrontend;
+  /**
+   * Per frontend, until when (System.nanoTime) new calls avoid it because an attempt there went unanswered; any
+   * reply from it clears this. Without it, after a frontend dies every other call would first wait out a timeout.
+   */
+  private final long[] suspectUntil;
+  /** How many attempt timeouts a frontend that did not answer is avoided for. */
+  private static final int SUSPECT_FOR_TIMEOUTS = 5;
 
   /**
    * @param onFailure called on the I/O thread if the loop fails; it must fail every call the client has open
@@ -87,6 +94,7 @@ final class ClientIoLoop implements Runnable {
   ClientIoLoop(ClientConfig config, Consumer<Throwable> onFailure) {
     this.config = config;
     this.frontendCount = config.frontends().size();
+    this.suspectUntil = new long[frontendCount];
     this.attemptTimeoutNanos = config.attemptTimeout().toNanos();
     this.onFailure = onFailure;
     this.thread = new Thread(this, THREAD_NAME);
@@ -291,9 +299,20 @@ final class ClientIoLoop implements Runnable {
       return;
     }
     pending(call.kind).put(call.id, call);
-    call.firstFrontend = nextFrontend;
+    call.firstFrontend = firstLiveFrontend(System.nanoTime());
     nextFrontend = (nextFrontend + 1) % frontendCount;
     sendNextAttempt(call);
+  }
+
+  /** The next frontend in turn that is not suspected of being down (or the next in turn if all are). */
+  private int firstLiveFrontend(long now) {
+    for (int i = 0; i < frontendCount; i++) {
+      int f = (nextFrontend + i) % frontendCount;
+      if (suspectUntil[f] - now <= 0) {
+        return f;
+      }
+    }
+    return nextFrontend;
   }
 
   /** A second call for an ID already in flight waits for the first one's answer instead of sending again. */
@@ -335,6 +354,7 @@ final class ClientIoLoop implements Runnable {
       if (call.attempts == due.attempt() && isPending(call)) {
         call.history.add(endpoint(call.currentFrontend) + ": no answer within "
             + config.attemptTimeout().toMillis() + " ms");
+        suspectUntil[call.currentFrontend] = now + SUSPECT_FOR_TIMEOUTS * attemptTimeoutNanos;
         call.mayHaveRun = true;
         sendNextAttempt(call);
       }
@@ -356,6 +376,7 @@ final class ClientIoLoop implements Runnable {
             + "; the protocol has one frame per message");
         continue;
       }
+      suspectUntil[frontend] = System.nanoTime();
       WireReply reply = parse(frame, frontend);
       if (reply != null) {
         handle(kind, frontend, reply);

@@ -374,7 +374,7 @@ class ApiaryClientTest {
     ClientConfig defaults = ClientConfig.of("tcp://a:1");
     assertEquals(Duration.ofSeconds(10), defaults.attemptTimeout());
     assertEquals(3, defaults.maxAttempts());
-    assertEquals(1 << 20, defaults.maxRequestBytes());
+    assertEquals(512 * 1024, defaults.maxRequestBytes());
   }
 
   // ---- helpers ----

@@ -110,8 +110,8 @@ public final class DrillCommand implements Callable<Integer> {
         unresolved.incrementAndGet();
       }
     }
-    out.printf("-> load over after %.1f s; %d request(s) were resent to another frontend%n",
-        (System.nanoTime() - start) / 1e9, retried.get());
+    out.printf("-> load over after %.1f s: %d increments acknowledged after the kill%n",
+        (System.nanoTime() - start) / 1e9, sum(acknowledged) - before);
 
     long ack = 0;
     long applied = 0;
