@@ -50,10 +50,12 @@ public final class Registrar {
     List<FunctionDefinition> definitions = functions.values().stream()
         .map(f -> FunctionDefinition.of(f.name(), f.functionClass())).toList();
     Map<String, Set<String>> recordedByGraph = new HashMap<>();
+    Set<String> recordedElsewhere = recordedByOtherGraphs(db, app);
     CompiledApplication compiled = FunctionCompiler.compile(app.schema(), definitions, planned -> {
       Map<String, CompiledFunction> byName = new HashMap<>();
       planned.forEach(f -> byName.put(f.name(), f));
-      Set<String> all = new HashSet<>();
+      // A function shared with graphs registered earlier stays recordable if any of them records it.
+      Set<String> all = new HashSet<>(recordedElsewhere);
       for (Graph g : app.graphs()) {
         Set<String> recorded = recorded(g, byName, mode);
         recordedByGraph.put(g.name(), recorded);
@@ -72,6 +74,20 @@ public final class Registrar {
       registered.add(r);
     }
     return registered;
+  }
+
+  /** Functions recorded by registered graphs that this registration does not replace. */
+  private static Set<String> recordedByOtherGraphs(ApiaryDatabase db, Application app) {
+    GraphCatalog registered = new GraphCatalog(db, java.time.Duration.ZERO);
+    Set<String> replaced = new HashSet<>();
+    app.graphs().forEach(g -> replaced.add(g.name()));
+    Set<String> recorded = new HashSet<>();
+    for (String name : registered.graphNames()) {
+      if (!replaced.contains(name)) {
+        registered.graph(name).ifPresent(g -> recorded.addAll(g.recordedFunctions()));
+      }
+    }
+    return recorded;
   }
 
   /** Which functions of one graph record their outputs under a mode. */
