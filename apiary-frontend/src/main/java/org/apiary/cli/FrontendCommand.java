@@ -45,7 +45,7 @@ public final class FrontendCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
         Duration.ofMillis(heartbeatMs), Duration.ofSeconds(retentionSeconds), Duration.ofMinutes(1),
-        FrontendConfig.defaults().maxRequestBytes(), FrontendConfig.defaults().dispatcherThreads(), crashAfter);
+        FrontendConfig.defaults().maxRequestBytes(), crashAfter);
     ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.external(database.toArray(String[]::new)));
     FrontendServer server = FrontendServer.start(db, config);
     CountDownLatch stopped = new CountDownLatch(1);

@@ -10,7 +10,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.Executor;
 import java.util.function.BiConsumer;
 import org.apiary.FunctionFailedException;
 import org.apiary.Graph;
@@ -25,8 +24,10 @@ import org.apiary.runtime.FunctionResult;
 /**
  * Runs graph executions (paper section 5.3): functions in topological order, each output passed along its edge; a
  * local function runs once per distinct partition key among its inputs, all in parallel, each run receiving only
- * its key's inputs. Every call goes through VoltDB's asynchronous client and continues on {@code executor}, so
- * many executions are in flight on a few threads and none waits for the database.
+ * its key's inputs. Every call goes through VoltDB's asynchronous client and the execution continues on the
+ * client's callback thread when the answer arrives, so many executions are in flight and no thread waits for the
+ * database. Continuations never block: VoltDB lets its callback threads queue further calls without waiting for
+ * backpressure, and each thread hand-off costs latency.
  */
 public final class Dispatcher {
   /** Called after each function execution of a graph has returned; the frontend's fault injection hangs here. */
@@ -36,13 +37,11 @@ public final class Dispatcher {
 
   private final ApiaryDatabase db;
   private final GraphCatalog catalog;
-  private final Executor executor;
   private final FunctionListener listener;
 
-  public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, Executor executor, FunctionListener listener) {
+  public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, FunctionListener listener) {
     this.db = db;
     this.catalog = catalog;
-    this.executor = executor;
     this.listener = listener;
   }
 
@@ -196,7 +195,7 @@ public final class Dispatcher {
             ? node.keyType().fromJson(runs.get(i).getKey(), "partition key for function '" + fn + "'")
             : null;
         Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record);
-        invoker.callAsync(fn, key, call).whenCompleteAsync(completion(fn, r -> {
+        invoker.callAsync(fn, key, call).whenComplete(completion(fn, r -> {
           boolean last;
           synchronized (this) {
             results[instance] = r;
@@ -209,7 +208,7 @@ public final class Dispatcher {
             }
             finished(fn, outputs);
           }
-        }), executor);
+        }));
       }
     }
 

@@ -15,13 +15,12 @@ import java.util.Objects;
  * @param retention how long ended invocations and recorded outputs are kept (a client retry must come sooner)
  * @param cleanupInterval how often old invocations and recorded outputs are deleted
  * @param maxRequestBytes the largest request frame accepted; larger ones get an error reply
- * @param dispatcherThreads threads that continue graph executions when the database answers
  * @param crashAfterFunction fault injection for drills and tests: halt this process (as SIGKILL would) right
  *     after this function has executed in any graph; {@code null} for never
  */
 public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
                              Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
-                             int maxRequestBytes, int dispatcherThreads, String crashAfterFunction) {
+                             int maxRequestBytes, String crashAfterFunction) {
   public FrontendConfig {
     Objects.requireNonNull(bindAddress, "bindAddress");
     if (port < 0 || port > 65535) {
@@ -34,44 +33,41 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
     if (maxRequestBytes < 1024) {
       throw new IllegalArgumentException("maxRequestBytes must be at least 1024, not " + maxRequestBytes);
     }
-    if (dispatcherThreads < 1) {
-      throw new IllegalArgumentException("dispatcherThreads must be at least 1");
-    }
   }
 
   /** Loopback, a free port, invocation log on, 5 s lease, 1 s heartbeat, 1 h retention, 512 KiB requests. */
   public static FrontendConfig defaults() {
     return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
-        Duration.ofMinutes(1), 512 * 1024, 2, null);
+        Duration.ofMinutes(1), 512 * 1024, null);
   }
 
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, dispatcherThreads, crashAfterFunction);
+        cleanupInterval, maxRequestBytes, crashAfterFunction);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
     return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, dispatcherThreads, crashAfterFunction);
+        maxRequestBytes, crashAfterFunction);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
     return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, dispatcherThreads, crashAfterFunction);
+        maxRequestBytes, crashAfterFunction);
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, dispatcherThreads, crashAfterFunction);
+        maxRequestBytes, crashAfterFunction);
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, dispatcherThreads, crashAfterFunction);
+        cleanupInterval, value, crashAfterFunction);
   }
 
   public FrontendConfig withCrashAfterFunction(String function) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, dispatcherThreads, function);
+        cleanupInterval, maxRequestBytes, function);
   }
 }

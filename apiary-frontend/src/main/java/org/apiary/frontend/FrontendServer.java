@@ -13,7 +13,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -39,8 +38,8 @@ import org.zeromq.ZMsg;
  * frontends whose lease expired. A frontend keeps no state that another frontend would need: any frontend serves
  * any graph, any retry and any result request.
  *
- * <p>Threads: one owns the ZeroMQ sockets; {@code dispatcherThreads} continue executions when the database
- * answers; one renews the lease, recovers dead frontends' work and deletes old records.
+ * <p>Threads: one owns the ZeroMQ sockets; executions continue on the database client's callback thread; one
+ * renews the lease, recovers dead frontends' work and deletes old records.
  */
 public final class FrontendServer implements AutoCloseable {
   private static final Logger LOG = System.getLogger(FrontendServer.class.getName());
@@ -52,7 +51,6 @@ public final class FrontendServer implements AutoCloseable {
   private final GraphCatalog catalog;
   private final Dispatcher dispatcher;
   private final InvocationLog log;
-  private final ExecutorService executor;
   private final ScheduledExecutorService maintenance;
   private final ZContext zmq = new ZContext();
   private final ZMQ.Socket replies;
@@ -74,11 +72,8 @@ public final class FrontendServer implements AutoCloseable {
     this.config = config;
     this.catalog = new GraphCatalog(db, Duration.ofSeconds(1));
     this.log = new InvocationLog(db);
-    AtomicInteger threads = new AtomicInteger();
-    this.executor = Executors.newFixedThreadPool(config.dispatcherThreads(), r -> daemon(r,
-        "apiary-dispatcher-" + threads.incrementAndGet()));
     this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "apiary-frontend-maintenance"));
-    this.dispatcher = new Dispatcher(db, catalog, executor, (graph, function, result) -> {
+    this.dispatcher = new Dispatcher(db, catalog, (graph, function, result) -> {
       if (function.equals(config.crashAfterFunction())) {
         System.err.println("frontend " + id + ": fault injection: halting after function '" + function + "'");
         Runtime.getRuntime().halt(137);
@@ -477,7 +472,6 @@ public final class FrontendServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    executor.shutdown();
     try {
       if (config.invocationLog()) {
         leases.release();
