@@ -297,7 +297,10 @@ public final class FrontendServer implements AutoCloseable {
     });
   }
 
-  /** Replies to every waiting client; stores the outcome first if it is final, so later requests find it. */
+  /**
+   * Replies to every waiting client and, if the outcome is final, stores it in the log. The invocation stays in
+   * flight here until it is stored, so a request for it in between gets the same answer from memory.
+   */
   private void complete(String invocation, WireReply reply, boolean store) {
     Pending pending = inFlight.get(invocation);
     List<byte[]> waiters = List.of();
