@@ -163,7 +163,15 @@ public final class FunctionCompiler {
       } else if (plan.singlePartition() && plan.partitionParameter() >= 0) {
         partitionColumn = plan.partitionColumn();
       }
-      statements.add(new CompiledStatement(e.getKey(), e.getValue().sql(), plan.readOnly(), partitionParameter, partitionColumn));
+      String captureSql = null;
+      List<String> captureKeys = List.of();
+      if (plan.readOnly()
+          && ReadCapture.augment(e.getValue().sql(), planner.primaryKeys(), planner::plan) instanceof ReadCapture.Augmented a) {
+        captureSql = a.augmentedSql();
+        captureKeys = a.keyColumns().stream().map(k -> k.qualifier() + "." + k.table() + "." + k.column()).toList();
+      }
+      statements.add(new CompiledStatement(e.getKey(), e.getValue().sql(), plan.readOnly(), partitionParameter,
+          partitionColumn, captureSql, captureKeys));
     }
 
     String table = null;

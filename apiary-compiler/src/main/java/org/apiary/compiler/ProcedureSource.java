@@ -25,6 +25,10 @@ final class ProcedureSource {
     for (int i = 0; i < statements.size(); i++) {
       s.append("  public final org.voltdb.SQLStmt s").append(i).append(" = new org.voltdb.SQLStmt(")
           .append(literal(statements.get(i).sql())).append(");\n");
+      if (statements.get(i).captureSql() != null) {
+        s.append("  public final org.voltdb.SQLStmt c").append(i).append(" = new org.voltdb.SQLStmt(")
+            .append(literal(statements.get(i).captureSql())).append(");\n");
+      }
     }
     String recorded = SystemSchema.recordedTable(f.keyType());
     if (f.recordable()) {
@@ -42,6 +46,10 @@ final class ProcedureSource {
       CompiledStatement st = statements.get(i);
       s.append("    bind(s").append(i).append(", ").append(literal(st.sql())).append(", ").append(st.readOnly()).append(", ").append(st.partitionParameter())
           .append(", ").append(st.partitionColumn() == null ? "null" : literal(st.partitionColumn())).append(");\n");
+      if (st.captureSql() != null) {
+        s.append("    bindCapture(").append(literal(st.sql())).append(", c").append(i).append(", new String[] {")
+            .append(String.join(", ", st.captureKeys().stream().map(ProcedureSource::literal).toList())).append("});\n");
+      }
     }
     s.append("  }\n\n");
     s.append("  @Override\n  protected org.apiary.ApiaryFunction newFunction() {\n");

@@ -35,6 +35,11 @@ final class SchemaPlanner {
     this.planner = new PlannerTool(database, new byte[20]);
   }
 
+  /** The primary-key columns of every base table, by upper-case name (for read provenance). */
+  java.util.Map<String, List<String>> primaryKeys() {
+    return ReadCapture.primaryKeys(database);
+  }
+
   /** The tables (and views) the schema defines, upper-case. */
   java.util.Set<String> tables() {
     java.util.Set<String> names = new java.util.TreeSet<>();

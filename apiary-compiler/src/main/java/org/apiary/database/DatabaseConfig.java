@@ -20,6 +20,9 @@ import java.util.Objects;
  * @param hosts external only: {@code host:port} client addresses, at least one
  * @param connectTimeout how long to wait for the database to start or a connection to open; default 60 s
  * @param callTimeout how long one call may take before its outcome is reported unknown; default 30 s
+ * @param provenance where captured provenance goes, or {@code null} to capture none (the default). For an external
+ *     database this states that the cluster's deployment declares Apiary's export target (see
+ *     {@link Deployments}); for an embedded one Apiary declares it.
  */
 public record DatabaseConfig(
     Kind kind,
@@ -28,7 +31,8 @@ public record DatabaseConfig(
     int clientPort,
     List<String> hosts,
     Duration connectTimeout,
-    Duration callTimeout) {
+    Duration callTimeout,
+    ProvenanceConfig provenance) {
 
   /** Where the database runs. */
   public enum Kind {
@@ -83,27 +87,37 @@ public record DatabaseConfig(
 
   /** An embedded database with {@code partitions} partitions in a temporary directory, on a free port. */
   public static DatabaseConfig embedded(int partitions) {
-    return new DatabaseConfig(Kind.EMBEDDED, partitions, null, 0, List.of(), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT);
+    return new DatabaseConfig(Kind.EMBEDDED, partitions, null, 0, List.of(), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null);
   }
 
   /** A running VoltDB cluster, reached at one or more {@code host:port} client addresses. */
   public static DatabaseConfig external(String... hostPorts) {
-    return new DatabaseConfig(Kind.EXTERNAL, 0, null, 0, List.of(hostPorts), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT);
+    return new DatabaseConfig(Kind.EXTERNAL, 0, null, 0, List.of(hostPorts), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null);
   }
 
   /** This configuration with VoltDB's files kept in {@code directory} (embedded only). */
   public DatabaseConfig withDataDirectory(Path directory) {
-    return new DatabaseConfig(kind, partitions, directory, clientPort, hosts, connectTimeout, callTimeout);
+    return new DatabaseConfig(kind, partitions, directory, clientPort, hosts, connectTimeout, callTimeout, provenance);
   }
 
   /** This configuration with a fixed client port (embedded only). */
   public DatabaseConfig withClientPort(int port) {
-    return new DatabaseConfig(kind, partitions, dataDirectory, port, hosts, connectTimeout, callTimeout);
+    return new DatabaseConfig(kind, partitions, dataDirectory, port, hosts, connectTimeout, callTimeout, provenance);
   }
 
   /** This configuration with other timeouts. */
   public DatabaseConfig withTimeouts(Duration connect, Duration call) {
-    return new DatabaseConfig(kind, partitions, dataDirectory, clientPort, hosts, connect, call);
+    return new DatabaseConfig(kind, partitions, dataDirectory, clientPort, hosts, connect, call, provenance);
+  }
+
+  /** This configuration with provenance capture into {@code value}'s sink ({@code null}: no capture). */
+  public DatabaseConfig withProvenance(ProvenanceConfig value) {
+    return new DatabaseConfig(kind, partitions, dataDirectory, clientPort, hosts, connectTimeout, callTimeout, value);
+  }
+
+  /** Whether provenance is captured. */
+  public boolean capturesProvenance() {
+    return provenance != null;
   }
 
   /** Whether Apiary starts the database in this process. */

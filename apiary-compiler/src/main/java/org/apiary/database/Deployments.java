@@ -1,20 +1,64 @@
 package org.apiary.database;
 
-/** VoltDB deployment files Apiary writes. */
-final class Deployments {
+import java.nio.file.Path;
+
+/**
+ * VoltDB deployment files Apiary writes. With provenance, the deployment declares the export target
+ * {@value ProvenanceConfig#EXPORT_TARGET}, served by Apiary's connector class inside each server, and a short
+ * export flush interval; a cluster you deploy yourself needs the same {@code <export>} and {@code <systemsettings>}
+ * elements (see {@link #cluster}).
+ */
+public final class Deployments {
+  /** The export connector class each server runs for provenance. */
+  public static final String PROVENANCE_CONNECTOR = "org.apiary.runtime.provenance.ProvenanceExporter";
+
   private Deployments() {}
 
-  static String singleNode(int sitesPerHost) {
-    return cluster(1, sitesPerHost, 0);
+  static String singleNode(int sitesPerHost, ProvenanceConfig provenance, Path spillDefault) {
+    return cluster(1, sitesPerHost, 0, provenance, spillDefault);
   }
 
-  static String cluster(int hostCount, int sitesPerHost, int kfactor) {
+  /** A deployment for {@code hostCount} hosts; {@code provenance} may be {@code null}. */
+  public static String cluster(int hostCount, int sitesPerHost, int kfactor, ProvenanceConfig provenance,
+                               Path spillDefault) {
     return """
         <?xml version="1.0"?>
         <deployment>
           <cluster hostcount="%d" sitesperhost="%d" kfactor="%d" schema="ddl"/>
           <httpd enabled="false"/>
-        </deployment>
-        """.formatted(hostCount, sitesPerHost, kfactor);
+        %s</deployment>
+        """.formatted(hostCount, sitesPerHost, kfactor, provenance == null ? "" : export(provenance, spillDefault));
+  }
+
+  private static String export(ProvenanceConfig p, Path spillDefault) {
+    Path spill = p.spillDirectory() != null ? p.spillDirectory() : spillDefault;
+    StringBuilder props = new StringBuilder();
+    property(props, "sink.url", p.sinkUrl());
+    property(props, "sink.user", p.sinkUser());
+    property(props, "sink.password", p.sinkPassword());
+    property(props, "flush.ms", String.valueOf(p.flushInterval().toMillis()));
+    property(props, "spill.dir", spill.toAbsolutePath().toString());
+    long exportMs = Math.max(1, p.exportFlushInterval().toMillis());
+    return """
+          <export>
+            <configuration target="%s" enabled="true" type="custom" exportconnectorclass="%s">
+        %s    </configuration>
+          </export>
+          <systemsettings>
+            <flushinterval minimum="%d">
+              <export interval="%d"/>
+            </flushinterval>
+          </systemsettings>
+        """.formatted(ProvenanceConfig.EXPORT_TARGET, PROVENANCE_CONNECTOR, props, exportMs, exportMs);
+  }
+
+  private static void property(StringBuilder b, String name, String value) {
+    if (value != null) {
+      b.append("          <property name=\"").append(name).append("\">").append(xml(value)).append("</property>\n");
+    }
+  }
+
+  private static String xml(String text) {
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
   }
 }

@@ -41,7 +41,8 @@ final class EmbeddedServer implements AutoCloseable {
       Path root = temporary ? Files.createTempDirectory("apiary-voltdb-") : config.dataDirectory().toAbsolutePath();
       Files.createDirectories(root);
       Path deployment = root.resolve("apiary-deployment.xml");
-      Files.writeString(deployment, Deployments.singleNode(config.partitions()));
+      Files.writeString(deployment, Deployments.singleNode(config.partitions(), config.provenance(),
+          root.resolve("provenance-spill")));
 
       int clientPort = config.clientPort() == 0 ? freePort() : config.clientPort();
       VoltDB.Configuration vc = new VoltDB.Configuration();

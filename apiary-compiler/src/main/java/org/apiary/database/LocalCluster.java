@@ -71,9 +71,12 @@ public final class LocalCluster implements AutoCloseable {
   private final Path directory;
   private final List<Node> nodes;
 
-  private LocalCluster(Path directory, List<Node> nodes) {
+  private final ProvenanceConfig provenance;
+
+  private LocalCluster(Path directory, List<Node> nodes, ProvenanceConfig provenance) {
     this.directory = directory;
     this.nodes = nodes;
+    this.provenance = provenance;
   }
 
   /**
@@ -86,13 +89,23 @@ public final class LocalCluster implements AutoCloseable {
    * @throws DatabaseException with the tail of the failing node's log if it does not start
    */
   public static LocalCluster start(int hosts, int sitesPerHost, int kfactor, Duration timeout) {
+    return start(hosts, sitesPerHost, kfactor, null, timeout);
+  }
+
+  /**
+   * Starts a cluster whose servers capture provenance into {@code provenance}'s sink (each server runs Apiary's
+   * export connector and spooler); {@code null} for none.
+   */
+  public static LocalCluster start(int hosts, int sitesPerHost, int kfactor, ProvenanceConfig provenance,
+                                   Duration timeout) {
     if (hosts < 1 || kfactor < 0 || kfactor >= hosts) {
       throw new IllegalArgumentException("need hosts >= 1 and 0 <= kfactor < hosts, got hosts=" + hosts + " kfactor=" + kfactor);
     }
     Path dir;
     try {
       dir = Files.createTempDirectory("apiary-cluster-");
-      Files.writeString(dir.resolve("deployment.xml"), Deployments.cluster(hosts, sitesPerHost, kfactor));
+      Files.writeString(dir.resolve("deployment.xml"), Deployments.cluster(hosts, sitesPerHost, kfactor, provenance,
+          dir.resolve("provenance-spill")));
     } catch (IOException e) {
       throw new DatabaseException("cannot prepare a directory for the cluster: " + e.getMessage(), e);
     }
@@ -101,7 +114,7 @@ public final class LocalCluster implements AutoCloseable {
       internal[i] = EmbeddedServer.freePort();
     }
     List<Node> nodes = new ArrayList<>();
-    LocalCluster cluster = new LocalCluster(dir, nodes);
+    LocalCluster cluster = new LocalCluster(dir, nodes, provenance);
     try {
       for (int i = 0; i < hosts; i++) {
         Path root = dir.resolve("node" + i);
@@ -184,7 +197,7 @@ public final class LocalCluster implements AutoCloseable {
 
   /** A configuration that connects to this cluster. */
   public DatabaseConfig config() {
-    return DatabaseConfig.external(clientAddresses().toArray(String[]::new));
+    return DatabaseConfig.external(clientAddresses().toArray(String[]::new)).withProvenance(provenance);
   }
 
   /** Kills every node and deletes the cluster's files. */

@@ -7,6 +7,7 @@ import org.apiary.compiler.FunctionCompiler;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.LocalCluster;
+import org.apiary.database.ProvenanceConfig;
 import org.apiary.runtime.FunctionCatalog;
 import org.apiary.runtime.FunctionInvoker;
 import org.apiary.testapp.TestApp;
@@ -55,7 +56,8 @@ public final class TestDatabase implements ExtensionContext.Store.CloseableResou
     ApiaryDatabase db = null;
     try {
       DatabaseConfig config = switch (mode) {
-        case "embedded" -> DatabaseConfig.embedded(2);
+        // Provenance on, into a DuckDB file, so the tests also exercise capture on every call.
+        case "embedded" -> DatabaseConfig.embedded(2).withProvenance(ProvenanceConfig.duckdb(temporaryDuckDbFile()));
         case "server-process" -> {
           cluster = LocalCluster.start(1, 2, 0, Duration.ofSeconds(120));
           yield cluster.config();
@@ -75,6 +77,14 @@ public final class TestDatabase implements ExtensionContext.Store.CloseableResou
         cluster.close();
       }
       throw e;
+    }
+  }
+
+  private static java.nio.file.Path temporaryDuckDbFile() {
+    try {
+      return java.nio.file.Files.createTempDirectory("apiary-test-provenance-").resolve("provenance.duckdb");
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("cannot create a directory for the provenance sink", e);
     }
   }
 

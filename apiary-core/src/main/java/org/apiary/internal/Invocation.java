@@ -14,8 +14,9 @@ import java.util.Objects;
  * @param invocationId the graph invocation this execution belongs to, or {@code null} for a direct call
  * @param record whether the execution first looks for, and otherwise stores, its outputs under
  *     (invocation ID, function, partition key), in its own transaction
+ * @param graph the graph the execution belongs to, or {@code null} for a direct call (recorded in provenance)
  */
-public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record) {
+public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph) {
   public Invocation {
     Objects.requireNonNull(inputs, "inputs");
     Map<String, List<JsonNode>> copy = new LinkedHashMap<>();
@@ -28,7 +29,12 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
 
   /** A direct call, outside any graph invocation: nothing recorded. */
   public Invocation(Map<String, List<JsonNode>> inputs) {
-    this(inputs, null, false);
+    this(inputs, null, false, null);
+  }
+
+  /** An execution of a function for an invocation, outside a named graph. */
+  public Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record) {
+    this(inputs, invocationId, record, null);
   }
 
   /** An invocation whose arguments all arrive on the source edge. */

@@ -194,7 +194,7 @@ public final class Dispatcher {
         Object key = node.local()
             ? node.keyType().fromJson(runs.get(i).getKey(), "partition key for function '" + fn + "'")
             : null;
-        Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record);
+        Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name());
         invoker.callAsync(fn, key, call).whenComplete(completion(fn, r -> {
           boolean last;
           synchronized (this) {

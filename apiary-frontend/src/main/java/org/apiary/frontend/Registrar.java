@@ -21,6 +21,7 @@ import org.apiary.compiler.FunctionCompiler;
 import org.apiary.compiler.FunctionDefinition;
 import org.apiary.compiler.FunctionKind;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.ProvenanceConfig;
 import org.apiary.frontend.graph.RecordingAnalysis;
 import org.apiary.internal.Json;
 import org.apiary.runtime.SystemSchema;
@@ -64,6 +65,9 @@ public final class Registrar {
       return all;
     });
     loadSchemaIfAbsent(db, app.schema(), compiled.schemaTables());
+    if (db.config().capturesProvenance()) {
+      captureWrites(db, compiled.schemaTables());
+    }
     Deployer.deploy(db, compiled);
 
     List<RegisteredGraph> registered = new ArrayList<>();
@@ -152,6 +156,25 @@ public final class Registrar {
       }
     }
     return order;
+  }
+
+  /**
+   * Turns on VoltDB's change data capture for every application table (not views): each committed insert, delete
+   * and update goes to Apiary's provenance export target, in the writing transaction.
+   */
+  private static void captureWrites(ApiaryDatabase db, Set<String> schemaTables) {
+    org.voltdb.VoltTable t = db.callAdmin("listing tables", "@SystemCatalog", "TABLES").getResults()[0];
+    List<String> alters = new ArrayList<>();
+    while (t.advanceRow()) {
+      String name = t.getString("TABLE_NAME");
+      if ("TABLE".equals(t.getString("TABLE_TYPE")) && schemaTables.contains(name.toUpperCase(java.util.Locale.ROOT))) {
+        alters.add("ALTER TABLE " + name + " ALTER EXPORT TO TARGET " + ProvenanceConfig.EXPORT_TARGET
+            + " ON INSERT, DELETE, UPDATE_NEW;");
+      }
+    }
+    if (!alters.isEmpty()) {
+      db.callAdmin("turning on change data capture for provenance", "@AdHoc", String.join("\n", alters));
+    }
   }
 
   private static void loadSchemaIfAbsent(ApiaryDatabase db, String schema, Set<String> tables) {

@@ -20,6 +20,10 @@ import org.apiary.internal.FunctionRuntime;
 import org.apiary.internal.Invocation;
 import org.apiary.internal.Json;
 import org.apiary.internal.TabularResult;
+import org.apiary.provenance.ProvenanceRow;
+import org.apiary.provenance.ProvenanceSchema;
+import org.apiary.runtime.provenance.CapturedValues;
+import org.apiary.runtime.provenance.ServerProvenance;
 import org.voltdb.SQLStmt;
 import org.voltdb.VoltProcedure;
 import org.voltdb.VoltTable;
@@ -45,6 +49,7 @@ public abstract class FunctionProcedure extends VoltProcedure {
 
   private final String functionName;
   private final Map<String, StatementBinding> statements = new HashMap<>();
+  private final Map<String, Capture> captures = new HashMap<>();
   private SQLStmt findRecorded;
   private SQLStmt record;
 
@@ -58,6 +63,26 @@ public abstract class FunctionProcedure extends VoltProcedure {
   /** Called by the generated constructor once its statement fields are set. */
   protected final void bind(SQLStmt stmt, String sql, boolean readOnly, int partitionParameter, String partitionColumn) {
     statements.put(sql, new StatementBinding(stmt, readOnly, partitionParameter, partitionColumn));
+  }
+
+  /**
+   * A read's capturing form: the same query returning, after its own columns, the primary key of every table row
+   * in each result row ({@code keys}: one {@code QUALIFIER.TABLE.COLUMN} per added column).
+   */
+  private record Capture(SQLStmt stmt, String[] qualifiers, String[] tables, String[] columns) {}
+
+  /** Called by the generated constructor for each read whose rows can be captured. */
+  protected final void bindCapture(String sql, SQLStmt stmt, String[] keys) {
+    String[] qualifiers = new String[keys.length];
+    String[] tables = new String[keys.length];
+    String[] columns = new String[keys.length];
+    for (int i = 0; i < keys.length; i++) {
+      String[] parts = keys[i].split("\\.", 3);
+      qualifiers[i] = parts[0];
+      tables[i] = parts[1];
+      columns[i] = parts[2];
+    }
+    captures.put(sql, new Capture(stmt, qualifiers, tables, columns));
   }
 
   /** Called by the generated constructor of a recordable function. */
@@ -77,6 +102,7 @@ public abstract class FunctionProcedure extends VoltProcedure {
    * @return one table with one row holding the encoded outputs
    */
   protected final VoltTable[] runFunction(Object partitionKey, byte[] invocation) {
+    long started = System.nanoTime();
     Invocation call = Invocation.fromBytes(invocation);
     // A global function's record lives in the partition its invocation ID hashes to.
     Object recordKey = partitionKey != null ? partitionKey : call.invocationId();
@@ -105,8 +131,46 @@ public abstract class FunctionProcedure extends VoltProcedure {
       voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime());
       voltExecuteSQL(true);
     }
+    ServerProvenance.active().ifPresent(p -> captureExecution(p, call, partitionKey, runtime, started));
     return result(outputs, false);
   }
+
+  /**
+   * Hands the committed execution's provenance to the server's buffer: the invocation, its latency and the rows it
+   * read. A replayed execution (outputs found recorded) did not run, so it captures nothing a second time.
+   */
+  private void captureExecution(ServerProvenance p, Invocation call, Object partitionKey, Runtime runtime,
+                                long started) {
+    long txId = TransactionIds.of(this);
+    Instant time = getTransactionTime().toInstant();
+    List<ProvenanceRow> rows = new ArrayList<>(2 + runtime.reads.size());
+    rows.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_INVOCATIONS, Arrays.asList(time, txId, functionName,
+        call.graph(), call.invocationId(), partitionKey == null ? null : describe(partitionKey), null)));
+    rows.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_EXEC_TIMES, Arrays.asList(time, txId,
+        (System.nanoTime() - started) / 1_000L)));
+    for (int i = 0; i < runtime.reads.size(); i++) {
+      CapturedRead read = runtime.reads.get(i);
+      long seq = i;
+      p.eventsTable(read.table()).ifPresent(t -> {
+        Object[] values = new Object[t.columns().size()];
+        values[0] = time;
+        values[1] = txId;
+        values[2] = ProvenanceSchema.READ;
+        values[3] = seq;
+        for (int k = 0; k < read.keyColumns().size(); k++) {
+          int at = t.indexOf(read.keyColumns().get(k));
+          if (at >= 0) {
+            values[at] = CapturedValues.value(read.keyValues().get(k));
+          }
+        }
+        rows.add(new ProvenanceRow(t.name(), Arrays.asList(values)));
+      });
+    }
+    p.offer(rows);
+  }
+
+  /** One row a statement returned from one table: which table and its primary-key values. */
+  record CapturedRead(String table, List<String> keyColumns, List<Object> keyValues) {}
 
   private static VoltTable[] result(byte[] outputs, boolean replayed) {
     VoltTable result = new VoltTable(new VoltTable.ColumnInfo(OUTPUTS_COLUMN, VoltType.VARBINARY),
@@ -119,7 +183,10 @@ public abstract class FunctionProcedure extends VoltProcedure {
     private final Object partitionKey;
     private final Invocation invocation;
     private final List<StatementBinding> queued = new ArrayList<>();
+    private final List<Capture> queuedCaptures = new ArrayList<>();
+    private final boolean capturing = ServerProvenance.active().isPresent();
     private final List<Output> outputs = new ArrayList<>();
+    private final List<CapturedRead> reads = new ArrayList<>();
 
     Runtime(Object partitionKey, Invocation invocation) {
       this.partitionKey = partitionKey;
@@ -148,8 +215,10 @@ public abstract class FunctionProcedure extends VoltProcedure {
         params[i] = toVoltValue(args[i]);
       }
       checkPartition(binding, params, statement);
-      voltQueueSQL(binding.stmt(), params);
+      Capture capture = capturing && level == ProvenanceLevel.READS_AND_WRITES ? captures.get(statement.sql()) : null;
+      voltQueueSQL(capture != null ? capture.stmt() : binding.stmt(), params);
       queued.add(binding);
+      queuedCaptures.add(capture);
     }
 
     private void checkPartition(StatementBinding binding, Object[] params, Statement statement) {
@@ -173,10 +242,46 @@ public abstract class FunctionProcedure extends VoltProcedure {
       VoltTable[] tables = voltExecuteSQL();
       List<QueryResult> results = new ArrayList<>(tables.length);
       for (int i = 0; i < tables.length; i++) {
-        results.add(toResult(tables[i], !queued.get(i).readOnly()));
+        Capture capture = queuedCaptures.get(i);
+        int keyColumns = capture == null ? 0 : capture.columns().length;
+        if (capture != null) {
+          recordReads(tables[i], capture);
+        }
+        results.add(toResult(tables[i], !queued.get(i).readOnly(), tables[i].getColumnCount() - keyColumns));
       }
       queued.clear();
+      queuedCaptures.clear();
       return results;
+    }
+
+    /** One read per table row in each result row: its table and key, from the key columns at the end. */
+    private void recordReads(VoltTable t, Capture c) {
+      int first = t.getColumnCount() - c.columns().length;
+      t.resetRowPosition();
+      while (t.advanceRow()) {
+        int i = 0;
+        while (i < c.columns().length) {
+          int end = i;
+          while (end < c.columns().length && c.qualifiers()[end].equals(c.qualifiers()[i])) {
+            end++;
+          }
+          List<String> names = new ArrayList<>(end - i);
+          List<Object> values = new ArrayList<>(end - i);
+          boolean present = false;
+          for (int k = i; k < end; k++) {
+            Object v = t.get(first + k, t.getColumnType(first + k));
+            boolean isNull = t.wasNull();
+            present |= !isNull;
+            names.add(c.columns()[k].toLowerCase(java.util.Locale.ROOT));
+            values.add(isNull ? null : v);
+          }
+          if (present) { // an outer join's null-extended side read no row
+            reads.add(new CapturedRead(c.tables()[i], names, values));
+          }
+          i = end;
+        }
+      }
+      t.resetRowPosition();
     }
 
     @Override
@@ -232,8 +337,8 @@ public abstract class FunctionProcedure extends VoltProcedure {
     return v;
   }
 
-  static QueryResult toResult(VoltTable table, boolean isWrite) {
-    int n = table.getColumnCount();
+  static QueryResult toResult(VoltTable table, boolean isWrite, int visibleColumns) {
+    int n = visibleColumns;
     List<String> columns = new ArrayList<>(n);
     for (int c = 0; c < n; c++) {
       columns.add(table.getColumnName(c));

@@ -1,0 +1,59 @@
+package org.apiary.database;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Where captured provenance goes and how it gets there (paper section 6). Writes are captured by VoltDB's change
+ * data capture (export) on every application table; reads and function executions are buffered in each database
+ * server's memory; a spooler in each server loads both into the analytical database at {@code sinkUrl}.
+ *
+ * @param sinkUrl the analytical database's JDBC URL: {@code jdbc:duckdb:<file>} (the zero-setup default),
+ *     {@code jdbc:postgresql://...} or {@code jdbc:vertica://...}
+ * @param sinkUser user for the sink, or {@code null}
+ * @param sinkPassword password for the sink, or {@code null}
+ * @param flushInterval how often the in-memory buffer is loaded into the sink (default 10 ms)
+ * @param exportFlushInterval how often VoltDB hands captured writes to the spooler (default 100 ms)
+ * @param spillDirectory where rows wait on disk while the sink is unreachable and memory is full; {@code null}
+ *     for a directory under the database's own
+ */
+public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassword, Duration flushInterval,
+                               Duration exportFlushInterval, Path spillDirectory) {
+  /** The export target name Apiary's deployment declares. */
+  public static final String EXPORT_TARGET = "apiary_provenance";
+
+  public ProvenanceConfig {
+    Objects.requireNonNull(sinkUrl, "sinkUrl");
+    if (!sinkUrl.startsWith("jdbc:")) {
+      throw new IllegalArgumentException("the provenance sink must be a JDBC URL (jdbc:duckdb:..., jdbc:postgresql:..., "
+          + "jdbc:vertica:...), not '" + sinkUrl + "'");
+    }
+    if (flushInterval.isNegative() || flushInterval.isZero() || exportFlushInterval.isNegative()
+        || exportFlushInterval.isZero()) {
+      throw new IllegalArgumentException("flush intervals must be positive");
+    }
+  }
+
+  /** An embedded DuckDB file as the sink. */
+  public static ProvenanceConfig duckdb(Path file) {
+    return sink("jdbc:duckdb:" + file.toAbsolutePath());
+  }
+
+  /** Any JDBC sink, with default intervals. */
+  public static ProvenanceConfig sink(String jdbcUrl) {
+    return new ProvenanceConfig(jdbcUrl, null, null, Duration.ofMillis(10), Duration.ofMillis(100), null);
+  }
+
+  public ProvenanceConfig withCredentials(String user, String password) {
+    return new ProvenanceConfig(sinkUrl, user, password, flushInterval, exportFlushInterval, spillDirectory);
+  }
+
+  public ProvenanceConfig withFlushInterval(Duration value) {
+    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, value, exportFlushInterval, spillDirectory);
+  }
+
+  public ProvenanceConfig withSpillDirectory(Path value) {
+    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, value);
+  }
+}

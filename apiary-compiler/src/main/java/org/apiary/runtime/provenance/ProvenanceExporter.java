@@ -1,0 +1,101 @@
+package org.apiary.runtime.provenance;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import org.apiary.provenance.ProvenanceRow;
+import org.apiary.provenance.ProvenanceSchema;
+import org.apiary.provenance.ProvenanceTable;
+import org.voltdb.export.AdvertisedDataSource;
+import org.voltdb.exportclient.ExportClientBase;
+import org.voltdb.exportclient.ExportDecoderBase;
+import org.voltdb.exportclient.ExportRow;
+import org.voltdb.types.TimestampType;
+
+/**
+ * VoltDB's export connector for Apiary's provenance target: receives the change data capture of every application
+ * table (a row per insert, delete and update, written by committed transactions only) and loads it into the
+ * table's events table. A block is acknowledged only once loaded; if the analytical database is unreachable the
+ * block is handed back to VoltDB, which keeps it (on disk if need be) and offers it again: nothing is lost, and
+ * loads are idempotent by (tx_id, event_type, event_seq), so nothing is loaded twice.
+ */
+public final class ProvenanceExporter extends ExportClientBase {
+  private static final String CHECK_ONLY = "__voltdb_config_check_only__";
+
+  private ServerProvenance provenance;
+
+  @Override
+  public void configure(Properties config) throws Exception {
+    ServerProvenance.Settings settings = ServerProvenance.Settings.from(config);
+    if (!config.containsKey(CHECK_ONLY)) {
+      provenance = ServerProvenance.start(settings);
+    }
+  }
+
+  @Override
+  public ExportDecoderBase constructExportDecoder(AdvertisedDataSource source) {
+    return new EventDecoder(source);
+  }
+
+  @Override
+  public void shutdown() {
+    // The server's capture outlives a connector instance: VoltDB re-creates connectors on every catalog change.
+  }
+
+  private final class EventDecoder extends ExportDecoderBase {
+    private final List<ProvenanceRow> block = new ArrayList<>();
+    private ProvenanceTable table;
+
+    EventDecoder(AdvertisedDataSource source) {
+      super(source);
+    }
+
+    @Override
+    public boolean processRow(ExportRow row) throws RestartBlockException {
+      String type = switch (row.getOperation()) {
+        case INSERT -> ProvenanceSchema.INSERT;
+        case DELETE -> ProvenanceSchema.DELETE;
+        case UPDATE_NEW -> ProvenanceSchema.UPDATE;
+        default -> null; // the old image of an update, or a migration: not an event of its own
+      };
+      if (type == null) {
+        return true;
+      }
+      if (table == null) {
+        table = provenance.eventsTable(row.tableName).orElseThrow(() -> new RestartBlockException(
+            "no table " + row.tableName + " in the catalog for its provenance events", true));
+      }
+      Object[] v = row.values;
+      int first = ExportRow.INTERNAL_FIELD_COUNT;
+      List<Object> values = new ArrayList<>(4 + v.length - first);
+      values.add(Instant.ofEpochSecond(0, ((Number) v[1]).longValue() * 1_000L)); // export timestamp, microseconds
+      values.add(((Number) v[0]).longValue()); // transaction id
+      values.add(type);
+      values.add(((Number) v[2]).longValue()); // export sequence number
+      for (int i = first; i < v.length; i++) {
+        values.add(v[i] instanceof TimestampType t ? CapturedValues.instant(t) : v[i]);
+      }
+      block.add(new ProvenanceRow(table.name(), values));
+      return true;
+    }
+
+    @Override
+    public void onBlockCompletion(ExportRow row) throws RestartBlockException {
+      if (block.isEmpty()) {
+        return;
+      }
+      try {
+        provenance.loadNow(table, block);
+        block.clear();
+      } catch (Exception e) {
+        block.clear(); // VoltDB offers the whole block again
+        throw new RestartBlockException("loading provenance events of " + table.name() + " failed: " + e.getMessage(),
+            e, true);
+      }
+    }
+
+    @Override
+    public void sourceNoLongerAdvertised(AdvertisedDataSource source) {}
+  }
+}

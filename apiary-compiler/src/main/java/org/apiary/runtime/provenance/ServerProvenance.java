@@ -1,0 +1,168 @@
+package org.apiary.runtime.provenance;
+
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apiary.provenance.ProvenanceRow;
+import org.apiary.provenance.ProvenanceSchema;
+import org.apiary.provenance.ProvenanceSink;
+import org.apiary.provenance.ProvenanceSpooler;
+import org.apiary.provenance.ProvenanceTable;
+import org.apiary.provenance.SpoolerConfig;
+
+/**
+ * Provenance capture inside one database server process: the spooler that buffers function executions and reads
+ * in this server's memory and loads them into the analytical database, and the loader that writes captured
+ * writes (handed over by VoltDB's export) straight into it.
+ *
+ * <p>One per server process, held statically: VoltDB creates procedures and export connectors itself, so this is
+ * where they find it. It is started by {@link ProvenanceExporter} from the deployment's export properties, which
+ * are the only configuration a server has.
+ */
+public final class ServerProvenance implements AutoCloseable {
+  private static final Logger LOG = System.getLogger(ServerProvenance.class.getName());
+  private static volatile ServerProvenance current;
+
+  /** What the deployment's export properties say. */
+  record Settings(String sinkUrl, String user, String password, Duration flushInterval, Path spillDirectory) {
+    static Settings from(Properties p) {
+      String url = p.getProperty("sink.url");
+      if (url == null || url.isBlank()) {
+        throw new IllegalArgumentException("Apiary's provenance export target needs the property sink.url");
+      }
+      return new Settings(url, p.getProperty("sink.user"), p.getProperty("sink.password"),
+          Duration.ofMillis(Long.parseLong(p.getProperty("flush.ms", "10"))),
+          Path.of(p.getProperty("spill.dir", System.getProperty("java.io.tmpdir") + "/apiary-provenance-spill")));
+    }
+
+    Properties sinkProperties() {
+      Properties props = new Properties();
+      if (user != null) {
+        props.setProperty("user", user);
+      }
+      if (password != null) {
+        props.setProperty("password", password);
+      }
+      return props;
+    }
+  }
+
+  private final Settings settings;
+  private final ProvenanceSpooler spooler;
+  private final Map<String, ProvenanceTable> eventsTables = new ConcurrentHashMap<>();
+  private final Object loaderLock = new Object();
+  private ProvenanceSink loader;
+
+  private ServerProvenance(Settings settings) {
+    this.settings = settings;
+    this.spooler = ProvenanceSpooler.start(SpoolerConfig.defaults().withFlushInterval(settings.flushInterval())
+        .withSpillDirectory(settings.spillDirectory()), ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties()));
+    spooler.register(ProvenanceSchema.functionInvocations());
+    spooler.register(ProvenanceSchema.functionExecTimes());
+  }
+
+  /** Starts capture in this process, or keeps the running one if its settings are the same. */
+  static synchronized ServerProvenance start(Settings settings) {
+    ServerProvenance running = current;
+    if (running != null) {
+      if (running.settings.equals(settings)) {
+        return running;
+      }
+      running.close();
+    }
+    current = new ServerProvenance(settings);
+    LOG.log(Level.INFO, "provenance capture into " + settings.sinkUrl());
+    return current;
+  }
+
+  /** The capture of this process, if its deployment enables provenance. */
+  public static Optional<ServerProvenance> active() {
+    return Optional.ofNullable(current);
+  }
+
+  /** The events table of an application table (registered with the spooler on first use). */
+  public Optional<ProvenanceTable> eventsTable(String applicationTable) {
+    String key = applicationTable.toUpperCase(java.util.Locale.ROOT);
+    ProvenanceTable known = eventsTables.get(key);
+    if (known != null) {
+      return Optional.of(known);
+    }
+    Optional<ProvenanceTable> described = CatalogTables.eventsTable(applicationTable);
+    described.ifPresent(t -> {
+      if (eventsTables.putIfAbsent(key, t) == null) {
+        spooler.register(t);
+      }
+    });
+    return described;
+  }
+
+  /** Buffers rows of a committed function execution (reads, invocation, time); loaded within the flush interval. */
+  public void offer(List<ProvenanceRow> rows) {
+    spooler.offer(rows);
+  }
+
+  /**
+   * Loads captured writes synchronously (called by the export connector at the end of each block, which VoltDB
+   * hands over again if this throws), so a committed write is in the sink before VoltDB forgets it.
+   */
+  void loadNow(ProvenanceTable table, List<ProvenanceRow> rows) throws Exception {
+    synchronized (loaderLock) {
+      try {
+        if (loader == null) {
+          loader = ProvenanceSink.open(settings.sinkUrl(), settings.sinkProperties());
+        }
+        loader.ensureTable(table);
+        loader.load(table, rows);
+      } catch (Exception e) {
+        closeLoader();
+        throw e;
+      }
+    }
+  }
+
+  private void closeLoader() {
+    if (loader != null) {
+      try {
+        loader.close();
+      } catch (Exception e) {
+        LOG.log(Level.WARNING, "closing the provenance loader's connection failed: " + e.getMessage());
+      }
+      loader = null;
+    }
+  }
+
+  /** Waits (bounded) until everything offered so far is in the sink. */
+  public boolean flush(Duration timeout) {
+    return spooler.flush(timeout);
+  }
+
+  /** The spooler (for statistics). */
+  public ProvenanceSpooler spooler() {
+    return spooler;
+  }
+
+  @Override
+  public void close() {
+    synchronized (ServerProvenance.class) {
+      if (current == this) {
+        current = null;
+      }
+    }
+    spooler.close();
+    synchronized (loaderLock) {
+      closeLoader();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "ServerProvenance[" + Objects.toString(settings.sinkUrl()) + "]";
+  }
+}

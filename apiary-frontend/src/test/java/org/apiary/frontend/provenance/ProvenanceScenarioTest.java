@@ -1,0 +1,103 @@
+package org.apiary.frontend.provenance;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apiary.FunctionFailedException;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
+import org.apiary.client.GraphResult;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.FrontendConfig;
+import org.apiary.frontend.FrontendServer;
+import org.apiary.frontend.Registrar;
+import org.apiary.runtime.provenance.ServerProvenance;
+import org.apiary.testing.DatabaseTest;
+import org.apiary.testing.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+/** The provenance scenario against the embedded database, captured into its DuckDB sink. */
+@DatabaseTest
+class ProvenanceScenarioTest {
+  private static boolean registered;
+
+  private static synchronized void register(ApiaryDatabase db) {
+    if (!registered) {
+      Registrar.register(db, ItemsApp.APP);
+      registered = true;
+    }
+  }
+
+  @Test
+  void aGraphOfTwoFunctionsLeavesExactlyItsOrderedEvents(TestDatabase database) throws Exception {
+    ApiaryDatabase db = database.database();
+    register(db);
+    try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults());
+         ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint()))) {
+      GraphResult r = client.invoke("itemLifecycle", 41L, "widget");
+      assertEquals(List.of("widget", 5), r.values(List.class).get(0));
+      assertThrows(FunctionFailedException.class, () -> client.invoke("stockThenFail", 42L, "gadget"));
+
+      List<String> expected = List.of(
+          "stock insert 41 widget 1",
+          "stock update 41 widget 5",
+          "audit read 41 null null",
+          "audit delete 41 widget 5");
+      String url = db.config().provenance().sinkUrl();
+      assertEquals(expected, awaitEvents(url, 41L, expected.size()));
+      assertEquals(List.of(), awaitEvents(url, 42L, 0), "an aborted function leaves no events");
+      try (Connection c = DriverManager.getConnection(url);
+           PreparedStatement s = c.prepareStatement("SELECT function_name, graph_id FROM FunctionInvocations "
+               + "WHERE execution_id = ? ORDER BY tx_id")) {
+        s.setString(1, r.invocationId());
+        List<String> functions = new ArrayList<>();
+        try (ResultSet rs = s.executeQuery()) {
+          while (rs.next()) {
+            functions.add(rs.getString(1) + "@" + rs.getString(2));
+          }
+        }
+        assertEquals(List.of("stock@itemLifecycle", "audit@itemLifecycle"), functions);
+      }
+    }
+  }
+
+  /** Events about item {@code id}, as "function type id name qty", in transaction then sequence order. */
+  private static List<String> awaitEvents(String url, long id, int expected) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    List<String> events = List.of();
+    do {
+      ServerProvenance.active().orElseThrow().flush(Duration.ofSeconds(10));
+      events = events(url, id);
+      if (events.size() >= expected && expected > 0) {
+        return events;
+      }
+      Thread.sleep(200);
+    } while (System.nanoTime() < deadline && (expected > 0 || System.nanoTime() < deadline - Duration.ofSeconds(27).toNanos()));
+    return events;
+  }
+
+  private static List<String> events(String url, long id) throws Exception {
+    try (Connection c = DriverManager.getConnection(url);
+         PreparedStatement s = c.prepareStatement("SELECT f.function_name, e.event_type, e.id, e.name, e.qty "
+             + "FROM itemsEvents e LEFT JOIN FunctionInvocations f ON f.tx_id = e.tx_id WHERE e.id = ? "
+             + "ORDER BY e.tx_id, e.event_seq")) {
+      s.setLong(1, id);
+      List<String> rows = new ArrayList<>();
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          rows.add(rs.getString(1) + " " + rs.getString(2) + " " + rs.getLong(3) + " " + rs.getString(4) + " "
+              + rs.getObject(5));
+        }
+      }
+      return rows;
+    }
+  }
+}

@@ -1,0 +1,780 @@
+package org.apiary.provenance;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+
+/**
+ * Moves provenance rows into the analytical database in the background, without ever blocking the code that
+ * produces them on that database, and without losing or duplicating a row.
+ *
+ * <p>Life cycle: {@link #start}, {@link #register} each table, {@link #offer} rows, {@link #close()}. Rows wait in
+ * memory; once more than {@link SpoolerConfig#maxMemoryRows()} wait, further rows go to spill files in
+ * {@link SpoolerConfig#spillDirectory()} until memory has room again. A spill file,
+ * {@code segment-<20-digit id>.spill}, is append-only and holds at most {@code maxBatchRows} rows: the header
+ * {@code APSPILL1}, then per row a big-endian int32 length, that many bytes of JSON
+ * ({@code {"table": ..., "values": [...]}}, each value {@code null} or a {@code [type tag, value]} pair so that
+ * Long, Integer, Short, Byte, Double, BigDecimal, String, byte[] and Instant read back as what was written), and a
+ * CRC-32 of the JSON. One background thread wakes every {@link SpoolerConfig#flushInterval()} (earlier when a full batch waits)
+ * and loads waiting rows in the order they were offered, in batches of at most
+ * {@link SpoolerConfig#maxBatchRows()} rows of one table, each batch one transaction of
+ * {@link ProvenanceSink#load}. Within a table rows are loaded in offer order, spilled rows before the newer rows
+ * that were kept in memory after them; across tables order is not kept.
+ *
+ * <p>When a load fails the rows stay where they are, the sink is closed, and the thread waits
+ * {@link SpoolerConfig#initialBackoff()}, doubling after each further consecutive failure up to
+ * {@link SpoolerConfig#maxBackoff()}, then opens a new sink through the factory, ensures the tables again and retries
+ * the same batch. A retried batch may have committed before the failure was seen; loads skip rows whose key is
+ * present, so it is not duplicated. A spill file is deleted only after all its rows are loaded.
+ *
+ * <p>A row that the database rejects every time (for example a string PostgreSQL cannot store) blocks the rows
+ * behind it: the spooler keeps retrying, never dropping it, and {@link SpoolerStats#lastError()} says why.
+ *
+ * <p>Spill files survive {@link #close()} and process restarts: a spooler started on the same directory loads the
+ * files it finds there first, once the tables they hold rows of are registered (until then loading waits, with a
+ * warning naming the missing tables). They are written to the operating system as each {@code offer} returns and
+ * forced to the storage device when a file is complete, so a crash of the process loses none of them, but a crash of
+ * the machine may lose the file being written. Rows waiting in memory are lost by a process crash.
+ *
+ * <p>Thread-safe: any thread may offer, flush or read stats.
+ */
+public final class ProvenanceSpooler implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(ProvenanceSpooler.class.getName());
+  private static final String LOCK_FILE = "spool.lock";
+  /** How long close() waits for the thread past closeTimeout, for a load that started before the deadline. */
+  private static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
+
+  private final SpoolerConfig config;
+  private final Supplier<ProvenanceSink> sinkFactory;
+  private final Map<String, ProvenanceTable> tables = new ConcurrentHashMap<>();
+  private final FileChannel lockChannel;
+  private final FileLock directoryLock;
+  private final Thread loader;
+
+  private final ReentrantLock lock = new ReentrantLock();
+  /** Signalled to wake the loader: work waits, a flush asks, or close. */
+  private final Condition wake = lock.newCondition();
+  /** Signalled when rows are loaded or the spooler closes. */
+  private final Condition progress = lock.newCondition();
+
+  // Guarded by lock. The queue holds every waiting row in offer order; only the loader removes from its head.
+  private final ArrayDeque<Segment> queue = new ArrayDeque<>();
+  private long nextSegmentId;
+  private long rowsOffered;
+  private long rowsRecovered;
+  private long rowsLoaded;
+  private long rowsSpilled;
+  private long rowsInMemory;
+  private long rowsOnDisk;
+  private long failedLoadAttempts;
+  private String lastError;
+  private boolean spillFailing;
+  private boolean wakeRequested;
+  private boolean closing;
+  private boolean closed;
+  /** Set by close(): a loader still running must not change the queue any more. */
+  private boolean abandoned;
+  private long closeDeadlineNanos;
+  /** Mirrors closing for the loader's lock-free check between batches. */
+  private volatile boolean stopping;
+
+  // Used by the loader thread only.
+  private ProvenanceSink sink;
+  private final Set<String> ensured = new HashSet<>();
+  private int consecutiveFailures;
+  private long stallWarnedSegment = -1;
+
+  private ProvenanceSpooler(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory, FileChannel lockChannel,
+                            FileLock directoryLock) {
+    this.config = config;
+    this.sinkFactory = sinkFactory;
+    this.lockChannel = lockChannel;
+    this.directoryLock = directoryLock;
+    this.loader = new Thread(this::runLoader, "apiary-provenance-spooler");
+    this.loader.setDaemon(true);
+  }
+
+  /**
+   * Starts a spooler: takes the spill directory (creating it), finds spill files an earlier spooler left there (they
+   * are loaded before anything offered to this one), and starts the loading thread. Nothing connects to the
+   * database until there is something to load.
+   *
+   * @param sinkFactory opens a sink each time it is called; called again after every failure, so it reconnects.
+   *     It may throw (for example {@link ProvenanceSink#opener}'s {@code DatabaseException}): that counts as a failed
+   *     attempt and is retried after the backoff.
+   * @throws IllegalStateException if another spooler uses the spill directory
+   * @throws UncheckedIOException if the spill directory or a spill file in it cannot be read or written
+   */
+  public static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory) {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(sinkFactory, "sinkFactory");
+    Path directory = config.spillDirectory();
+    FileChannel channel = null;
+    try {
+      Files.createDirectories(directory);
+      channel = FileChannel.open(directory.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      FileLock directoryLock;
+      try {
+        directoryLock = channel.tryLock();
+      } catch (OverlappingFileLockException e) {
+        directoryLock = null; // held by another spooler of this JVM
+      }
+      if (directoryLock == null) {
+        throw new IllegalStateException("spill directory " + directory + " is in use by another provenance "
+            + "spooler; give each spooler its own");
+      }
+      ProvenanceSpooler spooler = new ProvenanceSpooler(config, sinkFactory, channel, directoryLock);
+      spooler.recover();
+      spooler.loader.start();
+      return spooler;
+    } catch (IOException e) {
+      closeQuietlyAfter(channel, e);
+      throw new UncheckedIOException("cannot use spill directory " + directory + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      closeQuietlyAfter(channel, e);
+      throw e;
+    }
+  }
+
+  /**
+   * Registers a table: rows of it may be offered from now on. Before the first load into it, and again after each
+   * reconnect, the table is {@linkplain ProvenanceSink#ensureTable ensured} in the database. Registering the same
+   * definition again does nothing.
+   *
+   * @throws IllegalArgumentException if a table of that name is registered with another definition, or the table
+   *     cannot be loaded idempotently (see {@link ProvenanceSink#ensureTable})
+   * @throws IllegalStateException after {@link #close()}
+   */
+  public void register(ProvenanceTable table) {
+    ProvenanceSink.checkTable(table);
+    lock.lock();
+    try {
+      if (closing) {
+        throw new IllegalStateException("register(" + table.name() + ") after close()");
+      }
+      ProvenanceTable previous = tables.putIfAbsent(table.name(), table);
+      if (previous != null && !previous.equals(table)) {
+        throw new IllegalArgumentException("table " + table.name() + " is already registered with another "
+            + "definition: " + previous);
+      }
+      wakeRequested = true; // spill files may have waited for this table
+      wake.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Hands rows over for loading and returns at once: never waits for the database and never drops a row. Rows go to
+   * memory while fewer than {@link SpoolerConfig#maxMemoryRows()} wait there, else to spill files; if a spill file
+   * cannot be written the rows stay in memory beyond that limit (with a warning) rather than be lost.
+   *
+   * @throws IllegalArgumentException if a row's table is not registered or a row does not fit its table; then
+   *     none of the rows is taken
+   * @throws IllegalStateException after {@link #close()}
+   */
+  public void offer(List<ProvenanceRow> rows) {
+    Objects.requireNonNull(rows, "rows");
+    for (ProvenanceRow row : rows) {
+      ProvenanceTable table = tables.get(row.table());
+      if (table == null) {
+        throw new IllegalArgumentException("table " + row.table() + " is not registered with the provenance "
+            + "spooler; call register() first");
+      }
+      ProvenanceSink.checkRow(table, row);
+    }
+    if (rows.isEmpty()) {
+      return;
+    }
+    lock.lock();
+    try {
+      if (closing) {
+        throw new IllegalStateException("offer() after close(): the provenance spooler no longer takes rows");
+      }
+      int next = 0;
+      while (next < rows.size()) {
+        if (rowsInMemory < config.maxMemoryRows()) {
+          int count = (int) Math.min(rows.size() - next, config.maxMemoryRows() - rowsInMemory);
+          keepInMemory(rows.subList(next, next + count));
+          next += count;
+        } else {
+          next += spill(rows, next);
+        }
+      }
+      rowsOffered += rows.size();
+      if (rowsInMemory >= config.maxBatchRows() || rowsOnDisk > 0) {
+        wakeRequested = true;
+        wake.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Waits until every row offered before this call (and every row recovered from spill files at start) is loaded.
+   * Wakes the loading thread at once unless it is backing off after a failure.
+   *
+   * @return true if they are all loaded; false if the timeout passed first, the spooler closed, or the calling
+   *     thread was interrupted (its interrupt status is then set again)
+   */
+  public boolean flush(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    lock.lock();
+    try {
+      long target = rowsOffered + rowsRecovered;
+      if (rowsLoaded < target) {
+        wakeRequested = true;
+        wake.signalAll();
+      }
+      while (rowsLoaded < target) {
+        long left = deadline - System.nanoTime();
+        if (closed || left <= 0) {
+          return false;
+        }
+        progress.awaitNanos(left);
+      }
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The current counters. */
+  public SpoolerStats stats() {
+    lock.lock();
+    try {
+      return new SpoolerStats(rowsOffered, rowsRecovered, rowsLoaded, rowsSpilled, rowsInMemory, rowsOnDisk,
+          failedLoadAttempts, lastError);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Stops the spooler. The loading thread makes one last pass, without retries, loading waiting rows in order
+   * until none is left, a load fails, or {@link SpoolerConfig#closeTimeout()} has passed; whatever is still waiting
+   * in memory is then written to spill files, where a spooler started later on the same directory finds it and loads
+   * it first. Returns within the close timeout plus about two seconds, even if a load hangs (that thread is then
+   * left to finish on its own; its outcome changes nothing, as the rows it carries are in spill files too). Later
+   * calls do nothing.
+   */
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      if (closing) {
+        return;
+      }
+      closeDeadlineNanos = System.nanoTime() + config.closeTimeout().toNanos();
+      closing = true;
+      stopping = true;
+      wake.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    try {
+      loader.join(config.closeTimeout().plus(CLOSE_GRACE).toMillis() + 1);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (loader.isAlive()) {
+      LOG.log(System.Logger.Level.WARNING, "provenance spooler thread did not stop within "
+          + config.closeTimeout().plus(CLOSE_GRACE) + "; the rows it was loading stay in spill files");
+    }
+    lock.lock();
+    try {
+      abandoned = true;
+      spillMemoryAtClose();
+      closed = true;
+      progress.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    releaseDirectory();
+  }
+
+  // ---- offer side (called with lock held)
+
+  private void keepInMemory(List<ProvenanceRow> rows) {
+    MemorySegment memory = queue.peekLast() instanceof MemorySegment tail ? tail : null;
+    if (memory == null) {
+      memory = new MemorySegment(nextSegmentId++);
+      queue.addLast(memory);
+    }
+    memory.rows.addAll(rows);
+    rowsInMemory += rows.size();
+  }
+
+  /** Writes rows from {@code from} on to the open spill file (starting a new one if needed); returns how many. */
+  private int spill(List<ProvenanceRow> rows, int from) {
+    DiskSegment disk = null;
+    int count = Math.min(rows.size() - from, config.maxBatchRows());
+    try {
+      disk = openDiskTail();
+      count = Math.min(rows.size() - from, config.maxBatchRows() - disk.rows);
+      ByteArrayOutputStream records = new ByteArrayOutputStream(count * 128);
+      for (ProvenanceRow row : rows.subList(from, from + count)) {
+        SpillFile.encode(row, records);
+      }
+      disk.writer.append(records.toByteArray());
+      disk.rows += count;
+      rowsOnDisk += count;
+      rowsSpilled += count;
+      if (disk.rows >= config.maxBatchRows()) {
+        seal(disk);
+      }
+      spillFailing = false;
+    } catch (IOException e) {
+      if (disk != null) {
+        seal(disk);
+      }
+      String message = "cannot write provenance spill file in " + config.spillDirectory() + " (" + e.getMessage()
+          + "); keeping rows in memory beyond maxMemoryRows";
+      lastError = message;
+      if (!spillFailing) {
+        LOG.log(System.Logger.Level.WARNING, message, e);
+      }
+      spillFailing = true;
+      keepInMemory(rows.subList(from, from + count));
+    }
+    return count;
+  }
+
+  private DiskSegment openDiskTail() throws IOException {
+    if (queue.peekLast() instanceof DiskSegment tail && tail.writer != null) {
+      if (tail.rows < config.maxBatchRows()) {
+        return tail;
+      }
+      seal(tail);
+    }
+    long id = nextSegmentId++;
+    DiskSegment disk = new DiskSegment(id, SpillFile.path(config.spillDirectory(), id), 0);
+    disk.writer = SpillFile.Writer.create(disk.file);
+    queue.addLast(disk);
+    return disk;
+  }
+
+  private void seal(DiskSegment disk) {
+    if (disk.writer == null) {
+      return;
+    }
+    try {
+      disk.writer.close();
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.WARNING, "cannot force spill file " + disk.file + " to disk (" + e.getMessage()
+          + "); its rows are still readable by this process, but may not survive a machine crash", e);
+    }
+    disk.writer = null;
+  }
+
+  // ---- start and close
+
+  private void recover() throws IOException {
+    TreeMap<Long, Path> files = new TreeMap<>();
+    try (Stream<Path> entries = Files.list(config.spillDirectory())) {
+      entries.forEach(file -> {
+        OptionalLong id = SpillFile.idOf(file);
+        if (id.isPresent()) {
+          files.put(id.getAsLong(), file);
+        }
+      });
+    }
+    long rows = 0;
+    int segments = 0;
+    for (Map.Entry<Long, Path> file : files.entrySet()) {
+      int count = SpillFile.count(file.getValue());
+      nextSegmentId = Math.max(nextSegmentId, file.getKey() + 1);
+      if (count == 0) {
+        Files.delete(file.getValue());
+        continue;
+      }
+      queue.addLast(new DiskSegment(file.getKey(), file.getValue(), count));
+      rows += count;
+      segments++;
+    }
+    rowsRecovered = rows;
+    rowsOnDisk = rows;
+    if (rows > 0) {
+      LOG.log(System.Logger.Level.INFO, "found " + rows + " provenance rows in " + segments + " spill files in "
+          + config.spillDirectory() + "; loading them first");
+    }
+  }
+
+  /** Writes every row still in memory to spill files named by its segment, so queue order survives. */
+  private void spillMemoryAtClose() {
+    List<Segment> segments = new ArrayList<>(queue);
+    queue.clear();
+    for (Segment segment : segments) {
+      if (segment instanceof DiskSegment disk) {
+        seal(disk);
+        queue.addLast(disk);
+      } else if (segment instanceof MemorySegment memory && !memory.rows.isEmpty()) {
+        int count = memory.rows.size();
+        DiskSegment disk = new DiskSegment(memory.id, SpillFile.path(config.spillDirectory(), memory.id), count);
+        ByteArrayOutputStream records = new ByteArrayOutputStream(count * 128);
+        for (ProvenanceRow row : memory.rows) {
+          SpillFile.encode(row, records);
+        }
+        try (SpillFile.Writer writer = SpillFile.Writer.create(disk.file)) {
+          writer.append(records.toByteArray());
+          rowsInMemory -= count;
+          rowsOnDisk += count;
+          rowsSpilled += count;
+          queue.addLast(disk);
+        } catch (IOException e) {
+          lastError = "lost " + count + " provenance rows: cannot write them to " + disk.file + " at close: "
+              + e.getMessage();
+          LOG.log(System.Logger.Level.ERROR, lastError, e);
+          queue.addLast(memory);
+        }
+      }
+    }
+  }
+
+  private void releaseDirectory() {
+    try (lockChannel) {
+      directoryLock.release();
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.WARNING, "cannot release the lock on spill directory " + config.spillDirectory()
+          + "; it is released when this process exits", e);
+    }
+  }
+
+  private static void closeQuietlyAfter(FileChannel channel, Exception failure) {
+    if (channel != null) {
+      try {
+        channel.close();
+      } catch (IOException e) {
+        failure.addSuppressed(e);
+      }
+    }
+  }
+
+  // ---- loader thread
+
+  private void runLoader() {
+    try {
+      while (awaitWork()) {
+        if (drain(false)) {
+          consecutiveFailures = 0;
+        }
+      }
+      drain(true);
+    } catch (RuntimeException | Error e) {
+      // Logged and recorded here rather than rethrown to the default handler, which would only print it.
+      LOG.log(System.Logger.Level.ERROR, "provenance spooler thread stopped by an unexpected failure; rows not yet "
+          + "loaded are spilled at close()", e);
+      recordError("spooler thread stopped: " + e);
+    } finally {
+      closeSink();
+    }
+  }
+
+  /** Waits for the flush interval, a wake-up, or the backoff after a failure; false once the spooler closes. */
+  private boolean awaitWork() {
+    lock.lock();
+    try {
+      boolean backingOff = consecutiveFailures > 0;
+      long deadline = System.nanoTime() + (backingOff ? backoffNanos() : config.flushInterval().toNanos());
+      while (!closing) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0 || (wakeRequested && !backingOff)) {
+          break;
+        }
+        wake.awaitNanos(left);
+      }
+      wakeRequested = false;
+      return !closing;
+    } catch (InterruptedException e) {
+      LOG.log(System.Logger.Level.WARNING, "provenance spooler thread interrupted; making its final pass now");
+      return false;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private long backoffNanos() {
+    long max = config.maxBackoff().toNanos();
+    long backoff = config.initialBackoff().toNanos();
+    for (int i = 1; i < consecutiveFailures && backoff < max; i++) {
+      backoff *= 2;
+    }
+    return Math.min(backoff, max);
+  }
+
+  /**
+   * Loads waiting rows from the head of the queue until none is left (or only rows that must wait for a table to be
+   * registered). Returns false if an attempt failed (or, on the final pass, the close deadline passed).
+   */
+  private boolean drain(boolean finalPass) {
+    while (true) {
+      if (!finalPass && stopping) {
+        return true; // the final pass takes over, bounded by the close deadline
+      }
+      Batch batch = nextBatch();
+      if (batch == null) {
+        return true;
+      }
+      if (finalPass && System.nanoTime() - closeDeadlineNanos > 0) {
+        return false;
+      }
+      List<ProvenanceRow> rows;
+      try {
+        rows = batch.rows();
+      } catch (IOException e) {
+        recordFailure("cannot read spill file " + ((DiskSegment) batch.segment).file + ": " + e.getMessage(), e);
+        return false;
+      }
+      Map<String, List<ProvenanceRow>> byTable = new LinkedHashMap<>();
+      for (ProvenanceRow row : rows) {
+        byTable.computeIfAbsent(row.table(), name -> new ArrayList<>()).add(row);
+      }
+      List<String> unregistered = byTable.keySet().stream().filter(name -> !tables.containsKey(name)).toList();
+      if (!unregistered.isEmpty()) {
+        reportStall(batch.segment, unregistered);
+        return true;
+      }
+      try {
+        if (sink == null) {
+          sink = Objects.requireNonNull(sinkFactory.get(), "the provenance sink factory returned null");
+          ensured.clear();
+        }
+        for (Map.Entry<String, List<ProvenanceRow>> group : byTable.entrySet()) {
+          ProvenanceTable table = tables.get(group.getKey());
+          if (!ensured.contains(table.name())) {
+            sink.ensureTable(table);
+            ensured.add(table.name());
+          }
+          List<ProvenanceRow> tableRows = group.getValue();
+          for (int from = 0; from < tableRows.size(); from += config.maxBatchRows()) {
+            sink.load(table, tableRows.subList(from, Math.min(tableRows.size(), from + config.maxBatchRows())));
+          }
+        }
+      } catch (SQLException | RuntimeException | AssertionError e) {
+        // AssertionError: pgjdbc 42.7 throws one from executeBatch when the connection breaks mid-batch
+        recordFailure(describe(e), e);
+        closeSink();
+        return false;
+      }
+      if (!complete(batch)) {
+        return false;
+      }
+    }
+  }
+
+  /** The next rows to load, from the head of the queue; null if there are none (or the spooler was abandoned). */
+  private Batch nextBatch() {
+    lock.lock();
+    try {
+      while (!abandoned) {
+        Segment head = queue.peekFirst();
+        if (head == null) {
+          return null;
+        }
+        if (head instanceof MemorySegment memory) {
+          if (memory.rows.isEmpty()) {
+            if (queue.size() == 1) {
+              return null; // the tail that offers append to
+            }
+            queue.pollFirst();
+            continue;
+          }
+          int count = Math.min(memory.rows.size(), config.maxBatchRows());
+          List<ProvenanceRow> rows = new ArrayList<>(count);
+          Iterator<ProvenanceRow> it = memory.rows.iterator();
+          for (int i = 0; i < count; i++) {
+            rows.add(it.next());
+          }
+          return new Batch(memory, rows, count);
+        }
+        DiskSegment disk = (DiskSegment) head;
+        seal(disk); // new offers start another file; this one is complete
+        return new Batch(disk, null, disk.rows);
+      }
+      return null;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Removes a loaded batch from the queue; false if close() has taken over the queue. */
+  private boolean complete(Batch batch) {
+    lock.lock();
+    try {
+      if (abandoned) {
+        return false;
+      }
+      if (batch.segment instanceof MemorySegment memory) {
+        for (int i = 0; i < batch.count; i++) {
+          memory.rows.pollFirst();
+        }
+        rowsInMemory -= batch.count;
+        if (memory.rows.isEmpty() && queue.size() > 1) {
+          queue.pollFirst();
+        }
+      } else {
+        DiskSegment disk = (DiskSegment) queue.pollFirst();
+        rowsOnDisk -= disk.rows;
+        try {
+          Files.deleteIfExists(disk.file);
+        } catch (IOException e) {
+          LOG.log(System.Logger.Level.WARNING, "cannot delete loaded spill file " + disk.file + " (" + e.getMessage()
+              + "); a later spooler will load it again, which is harmless as loads skip rows already present", e);
+        }
+      }
+      rowsLoaded += batch.count;
+      progress.signalAll();
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void reportStall(Segment segment, List<String> unregistered) {
+    String message = "waiting for register() of table(s) " + unregistered + ": spill file "
+        + ((DiskSegment) segment).file + " holds rows of them";
+    recordError(message);
+    if (stallWarnedSegment != segment.id) {
+      stallWarnedSegment = segment.id;
+      LOG.log(System.Logger.Level.WARNING, message + "; loading of all later rows waits until they are registered");
+    }
+  }
+
+  private void recordFailure(String message, Throwable e) {
+    consecutiveFailures++;
+    lock.lock();
+    try {
+      failedLoadAttempts++;
+      lastError = message;
+    } finally {
+      lock.unlock();
+    }
+    String text = "provenance load failed (" + consecutiveFailures + " in a row), retrying in "
+        + TimeUnit.NANOSECONDS.toMillis(backoffNanos()) + " ms: " + message;
+    if (consecutiveFailures == 1) {
+      LOG.log(System.Logger.Level.WARNING, text, e);
+    } else {
+      LOG.log(System.Logger.Level.WARNING, text);
+    }
+  }
+
+  /** A failure's message, with its cause's when the failure itself says little (as pgjdbc's AssertionError). */
+  private static String describe(Throwable e) {
+    String message = e.getMessage() == null ? e.toString() : e.getMessage();
+    Throwable cause = e.getCause();
+    if (cause != null && cause.getMessage() != null && !message.contains(cause.getMessage())) {
+      message += " (cause: " + cause.getMessage() + ")";
+    }
+    return message;
+  }
+
+  private void recordError(String message) {
+    lock.lock();
+    try {
+      lastError = message;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void closeSink() {
+    if (sink == null) {
+      return;
+    }
+    try {
+      sink.close();
+    } catch (SQLException e) {
+      LOG.log(System.Logger.Level.DEBUG, "closing the provenance sink " + sink.url() + " failed", e);
+    }
+    sink = null;
+    ensured.clear();
+  }
+
+  // ---- queue segments
+
+  /** A run of consecutive waiting rows, in memory or in one spill file; ids increase along the queue. */
+  private abstract static class Segment {
+    final long id;
+
+    Segment(long id) {
+      this.id = id;
+    }
+  }
+
+  private static final class MemorySegment extends Segment {
+    final ArrayDeque<ProvenanceRow> rows = new ArrayDeque<>();
+
+    MemorySegment(long id) {
+      super(id);
+    }
+  }
+
+  private static final class DiskSegment extends Segment {
+    final Path file;
+    /** Rows in the file; changed only under the spooler's lock. */
+    int rows;
+    /** Open while offers may still append; null once sealed. */
+    SpillFile.Writer writer;
+    /** The file's rows once read by the loader, kept while a load of them is retried. */
+    List<ProvenanceRow> cached;
+
+    DiskSegment(long id, Path file, int rows) {
+      super(id);
+      this.file = file;
+      this.rows = rows;
+    }
+  }
+
+  /** Rows taken from the head segment for one attempt. */
+  private static final class Batch {
+    final Segment segment;
+    private final List<ProvenanceRow> memoryRows;
+    final int count;
+
+    Batch(Segment segment, List<ProvenanceRow> memoryRows, int count) {
+      this.segment = segment;
+      this.memoryRows = memoryRows;
+      this.count = count;
+    }
+
+    List<ProvenanceRow> rows() throws IOException {
+      if (memoryRows != null) {
+        return memoryRows;
+      }
+      DiskSegment disk = (DiskSegment) segment;
+      if (disk.cached == null) {
+        disk.cached = SpillFile.read(disk.file);
+      }
+      return disk.cached;
+    }
+  }
+}

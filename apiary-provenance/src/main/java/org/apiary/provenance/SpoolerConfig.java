@@ -1,0 +1,106 @@
+package org.apiary.provenance;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a {@link ProvenanceSpooler} batches, buffers and retries. Immutable; {@link #defaults()} and the
+ * {@code with...} methods make new instances.
+ *
+ * @param flushInterval how often the spooler's thread loads what is waiting; default 10 ms. It also wakes early
+ *     once {@code maxBatchRows} rows wait in memory.
+ * @param maxBatchRows the most rows of one table loaded in one transaction, and the most rows in one spill file;
+ *     default 5000
+ * @param maxMemoryRows how many rows may wait in memory; rows offered beyond that go to spill files until memory
+ *     has room again; default 200,000. Zero spills every row.
+ * @param spillDirectory where spill files go, created if missing; one spooler at a time may use it (a lock file
+ *     enforces this). A spooler started on a directory holding spill files loads them first. Default
+ *     {@code <java.io.tmpdir>/apiary-provenance-spool}, the same path for every process of the machine's user, so a
+ *     restarted process picks up what the previous one left; give each concurrently running spooler its own.
+ * @param initialBackoff the wait after a failed load, doubled after each further consecutive failure; default 50 ms
+ * @param maxBackoff the longest wait between attempts; default 5 s. At least {@code initialBackoff}.
+ * @param closeTimeout how long {@link ProvenanceSpooler#close()} lets the final load run before it spills what is
+ *     left; default 10 s
+ */
+public record SpoolerConfig(Duration flushInterval, int maxBatchRows, int maxMemoryRows, Path spillDirectory,
+                            Duration initialBackoff, Duration maxBackoff, Duration closeTimeout) {
+  /** Validates every setting. */
+  public SpoolerConfig {
+    Objects.requireNonNull(flushInterval, "flushInterval");
+    Objects.requireNonNull(spillDirectory, "spillDirectory");
+    Objects.requireNonNull(initialBackoff, "initialBackoff");
+    Objects.requireNonNull(maxBackoff, "maxBackoff");
+    Objects.requireNonNull(closeTimeout, "closeTimeout");
+    requirePositive(flushInterval, "flushInterval");
+    requirePositive(initialBackoff, "initialBackoff");
+    if (maxBatchRows < 1) {
+      throw new IllegalArgumentException("maxBatchRows must be at least 1, not " + maxBatchRows);
+    }
+    if (maxMemoryRows < 0) {
+      throw new IllegalArgumentException("maxMemoryRows must not be negative, not " + maxMemoryRows);
+    }
+    if (maxBackoff.compareTo(initialBackoff) < 0) {
+      throw new IllegalArgumentException("maxBackoff (" + maxBackoff + ") is shorter than initialBackoff ("
+          + initialBackoff + ")");
+    }
+    if (closeTimeout.isNegative()) {
+      throw new IllegalArgumentException("closeTimeout must not be negative, not " + closeTimeout);
+    }
+  }
+
+  /** The defaults listed on each setting. */
+  public static SpoolerConfig defaults() {
+    return new SpoolerConfig(Duration.ofMillis(10), 5000, 200_000,
+        Path.of(System.getProperty("java.io.tmpdir"), "apiary-provenance-spool"),
+        Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(10));
+  }
+
+  /** A copy with another {@link #flushInterval()}. */
+  public SpoolerConfig withFlushInterval(Duration value) {
+    return new SpoolerConfig(value, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
+        closeTimeout);
+  }
+
+  /** A copy with another {@link #maxBatchRows()}. */
+  public SpoolerConfig withMaxBatchRows(int value) {
+    return new SpoolerConfig(flushInterval, value, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
+        closeTimeout);
+  }
+
+  /** A copy with another {@link #maxMemoryRows()}. */
+  public SpoolerConfig withMaxMemoryRows(int value) {
+    return new SpoolerConfig(flushInterval, maxBatchRows, value, spillDirectory, initialBackoff, maxBackoff,
+        closeTimeout);
+  }
+
+  /** A copy with another {@link #spillDirectory()}. */
+  public SpoolerConfig withSpillDirectory(Path value) {
+    return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, value, initialBackoff, maxBackoff,
+        closeTimeout);
+  }
+
+  /** A copy with another {@link #initialBackoff()}. */
+  public SpoolerConfig withInitialBackoff(Duration value) {
+    return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, value, maxBackoff,
+        closeTimeout);
+  }
+
+  /** A copy with another {@link #maxBackoff()}. */
+  public SpoolerConfig withMaxBackoff(Duration value) {
+    return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, value,
+        closeTimeout);
+  }
+
+  /** A copy with another {@link #closeTimeout()}. */
+  public SpoolerConfig withCloseTimeout(Duration value) {
+    return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
+        value);
+  }
+
+  private static void requirePositive(Duration value, String name) {
+    if (value.isZero() || value.isNegative()) {
+      throw new IllegalArgumentException(name + " must be positive, not " + value);
+    }
+  }
+}

@@ -1,0 +1,19 @@
+package org.apiary.provenance;
+
+/**
+ * A snapshot of a {@link ProvenanceSpooler}'s counters. Every row that entered the spooler is loaded, waiting in
+ * memory, or waiting on disk: {@code rowsOffered + rowsRecovered == rowsLoaded + rowsInMemory + rowsOnDisk}.
+ *
+ * @param rowsOffered rows accepted by {@link ProvenanceSpooler#offer} since start
+ * @param rowsRecovered rows found in spill files left by an earlier spooler when this one started
+ * @param rowsLoaded rows whose load transaction committed (rows skipped because their key was present count too)
+ * @param rowsSpilled rows written to spill files since start (while memory was full, and at close)
+ * @param rowsInMemory rows waiting in memory
+ * @param rowsOnDisk rows waiting in spill files
+ * @param failedLoadAttempts attempts that failed: connecting, creating a table, or loading a batch
+ * @param lastError the message of the last failure or stall (for example a spill file waiting for its table to be
+ *     registered), or {@code null} if there was none
+ */
+public record SpoolerStats(long rowsOffered, long rowsRecovered, long rowsLoaded, long rowsSpilled,
+                           long rowsInMemory, long rowsOnDisk, long failedLoadAttempts, String lastError) {
+}

@@ -1,0 +1,124 @@
+package org.apiary.provenance;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DuckDbSinkTest {
+  @TempDir
+  Path dir;
+
+  private String url() {
+    return "jdbc:duckdb:" + dir.resolve("provenance.db");
+  }
+
+  @Test
+  void loadsEveryTypeIdempotently() throws SQLException {
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      assertEquals(SinkDialect.DUCKDB, sink.dialect());
+      SinkChecks.checkIdempotentLoads(sink, "typed");
+    }
+  }
+
+  @Test
+  void rowsSurviveReopeningTheFile() throws SQLException {
+    ProvenanceTable table = SinkChecks.typedTable("kept");
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      sink.ensureTable(table);
+      sink.load(table, SinkChecks.typedRows(table, 0, 30, "a"));
+    }
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      sink.ensureTable(table);
+      sink.load(table, SinkChecks.typedRows(table, 20, 40, "b"));
+      List<ProvenanceRow> expected = new ArrayList<>(SinkChecks.typedRows(table, 0, 30, "a"));
+      expected.addAll(SinkChecks.typedRows(table, 30, 40, "b"));
+      SinkChecks.assertStored(sink, table, expected);
+    }
+  }
+
+  @Test
+  void loadsTheStandardTables() throws SQLException {
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      ProvenanceTable invocations = ProvenanceSchema.functionInvocations();
+      sink.ensureTable(invocations);
+      ProvenanceRow row = new ProvenanceRow(invocations.name(), List.of(java.time.Instant.parse("2024-01-01T00:00:00Z"),
+          42L, "inc", "graph", "exec-1", "p1", "caller"));
+      sink.load(invocations, List.of(row));
+      sink.load(invocations, List.of(row));
+      assertEquals(1, SinkChecks.count(sink, invocations));
+    }
+  }
+
+  @Test
+  void failureNamesTableAndUrlAndLeavesTheSinkUsable() throws SQLException {
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      ProvenanceTable missing = SinkChecks.typedTable("never");
+      SQLException e = assertThrows(SQLException.class,
+          () -> sink.load(missing, SinkChecks.typedRows(missing, 0, 3, "x")));
+      assertTrue(e.getMessage().contains("neverEvents"), e.getMessage());
+      assertTrue(e.getMessage().contains(url()), e.getMessage());
+
+      ProvenanceTable table = SinkChecks.typedTable("after");
+      sink.ensureTable(table);
+      sink.load(table, SinkChecks.typedRows(table, 0, 3, "x"));
+      assertEquals(3, SinkChecks.count(sink, table));
+    }
+  }
+
+  @Test
+  void rejectsRowsThatDoNotFitTheTable() throws SQLException {
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      ProvenanceTable table = SinkChecks.typedTable("strict");
+      sink.ensureTable(table);
+      List<Object> values = new ArrayList<>(SinkChecks.typedRow(table, 1, "x").values());
+      values.set(4, "not a number");
+      IllegalArgumentException wrongType = assertThrows(IllegalArgumentException.class,
+          () -> sink.load(table, List.of(new ProvenanceRow(table.name(), values))));
+      assertTrue(wrongType.getMessage().contains("column id"), wrongType.getMessage());
+
+      values.set(4, 1L);
+      values.set(3, null);
+      assertThrows(IllegalArgumentException.class,
+          () -> sink.load(table, List.of(new ProvenanceRow(table.name(), values))), "NULL key");
+      assertThrows(IllegalArgumentException.class,
+          () -> sink.load(table, List.of(new ProvenanceRow(table.name(), values.subList(0, 5)))), "arity");
+      assertEquals(0, SinkChecks.count(sink, table));
+    }
+  }
+
+  @Test
+  void rejectsOtherDatabasesAndHidesPasswords() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ProvenanceSink.open("jdbc:mysql://db/x?user=u&password=secret", new Properties()));
+    assertFalse(e.getMessage().contains("secret"), e.getMessage());
+    assertEquals("jdbc:postgresql://h/db?user=u&password=***&ssl=true",
+        ProvenanceSink.redact("jdbc:postgresql://h/db?user=u&password=s3cr3t&ssl=true"));
+    assertEquals(SinkDialect.VERTICA, SinkDialect.forUrl("jdbc:vertica://h:5433/VMart"));
+    assertEquals(SinkDialect.POSTGRESQL, SinkDialect.forUrl("jdbc:postgresql://h/db"));
+  }
+
+  @Test
+  void dialectsWriteTheDocumentedStatements() {
+    ProvenanceTable table = ProvenanceSchema.functionExecTimes();
+    assertEquals("INSERT INTO \"functionexectimes\" (\"event_time\", \"tx_id\", \"latency_us\") VALUES (?, ?, ?) "
+        + "ON CONFLICT DO NOTHING", SinkDialect.POSTGRESQL.describeLoad(table));
+    assertEquals("INSERT INTO \"FunctionExecTimes\" (\"event_time\", \"tx_id\", \"latency_us\") VALUES (?, ?, ?) "
+        + "ON CONFLICT DO NOTHING", SinkDialect.DUCKDB.describeLoad(table));
+    assertEquals("INSERT INTO \"apiary_stage_functionexectimes\" (\"event_time\", \"tx_id\", \"latency_us\") "
+        + "VALUES (?, ?, ?); MERGE INTO \"FunctionExecTimes\" t USING \"apiary_stage_functionexectimes\" s "
+        + "ON t.\"tx_id\" = s.\"tx_id\" WHEN NOT MATCHED THEN INSERT (\"event_time\", \"tx_id\", \"latency_us\") "
+        + "VALUES (CAST(s.\"event_time\" AS TIMESTAMP), s.\"tx_id\", s.\"latency_us\")",
+        SinkDialect.VERTICA.describeLoad(table));
+    assertEquals("CREATE TABLE IF NOT EXISTS \"functionexectimes\" (\"event_time\" TIMESTAMP, \"tx_id\" BIGINT, "
+        + "\"latency_us\" BIGINT, PRIMARY KEY (\"tx_id\"))", SinkDialect.POSTGRESQL.createTableSql(table));
+  }
+}

@@ -1,0 +1,67 @@
+package org.apiary.provenance;
+
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HexFormat;
+import java.util.Properties;
+
+/**
+ * A schema of its own in the machine's PostgreSQL server (database {@code test}, user {@code postgres}, trust
+ * authentication) for one test, dropped with everything in it on close, so concurrent runs never collide. The server
+ * is shared: tests never stop it.
+ */
+final class PostgresTestSchema implements AutoCloseable {
+  static final String HOST = "127.0.0.1";
+  static final int PORT = 5432;
+  static final String DATABASE = "test";
+
+  private final String schema;
+
+  PostgresTestSchema() throws SQLException {
+    byte[] random = new byte[6];
+    new SecureRandom().nextBytes(random);
+    schema = "apiary_test_" + HexFormat.of().formatHex(random);
+    try (Connection connection = DriverManager.getConnection(url(HOST, PORT, null), props());
+         Statement statement = connection.createStatement()) {
+      statement.execute("CREATE SCHEMA " + schema);
+    }
+  }
+
+  String schema() {
+    return schema;
+  }
+
+  /** The URL of this schema on the server. */
+  String url() {
+    return url(HOST, PORT, schema);
+  }
+
+  /** The URL of this schema through a proxy listening on {@code port}. */
+  String urlThrough(int port) {
+    return url(HOST, port, schema);
+  }
+
+  /** Connection properties: user postgres, no password, short timeouts so a cut connection fails fast. */
+  static Properties props() {
+    Properties props = new Properties();
+    props.setProperty("user", "postgres");
+    props.setProperty("connectTimeout", "5");
+    props.setProperty("socketTimeout", "30");
+    return props;
+  }
+
+  private static String url(String host, int port, String schema) {
+    return "jdbc:postgresql://" + host + ":" + port + "/" + DATABASE + (schema == null ? "" : "?currentSchema=" + schema);
+  }
+
+  @Override
+  public void close() throws SQLException {
+    try (Connection connection = DriverManager.getConnection(url(HOST, PORT, null), props());
+         Statement statement = connection.createStatement()) {
+      statement.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    }
+  }
+}

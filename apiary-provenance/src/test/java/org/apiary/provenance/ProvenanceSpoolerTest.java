@@ -1,0 +1,261 @@
+package org.apiary.provenance;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.apiary.DatabaseException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The spooler against DuckDB, with a sink factory the test can make fail. */
+class ProvenanceSpoolerTest {
+  @TempDir
+  Path dir;
+
+  private final AtomicBoolean sinkDown = new AtomicBoolean();
+
+  private String url() {
+    return "jdbc:duckdb:" + dir.resolve("provenance.db");
+  }
+
+  private Path spillDirectory() {
+    return dir.resolve("spill");
+  }
+
+  private SpoolerConfig config() {
+    return SpoolerConfig.defaults().withSpillDirectory(spillDirectory()).withInitialBackoff(Duration.ofMillis(10))
+        .withMaxBackoff(Duration.ofMillis(100)).withCloseTimeout(Duration.ofSeconds(5));
+  }
+
+  /** Opens DuckDB sinks, or fails as a database that cannot be reached while {@link #sinkDown} is set. */
+  private Supplier<ProvenanceSink> sinks() {
+    Supplier<ProvenanceSink> opener = ProvenanceSink.opener(url(), new Properties());
+    return () -> {
+      if (sinkDown.get()) {
+        throw new DatabaseException("provenance database down for the test");
+      }
+      return opener.get();
+    };
+  }
+
+  @Test
+  void loadsOfferedRowsOfSeveralTables() throws SQLException, IOException {
+    ProvenanceTable typed = SinkChecks.typedTable("alpha");
+    ProvenanceTable times = ProvenanceSchema.functionExecTimes();
+    try (ProvenanceSpooler spooler = ProvenanceSpooler.start(config().withMaxBatchRows(700), sinks())) {
+      spooler.register(typed);
+      spooler.register(times);
+      spooler.register(times); // the same definition again is fine
+      for (int chunk = 0; chunk < 12; chunk++) {
+        List<ProvenanceRow> rows = new ArrayList<>(SinkChecks.typedRows(typed, chunk * 500L, chunk * 500L + 500, "v"));
+        for (long tx = chunk * 500L; tx < chunk * 500L + 500; tx++) {
+          rows.add(new ProvenanceRow(times.name(), List.of(Instant.EPOCH.plusSeconds(tx), tx, tx * 3)));
+        }
+        spooler.offer(rows);
+      }
+      assertTrue(spooler.flush(Duration.ofSeconds(30)), "flush timed out: " + spooler.stats());
+      SpoolerStats stats = spooler.stats();
+      assertEquals(new SpoolerStats(12_000, 0, 12_000, 0, 0, 0, 0, null), stats);
+    }
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      SinkChecks.assertStored(sink, typed, SinkChecks.typedRows(typed, 0, 6000, "v"));
+      assertEquals(6000, SinkChecks.count(sink, times));
+      assertEquals(6000 * 5999 / 2 * 3, SinkChecks.queryLong(sink.connection(),
+          "SELECT SUM(latency_us) FROM FunctionExecTimes"));
+    }
+    assertEquals(List.of(), spillFiles());
+  }
+
+  @Test
+  void refusesMisuseWithMessagesNamingTheCall() {
+    ProvenanceTable typed = SinkChecks.typedTable("strict");
+    ProvenanceSpooler spooler = ProvenanceSpooler.start(config(), sinks());
+    try {
+      IllegalArgumentException unregistered = assertThrows(IllegalArgumentException.class,
+          () -> spooler.offer(SinkChecks.typedRows(typed, 0, 1, "v")));
+      assertTrue(unregistered.getMessage().contains("strictEvents is not registered"), unregistered.getMessage());
+
+      spooler.register(typed);
+      List<Object> values = new ArrayList<>(SinkChecks.typedRow(typed, 1, "v").values());
+      values.set(5, "not an integer");
+      List<ProvenanceRow> mixed = List.of(SinkChecks.typedRow(typed, 0, "v"), new ProvenanceRow(typed.name(), values));
+      assertThrows(IllegalArgumentException.class, () -> spooler.offer(mixed));
+      assertEquals(0, spooler.stats().rowsOffered(), "a rejected offer takes none of its rows");
+
+      ProvenanceTable other = ProvenanceSchema.eventsTable("strict", SinkChecks.TYPED_COLUMNS.subList(0, 2),
+          List.of("id"));
+      assertThrows(IllegalArgumentException.class, () -> spooler.register(other));
+
+      IllegalStateException sameDirectory = assertThrows(IllegalStateException.class,
+          () -> ProvenanceSpooler.start(config(), sinks()));
+      assertTrue(sameDirectory.getMessage().contains("in use"), sameDirectory.getMessage());
+    } finally {
+      spooler.close();
+    }
+    assertThrows(IllegalStateException.class, () -> spooler.offer(SinkChecks.typedRows(typed, 0, 1, "v")));
+    assertThrows(IllegalStateException.class, () -> spooler.register(typed));
+    spooler.close(); // a second close does nothing
+  }
+
+  @Test
+  void spillFilesSurviveCloseWhileTheSinkIsDownAndTheNextSpoolerLoadsThem() throws Exception {
+    ProvenanceTable typed = SinkChecks.typedTable("kept");
+    SpoolerConfig config = config().withMaxMemoryRows(1000).withMaxBatchRows(500);
+    sinkDown.set(true);
+    ProvenanceSpooler first = ProvenanceSpooler.start(config, sinks());
+    first.register(typed);
+    for (int from = 0; from < 5000; from += 250) {
+      first.offer(SinkChecks.typedRows(typed, from, from + 250, "v"));
+    }
+    assertFalse(first.flush(Duration.ofMillis(300)), "nothing can load while the sink is down");
+    SpoolerStats down = first.stats();
+    assertEquals(5000, down.rowsOffered());
+    assertEquals(1000, down.rowsInMemory());
+    assertEquals(4000, down.rowsOnDisk());
+    assertEquals(4000, down.rowsSpilled());
+    assertEquals(0, down.rowsLoaded());
+    assertTrue(down.failedLoadAttempts() > 0, down.toString());
+    assertTrue(down.lastError().contains("down for the test"), down.lastError());
+
+    first.close();
+    SpoolerStats closed = first.stats();
+    assertEquals(0, closed.rowsInMemory());
+    assertEquals(5000, closed.rowsOnDisk());
+    assertEquals(5000, closed.rowsSpilled());
+    assertFalse(first.flush(Duration.ofMillis(10)));
+    List<Path> files = spillFiles();
+    assertEquals(9, files.size(), "8 files of 500 spilled rows and one for the 1000 memory rows: " + files);
+    long spilledRows = 0;
+    for (Path file : files) {
+      spilledRows += SpillFile.count(file);
+    }
+    assertEquals(5000, spilledRows);
+
+    sinkDown.set(false);
+    try (ProvenanceSpooler second = ProvenanceSpooler.start(config, sinks())) {
+      assertEquals(5000, second.stats().rowsRecovered());
+      assertEquals(5000, second.stats().rowsOnDisk());
+      assertFalse(second.flush(Duration.ofMillis(200)), "recovered rows wait for their table to be registered");
+      assertTrue(second.stats().lastError().contains("waiting for register() of table(s) [keptEvents]"),
+          second.stats().lastError());
+      second.register(typed);
+      second.offer(SinkChecks.typedRows(typed, 5000, 5100, "v"));
+      assertTrue(second.flush(Duration.ofSeconds(30)), "flush timed out: " + second.stats());
+      SpoolerStats stats = second.stats();
+      assertEquals(5100, stats.rowsLoaded());
+      assertEquals(0, stats.rowsOnDisk());
+      assertEquals(0, stats.rowsInMemory());
+    }
+    assertEquals(List.of(), spillFiles(), "spill files are deleted once loaded");
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      SinkChecks.assertStored(sink, typed, SinkChecks.typedRows(typed, 0, 5100, "v"));
+      assertLoadedInOfferOrder(sink, typed, 5100);
+    }
+  }
+
+  @Test
+  void rowsWaitingThroughAnOutageAreLoadedOnceInOfferOrder() throws Exception {
+    ProvenanceTable typed = SinkChecks.typedTable("ordered");
+    sinkDown.set(true);
+    try (ProvenanceSpooler spooler = ProvenanceSpooler.start(config().withMaxMemoryRows(500).withMaxBatchRows(300),
+        sinks())) {
+      spooler.register(typed);
+      for (int from = 0; from < 3000; from += 100) {
+        spooler.offer(SinkChecks.typedRows(typed, from, from + 100, "v"));
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (spooler.stats().failedLoadAttempts() < 3 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertTrue(spooler.stats().failedLoadAttempts() >= 3, spooler.stats().toString());
+      assertEquals(2500, spooler.stats().rowsOnDisk());
+      sinkDown.set(false);
+      // newer rows keep coming while the backlog loads: they go to memory once it has room, behind the spill files
+      for (int from = 3000; from < 6000; from += 100) {
+        spooler.offer(SinkChecks.typedRows(typed, from, from + 100, "v"));
+        Thread.sleep(2);
+      }
+      assertTrue(spooler.flush(Duration.ofSeconds(30)), "flush timed out: " + spooler.stats());
+      SpoolerStats stats = spooler.stats();
+      assertEquals(6000, stats.rowsLoaded());
+      assertTrue(stats.rowsSpilled() >= 2500, stats.toString());
+    }
+    assertEquals(List.of(), spillFiles());
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      assertEquals(6000, SinkChecks.count(sink, typed));
+      assertEquals(6000, SinkChecks.countDistinctKeys(sink, typed));
+      assertLoadedInOfferOrder(sink, typed, 6000);
+    }
+  }
+
+  @Test
+  void closeIsBoundedWhenTheSinkHangsAndKeepsTheRowsOnDisk() throws Exception {
+    ProvenanceTable typed = SinkChecks.typedTable("stuck");
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Supplier<ProvenanceSink> hanging = () -> {
+      entered.countDown();
+      try {
+        release.await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      throw new DatabaseException("released by the test");
+    };
+    ProvenanceSpooler spooler = ProvenanceSpooler.start(config().withCloseTimeout(Duration.ofMillis(300)), hanging);
+    spooler.register(typed);
+    spooler.offer(SinkChecks.typedRows(typed, 0, 10, "v"));
+    assertTrue(entered.await(10, TimeUnit.SECONDS));
+    long start = System.nanoTime();
+    spooler.close();
+    long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    release.countDown();
+    assertTrue(elapsedMillis < 4000, "close took " + elapsedMillis + " ms");
+    assertEquals(10, spooler.stats().rowsOnDisk());
+    assertEquals(10, SpillFile.read(spillFiles().get(0)).size());
+  }
+
+  /** DuckDB assigns rowids in insertion order: within the table, event_seq must rise with them. */
+  private static void assertLoadedInOfferOrder(ProvenanceSink sink, ProvenanceTable table, int rows)
+      throws SQLException {
+    try (Statement statement = sink.connection().createStatement();
+         ResultSet rs = statement.executeQuery("SELECT event_seq FROM " + table.name() + " ORDER BY rowid")) {
+      long expected = 0;
+      while (rs.next()) {
+        assertEquals(expected++, rs.getLong(1), "rows loaded out of offer order");
+      }
+      assertEquals(rows, expected);
+    }
+    sink.connection().commit();
+  }
+
+  private List<Path> spillFiles() throws IOException {
+    if (!Files.isDirectory(spillDirectory())) {
+      return List.of();
+    }
+    try (Stream<Path> files = Files.list(spillDirectory())) {
+      List<Path> found = files.filter(f -> SpillFile.idOf(f).isPresent()).sorted().toList();
+      found.forEach(f -> assertNotNull(f.getFileName()));
+      return found;
+    }
+  }
+}

@@ -1,0 +1,107 @@
+package org.apiary.provenance;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SpillFileTest {
+  @TempDir
+  Path dir;
+
+  private static final List<Object> EDGE_VALUES = Arrays.asList(Long.MIN_VALUE, Integer.MAX_VALUE, (short) -1,
+      (byte) -128, Double.NaN, -0.0, Double.NEGATIVE_INFINITY, 1e-300, new BigDecimal("-0.000000000001"),
+      new BigDecimal("12345678901234567890123456.120000000000"), "", "tab\tnewline\n\"quote\" \u0000 ✓",
+      new byte[0], new byte[] {0, -1, 127}, Instant.parse("2024-03-01T12:00:00.123456789Z"),
+      Instant.parse("1969-12-31T23:59:59.999999999Z"), null);
+
+  @Test
+  void everyValueTypeRoundTrips() throws IOException {
+    ProvenanceTable table = SinkChecks.typedTable("spilled");
+    List<ProvenanceRow> rows = new ArrayList<>(SinkChecks.typedRows(table, 0, 50, "v"));
+    rows.add(new ProvenanceRow("edge", EDGE_VALUES));
+    Path file = write(1, rows);
+
+    List<ProvenanceRow> read = SpillFile.read(file);
+    assertEquals(rows.size(), read.size());
+    assertEquals(rows.size(), SpillFile.count(file));
+    for (int i = 0; i < rows.size(); i++) {
+      assertSameRow(rows.get(i), read.get(i));
+    }
+  }
+
+  @Test
+  void anIncompleteLastRecordIsIgnored() throws IOException {
+    ProvenanceTable table = SinkChecks.typedTable("torn");
+    Path file = write(2, SinkChecks.typedRows(table, 0, 10, "v"));
+    long size = Files.size(file);
+    try (var channel = java.nio.channels.FileChannel.open(file, StandardOpenOption.WRITE)) {
+      channel.truncate(size - 5); // the process stopped in the middle of the last record
+    }
+    assertEquals(9, SpillFile.count(file));
+    assertEquals(9, SpillFile.read(file).size());
+  }
+
+  @Test
+  void aCorruptRecordEndsTheFile() throws IOException {
+    ProvenanceTable table = SinkChecks.typedTable("corrupt");
+    Path file = write(3, SinkChecks.typedRows(table, 0, 10, "v"));
+    byte[] bytes = Files.readAllBytes(file);
+    bytes[bytes.length / 2] ^= 0x55;
+    Files.write(file, bytes);
+    int kept = SpillFile.count(file);
+    assertEquals(kept, SpillFile.read(file).size());
+    assertEquals(true, kept < 10 && kept > 0, "records before the damage are kept: " + kept);
+  }
+
+  @Test
+  void namesCarryIncreasingIds() throws IOException {
+    Path file = SpillFile.path(dir, 42);
+    assertEquals("segment-00000000000000000042.spill", file.getFileName().toString());
+    assertEquals(OptionalLong.of(42), SpillFile.idOf(file));
+    assertEquals(OptionalLong.empty(), SpillFile.idOf(dir.resolve("spool.lock")));
+    Files.writeString(dir.resolve("segment-00000000000000000007.spill"), "not a spill file at all");
+    assertThrows(IOException.class, () -> SpillFile.count(dir.resolve("segment-00000000000000000007.spill")));
+  }
+
+  private Path write(long id, List<ProvenanceRow> rows) throws IOException {
+    Path file = SpillFile.path(dir, id);
+    try (SpillFile.Writer writer = SpillFile.Writer.create(file)) {
+      for (int from = 0; from < rows.size(); from += 7) {
+        ByteArrayOutputStream records = new ByteArrayOutputStream();
+        for (ProvenanceRow row : rows.subList(from, Math.min(rows.size(), from + 7))) {
+          SpillFile.encode(row, records);
+        }
+        writer.append(records.toByteArray());
+      }
+    }
+    return file;
+  }
+
+  static void assertSameRow(ProvenanceRow expected, ProvenanceRow actual) {
+    assertEquals(expected.table(), actual.table());
+    assertEquals(expected.values().size(), actual.values().size());
+    for (int i = 0; i < expected.values().size(); i++) {
+      Object e = expected.values().get(i);
+      Object a = actual.values().get(i);
+      if (e instanceof byte[] bytes) {
+        assertArrayEquals(bytes, (byte[]) a, "value " + i);
+      } else {
+        assertEquals(e, a, "value " + i); // equals also compares class and BigDecimal scale
+      }
+    }
+  }
+}
