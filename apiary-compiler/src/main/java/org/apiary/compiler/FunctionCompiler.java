@@ -167,6 +167,7 @@ public final class FunctionCompiler {
       List<String> captureKeys = List.of();
       if (plan.readOnly()
           && ReadCapture.augment(e.getValue().sql(), planner.primaryKeys(), planner::plan) instanceof ReadCapture.Augmented a) {
+        // (a read that cannot be captured, such as an aggregate, returns no table rows: nothing to record)
         captureSql = a.augmentedSql();
         captureKeys = a.keyColumns().stream().map(k -> k.qualifier() + "." + k.table() + "." + k.column()).toList();
       }

@@ -37,8 +37,13 @@ final class SchemaPlanner {
 
   /** The primary-key columns of every base table, by upper-case name (for read provenance). */
   java.util.Map<String, List<String>> primaryKeys() {
-    return ReadCapture.primaryKeys(database);
+    if (primaryKeys == null) {
+      primaryKeys = ReadCapture.primaryKeys(database);
+    }
+    return primaryKeys;
   }
+
+  private java.util.Map<String, List<String>> primaryKeys;
 
   /** The tables (and views) the schema defines, upper-case. */
   java.util.Set<String> tables() {

@@ -13,14 +13,14 @@ import java.util.Properties;
  * authentication) for one test, dropped with everything in it on close, so concurrent runs never collide. The server
  * is shared: tests never stop it.
  */
-final class PostgresTestSchema implements AutoCloseable {
+public final class PostgresTestSchema implements AutoCloseable {
   static final String HOST = "127.0.0.1";
   static final int PORT = 5432;
   static final String DATABASE = "test";
 
   private final String schema;
 
-  PostgresTestSchema() throws SQLException {
+  public PostgresTestSchema() throws SQLException {
     byte[] random = new byte[6];
     new SecureRandom().nextBytes(random);
     schema = "apiary_test_" + HexFormat.of().formatHex(random);
@@ -30,22 +30,22 @@ final class PostgresTestSchema implements AutoCloseable {
     }
   }
 
-  String schema() {
+  public String schema() {
     return schema;
   }
 
   /** The URL of this schema on the server. */
-  String url() {
+  public String url() {
     return url(HOST, PORT, schema);
   }
 
   /** The URL of this schema through a proxy listening on {@code port}. */
-  String urlThrough(int port) {
+  public String urlThrough(int port) {
     return url(HOST, port, schema);
   }
 
   /** Connection properties: user postgres, no password, short timeouts so a cut connection fails fast. */
-  static Properties props() {
+  public static Properties props() {
     Properties props = new Properties();
     props.setProperty("user", "postgres");
     props.setProperty("connectTimeout", "5");

@@ -17,7 +17,7 @@ import java.util.Set;
  * every live connection and refuses new ones (accepting and closing them at once) until {@link #restore()}. All its
  * threads are daemons and end when their sockets close.
  */
-final class TcpProxy implements AutoCloseable {
+public final class TcpProxy implements AutoCloseable {
   private final int targetPort;
   private final ServerSocket server;
   private final Thread acceptor;
@@ -27,7 +27,7 @@ final class TcpProxy implements AutoCloseable {
   private boolean cut;
   private volatile int connectionsAccepted;
 
-  TcpProxy(int targetPort) throws IOException {
+  public TcpProxy(int targetPort) throws IOException {
     this.targetPort = targetPort;
     this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     this.acceptor = new Thread(this::acceptLoop, "tcp-proxy-accept-" + server.getLocalPort());
@@ -35,16 +35,16 @@ final class TcpProxy implements AutoCloseable {
     acceptor.start();
   }
 
-  int port() {
+  public int port() {
     return server.getLocalPort();
   }
 
-  int connectionsAccepted() {
+  public int connectionsAccepted() {
     return connectionsAccepted;
   }
 
   /** Closes every live connection; new ones are closed as soon as they are accepted, until restore(). */
-  synchronized void cut() {
+  public synchronized void cut() {
     cut = true;
     for (Socket socket : live) {
       closeSocket(socket);
@@ -52,7 +52,7 @@ final class TcpProxy implements AutoCloseable {
     live.clear();
   }
 
-  synchronized void restore() {
+  public synchronized void restore() {
     cut = false;
   }
 
