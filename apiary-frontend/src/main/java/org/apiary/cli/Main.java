@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** The {@code apiary} command line. */
 @Command(name = "apiary", mixinStandardHelpOptions = true, version = "Apiary 0.1.0",
     description = "A transactional Function-as-a-Service framework that runs functions inside VoltDB.",
-    subcommands = {DemoCommand.class, FrontendCommand.class, DrillCommand.class})
+    subcommands = {DemoCommand.class, FrontendCommand.class, DrillCommand.class, ProvenanceCommand.class})
 public final class Main implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
