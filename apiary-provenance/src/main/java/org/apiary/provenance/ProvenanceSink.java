@@ -74,6 +74,7 @@ public final class ProvenanceSink implements AutoCloseable {
           e.getSQLState(), e.getErrorCode(), e);
     }
     try {
+      dialect.configure(connection);
       connection.setAutoCommit(false);
     } catch (SQLException e) {
       closeAfterFailure(connection, e);
@@ -135,6 +136,20 @@ public final class ProvenanceSink implements AutoCloseable {
       rollbackAfterFailure(e);
       throw new SQLException("cannot create provenance table " + table.name() + " in " + url() + " (" + ddl + "): "
           + describe(e), e.getSQLState(), e.getErrorCode(), e);
+    }
+  }
+
+  /** Creates or replaces a view ({@code ddl} is a complete {@code CREATE OR REPLACE VIEW} statement). */
+  public void ensureView(String ddl) throws SQLException {
+    try {
+      try (Statement statement = connection.createStatement()) {
+        statement.execute(ddl);
+      }
+      connection.commit();
+    } catch (SQLException e) {
+      rollbackAfterFailure(e);
+      throw new SQLException("cannot create a provenance view in " + url() + " (" + ddl + "): " + describe(e),
+          e.getSQLState(), e.getErrorCode(), e);
     }
   }
 

@@ -34,6 +34,16 @@ enum SinkDialect {
    */
   DUCKDB("jdbc:duckdb:") {
     @Override
+    void configure(Connection connection) throws SQLException {
+      // Loading is sequential; DuckDB's default of one worker per core would compete with the transactional
+      // database for the same cores when both run on one machine (measured: three DuckDB threads took most of a
+      // core on a 2-core machine under provenance load).
+      try (Statement statement = connection.createStatement()) {
+        statement.execute("SET threads TO 1");
+      }
+    }
+
+    @Override
     void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged) throws SQLException {
       if (!staged.contains(table.name()) && appendable(table)) {
         try (Statement statement = connection.createStatement()) {
@@ -257,6 +267,11 @@ enum SinkDialect {
   String createTableSql(ProvenanceTable table) {
     return "CREATE TABLE IF NOT EXISTS " + quote(table.name()) + " (" + columnDefinitions(table) + ", PRIMARY KEY ("
         + table.key().stream().map(this::quote).collect(Collectors.joining(", ")) + "))";
+  }
+
+  /** Runs once per connection, right after it opens. */
+  void configure(Connection connection) throws SQLException {
+    // nothing by default
   }
 
   /** Runs once per table and connection before the first load: work that must happen outside the load's transaction. */

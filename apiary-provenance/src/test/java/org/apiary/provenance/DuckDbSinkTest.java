@@ -51,7 +51,7 @@ class DuckDbSinkTest {
       ProvenanceTable invocations = ProvenanceSchema.functionInvocations();
       sink.ensureTable(invocations);
       ProvenanceRow row = new ProvenanceRow(invocations.name(), List.of(java.time.Instant.parse("2024-01-01T00:00:00Z"),
-          42L, "inc", "graph", "exec-1", "p1", "caller"));
+          42L, "inc", "graph", "exec-1", "p1", "caller", 17L));
       sink.load(invocations, List.of(row));
       sink.load(invocations, List.of(row));
       assertEquals(1, SinkChecks.count(sink, invocations));

@@ -143,10 +143,9 @@ public abstract class FunctionProcedure extends VoltProcedure {
                                 long started) {
     long txId = TransactionIds.of(this);
     Instant time = getTransactionTime().toInstant();
-    List<ProvenanceRow> rows = new ArrayList<>(2 + runtime.reads.size());
+    List<ProvenanceRow> rows = new ArrayList<>(1 + runtime.reads.size());
     rows.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_INVOCATIONS, Arrays.asList(time, txId, functionName,
-        call.graph(), call.invocationId(), partitionKey == null ? null : describe(partitionKey), null)));
-    rows.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_EXEC_TIMES, Arrays.asList(time, txId,
+        call.graph(), call.invocationId(), partitionKey == null ? null : describe(partitionKey), null,
         (System.nanoTime() - started) / 1_000L)));
     for (int i = 0; i < runtime.reads.size(); i++) {
       CapturedRead read = runtime.reads.get(i);

@@ -65,7 +65,6 @@ public final class ServerProvenance implements AutoCloseable {
     this.spooler = ProvenanceSpooler.start(SpoolerConfig.defaults().withFlushInterval(settings.flushInterval())
         .withSpillDirectory(settings.spillDirectory()), ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties()));
     spooler.register(ProvenanceSchema.functionInvocations());
-    spooler.register(ProvenanceSchema.functionExecTimes());
   }
 
   /** Starts capture in this process, or keeps the running one if its settings are the same. */
@@ -117,6 +116,8 @@ public final class ServerProvenance implements AutoCloseable {
       try {
         if (loader == null) {
           loader = ProvenanceSink.open(settings.sinkUrl(), settings.sinkProperties());
+          loader.ensureTable(ProvenanceSchema.functionInvocations());
+          loader.ensureView(ProvenanceSchema.FUNCTION_EXEC_TIMES_VIEW);
         }
         loader.ensureTable(table);
         loader.load(table, rows);

@@ -61,13 +61,24 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
   @Option(names = "--keys", defaultValue = "10000", description = "Counters (default ${DEFAULT-VALUE}).")
   int keys;
 
+  @Option(names = "--sink", description = "JDBC URL of the provenance sink (default: a DuckDB file in a temporary directory).")
+  String sink;
+
+  @Option(names = "--sink-user", description = "User for the sink.")
+  String sinkUser;
+
+  @Option(names = "--flush-ms", defaultValue = "10",
+      description = "How often captured reads and executions are loaded into the sink (default ${DEFAULT-VALUE}).")
+  int flushMs;
+
   private final PrintStream out = System.out;
 
   @Override
   public Integer call() throws Exception {
     if (variant.equals("all")) {
-      out.printf(Locale.ROOT, "2 partitions, %d calls in flight, %d keys, %d s warm-up + %d s measured per variant%n",
-          concurrency, keys, warmup, seconds);
+      out.printf(Locale.ROOT, "2 partitions, %d calls in flight, %d keys, %d s warm-up + %d s measured per variant, "
+          + "flush every %d ms, sink %s%n", concurrency, keys, warmup, seconds, flushMs,
+          sink == null ? "DuckDB file" : sink);
       out.printf(Locale.ROOT, "%-18s %10s %9s %9s %12s%n", "variant", "ops/s", "p50 ms", "p99 ms", "captured");
       for (String v : VARIANTS) {
         int code = runInOwnProcess(v);
@@ -89,7 +100,14 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
     cmd.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
     cmd.addAll(List.of("-Xmx3g", "-cp", System.getProperty("java.class.path"), ProvenanceBenchmark.class.getName(),
         "--variant", v, "--seconds", String.valueOf(seconds), "--warmup", String.valueOf(warmup),
-        "--concurrency", String.valueOf(concurrency), "--keys", String.valueOf(keys)));
+        "--concurrency", String.valueOf(concurrency), "--keys", String.valueOf(keys),
+        "--flush-ms", String.valueOf(flushMs)));
+    if (sink != null) {
+      cmd.addAll(List.of("--sink", sink));
+    }
+    if (sinkUser != null) {
+      cmd.addAll(List.of("--sink-user", sinkUser));
+    }
     Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
     List<String> lines = new String(p.getInputStream().readAllBytes()).lines().toList();
     if (!p.waitFor(warmup + seconds + 300L, TimeUnit.SECONDS)) {
@@ -108,7 +126,9 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
     boolean capture = variant.equals("writes") || variant.equals("reads-and-writes");
     DatabaseConfig config = DatabaseConfig.embedded(2);
     if (capture) {
-      config = config.withProvenance(ProvenanceConfig.duckdb(dir.resolve("provenance.duckdb")));
+      ProvenanceConfig provenance = sink == null ? ProvenanceConfig.duckdb(dir.resolve("provenance.duckdb"))
+          : ProvenanceConfig.sink(sink).withCredentials(sinkUser, null);
+      config = config.withProvenance(provenance.withFlushInterval(Duration.ofMillis(flushMs)));
     }
     Path manualLog = dir.resolve("manual-log.jsonl");
     System.setProperty("apiary.bench.manualLog", manualLog.toString());
