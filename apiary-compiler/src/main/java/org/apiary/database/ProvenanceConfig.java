@@ -17,9 +17,12 @@ import java.util.Objects;
  * @param exportFlushInterval how often VoltDB hands captured writes to the spooler (default 100 ms)
  * @param spillDirectory where rows wait on disk while the sink is unreachable and memory is full; {@code null}
  *     for a directory under the database's own
+ * @param writeCaptureTables the application tables whose writes are captured, upper-case; {@code null} for all.
+ *     Each captured table is a VoltDB export stream, and VoltDB Community Edition allows two per database.
  */
 public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassword, Duration flushInterval,
-                               Duration exportFlushInterval, Path spillDirectory) {
+                               Duration exportFlushInterval, Path spillDirectory,
+                               java.util.Set<String> writeCaptureTables) {
   /** The export target name Apiary's deployment declares. */
   public static final String EXPORT_TARGET = "apiary_provenance";
 
@@ -28,6 +31,10 @@ public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassw
     if (!sinkUrl.startsWith("jdbc:")) {
       throw new IllegalArgumentException("the provenance sink must be a JDBC URL (jdbc:duckdb:..., jdbc:postgresql:..., "
           + "jdbc:vertica:...), not '" + sinkUrl + "'");
+    }
+    if (writeCaptureTables != null) {
+      writeCaptureTables = writeCaptureTables.stream().map(t -> t.toUpperCase(java.util.Locale.ROOT))
+          .collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
     if (flushInterval.isNegative() || flushInterval.isZero() || exportFlushInterval.isNegative()
         || exportFlushInterval.isZero()) {
@@ -42,18 +49,32 @@ public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassw
 
   /** Any JDBC sink, with default intervals. */
   public static ProvenanceConfig sink(String jdbcUrl) {
-    return new ProvenanceConfig(jdbcUrl, null, null, Duration.ofMillis(10), Duration.ofMillis(100), null);
+    return new ProvenanceConfig(jdbcUrl, null, null, Duration.ofMillis(10), Duration.ofMillis(100), null, null);
   }
 
   public ProvenanceConfig withCredentials(String user, String password) {
-    return new ProvenanceConfig(sinkUrl, user, password, flushInterval, exportFlushInterval, spillDirectory);
+    return new ProvenanceConfig(sinkUrl, user, password, flushInterval, exportFlushInterval, spillDirectory,
+        writeCaptureTables);
   }
 
   public ProvenanceConfig withFlushInterval(Duration value) {
-    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, value, exportFlushInterval, spillDirectory);
+    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, value, exportFlushInterval, spillDirectory,
+        writeCaptureTables);
   }
 
   public ProvenanceConfig withSpillDirectory(Path value) {
-    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, value);
+    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, value,
+        writeCaptureTables);
+  }
+
+  /** Captures the writes of these application tables only (reads and executions are captured everywhere). */
+  public ProvenanceConfig withWriteCaptureOnly(String... tables) {
+    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
+        java.util.Set.of(tables));
+  }
+
+  /** Whether writes of {@code table} are captured. */
+  public boolean capturesWritesOf(String table) {
+    return writeCaptureTables == null || writeCaptureTables.contains(table.toUpperCase(java.util.Locale.ROOT));
   }
 }

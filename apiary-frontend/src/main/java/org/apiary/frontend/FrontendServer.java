@@ -64,7 +64,20 @@ public final class FrontendServer implements AutoCloseable {
   /** An invocation this frontend is running, with the clients waiting for its reply. */
   private static final class Pending {
     final List<byte[]> waiters = new ArrayList<>();
+    final String graph;
+    final JsonNode key;
+    final List<JsonNode> args;
     WireReply reply;
+
+    Pending(String graph, JsonNode key, List<JsonNode> args) {
+      this.graph = graph;
+      this.key = key;
+      this.args = args;
+    }
+
+    boolean sameRequest(String otherGraph, JsonNode otherKey, List<JsonNode> otherArgs) {
+      return graph.equals(otherGraph) && Objects.equals(key, otherKey) && Objects.equals(args, otherArgs);
+    }
   }
 
   private FrontendServer(ApiaryDatabase db, FrontendConfig config) {
@@ -219,11 +232,16 @@ public final class FrontendServer implements AutoCloseable {
         "unknown graph '" + request.graph() + "'; registered graphs are " + catalog.graphNames()));
     Dispatcher.checkRequest(graph, key, args);
 
-    Pending pending = new Pending();
+    Pending pending = new Pending(graph.name(), key, args);
     synchronized (pending) {
       Pending existing = inFlight.putIfAbsent(request.id(), pending);
       if (existing != null) {
         synchronized (existing) {
+          if (!existing.sameRequest(graph.name(), key, args)) {
+            reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "invocation ID " + request.id()
+                + " is already in use for a different request (graph '" + existing.graph + "'); use a new ID"));
+            return;
+          }
           if (existing.reply == null) {
             existing.waiters.add(client); // the same invocation, resent while it runs here
             return;
@@ -415,7 +433,8 @@ public final class FrontendServer implements AutoCloseable {
       }
       Optional<RegisteredGraph> graph = catalog.graph(e.graph());
       WireRequest request = Json.read(e.request(), WireRequest.class, "logged request of invocation " + e.invocationId());
-      Pending pending = new Pending();
+      Pending pending = new Pending(e.graph(), request.key() == null || request.key().isNull() ? null : request.key(),
+          normalize(request.args()));
       if (inFlight.putIfAbsent(e.invocationId(), pending) != null) {
         continue;
       }

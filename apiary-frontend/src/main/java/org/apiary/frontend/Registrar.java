@@ -163,17 +163,33 @@ public final class Registrar {
    * and update goes to Apiary's provenance export target, in the writing transaction.
    */
   private static void captureWrites(ApiaryDatabase db, Set<String> schemaTables) {
+    ProvenanceConfig provenance = db.config().provenance();
     org.voltdb.VoltTable t = db.callAdmin("listing tables", "@SystemCatalog", "TABLES").getResults()[0];
     List<String> alters = new ArrayList<>();
+    List<String> tables = new ArrayList<>();
     while (t.advanceRow()) {
       String name = t.getString("TABLE_NAME");
-      if ("TABLE".equals(t.getString("TABLE_TYPE")) && schemaTables.contains(name.toUpperCase(java.util.Locale.ROOT))) {
+      if ("TABLE".equals(t.getString("TABLE_TYPE")) && schemaTables.contains(name.toUpperCase(java.util.Locale.ROOT))
+          && provenance.capturesWritesOf(name)) {
+        tables.add(name);
         alters.add("ALTER TABLE " + name + " ALTER EXPORT TO TARGET " + ProvenanceConfig.EXPORT_TARGET
             + " ON INSERT, DELETE, UPDATE_NEW;");
       }
     }
-    if (!alters.isEmpty()) {
+    if (alters.isEmpty()) {
+      return;
+    }
+    try {
       db.callAdmin("turning on change data capture for provenance", "@AdHoc", String.join("\n", alters));
+    } catch (org.apiary.DatabaseException e) {
+      if (e.getMessage().contains("Too many streams")) {
+        throw new RegistrationException(List.of("capturing the writes of " + tables + " needs one VoltDB export "
+            + "stream per table, and this VoltDB refuses more (Community Edition allows 2 per database, counting "
+            + "tables captured by earlier registrations): choose the tables with "
+            + "ProvenanceConfig.withWriteCaptureOnly(...), or use a VoltDB Enterprise license. VoltDB said: "
+            + e.getMessage()));
+      }
+      throw e;
     }
   }
 
