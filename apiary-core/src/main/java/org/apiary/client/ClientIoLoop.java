@@ -247,20 +247,16 @@ final class ClientIoLoop implements Runnable {
     while (!stopRequested) {
       expireAttempts(System.nanoTime());
       poller.poll(pollTimeoutMillis(System.nanoTime()));
-      if (poller.pollin(0)) {
-        drainWakeUps();
-      }
+      // Drain every socket whatever the poll said: ZeroMQ signals readiness by edges, and a message that arrived
+      // while this thread was busy may not raise another one.
+      drainWakeUps();
       wakePending.set(false); // before taking the queue: a call added after this sends a new wake-up
       for (PendingCall call = submitted.poll(); call != null; call = submitted.poll()) {
         begin(call);
       }
       for (int i = 0; i < frontendCount; i++) {
-        if (poller.pollin(1 + i)) {
-          receiveAll(PendingCall.Kind.INVOKE, i);
-        }
-        if (poller.pollin(1 + frontendCount + i)) {
-          receiveAll(PendingCall.Kind.RESULT, i);
-        }
+        receiveAll(PendingCall.Kind.INVOKE, i);
+        receiveAll(PendingCall.Kind.RESULT, i);
       }
     }
   }

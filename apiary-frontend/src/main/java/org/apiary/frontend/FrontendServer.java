@@ -150,19 +150,17 @@ public final class FrontendServer implements AutoCloseable {
         if (poller.poll(100) < 0) {
           break;
         }
-        if (poller.pollin(1)) {
-          ZMsg reply = ZMsg.recvMsg(pull, false);
-          while (reply != null) {
-            reply.send(router);
-            reply = ZMsg.recvMsg(pull, false);
-          }
+        // Drain both sockets whatever the poll said: ZeroMQ signals readiness by edges, and a message that arrived
+        // while this thread was busy may not raise another one.
+        ZMsg reply = ZMsg.recvMsg(pull, false);
+        while (reply != null) {
+          reply.send(router);
+          reply = ZMsg.recvMsg(pull, false);
         }
-        if (poller.pollin(0)) {
-          ZMsg request = ZMsg.recvMsg(router, false);
-          while (request != null) {
-            receive(request);
-            request = ZMsg.recvMsg(router, false);
-          }
+        ZMsg request = ZMsg.recvMsg(router, false);
+        while (request != null) {
+          receive(request);
+          request = ZMsg.recvMsg(router, false);
         }
       }
     } catch (RuntimeException e) {
@@ -239,7 +237,7 @@ public final class FrontendServer implements AutoCloseable {
         synchronized (existing) {
           if (!existing.sameRequest(graph.name(), key, args)) {
             reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "invocation ID " + request.id()
-                + " is already in use for a different request (graph '" + existing.graph + "'); use a new ID"));
+                + " was already used for a different request (graph '" + existing.graph + "'); use a new ID"));
             return;
           }
           if (existing.reply == null) {
