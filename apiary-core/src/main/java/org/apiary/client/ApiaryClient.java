@@ -303,7 +303,7 @@ public final class ApiaryClient implements AutoCloseable {
 
   private byte[] encode(InvocationRequest request) {
     byte[] bytes = Json.bytes(WireRequest.invoke(request.id(), request.graph(), request.partitionKey(),
-        request.arguments()));
+        request.arguments(), config.caller()));
     if (bytes.length > config.maxRequestBytes()) {
       throw new InvalidRequestException("invocation '" + request.id() + "' of graph '" + request.graph() + "' is "
           + bytes.length + " bytes encoded, more than maxRequestBytes (" + config.maxRequestBytes()

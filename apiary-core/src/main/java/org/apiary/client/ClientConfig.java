@@ -28,8 +28,11 @@ import java.util.Set;
  *     {@value #DEFAULT_MAX_ATTEMPTS}. It may exceed the number of frontends: the attempts then wrap around.
  * @param maxRequestBytes the largest encoded request the client sends; a larger one fails at once with
  *     {@link org.apiary.InvalidRequestException}. At least 1, default {@value #DEFAULT_MAX_REQUEST_BYTES} (512 KiB, a frontend's default limit).
+ * @param caller who is calling (a user or service name, at most 128 characters), recorded with every function
+ *     execution in provenance; {@code null} (the default) for anonymous
  */
-public record ClientConfig(List<String> frontends, Duration attemptTimeout, int maxAttempts, int maxRequestBytes) {
+public record ClientConfig(List<String> frontends, Duration attemptTimeout, int maxAttempts, int maxRequestBytes,
+                           String caller) {
   /** The default {@link #attemptTimeout()}, in seconds. */
   public static final int DEFAULT_ATTEMPT_TIMEOUT_SECONDS = 10;
   /** The default {@link #maxAttempts()}. */
@@ -73,6 +76,9 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
       throw new IllegalArgumentException("maxAttempts must be between 1 and " + MAX_ATTEMPTS_LIMIT + ", not "
           + maxAttempts);
     }
+    if (caller != null && (caller.isBlank() || caller.length() > 128)) {
+      throw new IllegalArgumentException("caller must be 1 to 128 characters, not '" + caller + "'");
+    }
     if (maxRequestBytes < 1) {
       throw new IllegalArgumentException("maxRequestBytes must be positive, not " + maxRequestBytes);
     }
@@ -82,22 +88,27 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
   public static ClientConfig of(String... frontends) {
     Objects.requireNonNull(frontends, "frontends");
     return new ClientConfig(Arrays.asList(frontends), Duration.ofSeconds(DEFAULT_ATTEMPT_TIMEOUT_SECONDS),
-        DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_REQUEST_BYTES);
+        DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_REQUEST_BYTES, null);
   }
 
   /** A copy with another {@link #attemptTimeout()}. */
   public ClientConfig withAttemptTimeout(Duration timeout) {
-    return new ClientConfig(frontends, timeout, maxAttempts, maxRequestBytes);
+    return new ClientConfig(frontends, timeout, maxAttempts, maxRequestBytes, caller);
   }
 
   /** A copy with another {@link #maxAttempts()}. */
   public ClientConfig withMaxAttempts(int attempts) {
-    return new ClientConfig(frontends, attemptTimeout, attempts, maxRequestBytes);
+    return new ClientConfig(frontends, attemptTimeout, attempts, maxRequestBytes, caller);
   }
 
   /** A copy with another {@link #maxRequestBytes()}. */
   public ClientConfig withMaxRequestBytes(int bytes) {
-    return new ClientConfig(frontends, attemptTimeout, maxAttempts, bytes);
+    return new ClientConfig(frontends, attemptTimeout, maxAttempts, bytes, caller);
+  }
+
+  /** A copy that names who is calling (recorded in provenance). */
+  public ClientConfig withCaller(String name) {
+    return new ClientConfig(frontends, attemptTimeout, maxAttempts, maxRequestBytes, name);
   }
 
   /** How long one call may take before it has used all its attempts: {@code maxAttempts * attemptTimeout}. */

@@ -15,8 +15,10 @@ import java.util.Objects;
  * @param record whether the execution first looks for, and otherwise stores, its outputs under
  *     (invocation ID, function, partition key), in its own transaction
  * @param graph the graph the execution belongs to, or {@code null} for a direct call (recorded in provenance)
+ * @param caller who invoked the graph, as the client said, or {@code null} (recorded in provenance)
  */
-public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph) {
+public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
+                         String caller) {
   public Invocation {
     Objects.requireNonNull(inputs, "inputs");
     Map<String, List<JsonNode>> copy = new LinkedHashMap<>();
@@ -29,12 +31,12 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
 
   /** A direct call, outside any graph invocation: nothing recorded. */
   public Invocation(Map<String, List<JsonNode>> inputs) {
-    this(inputs, null, false, null);
+    this(inputs, null, false, null, null);
   }
 
   /** An execution of a function for an invocation, outside a named graph. */
   public Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record) {
-    this(inputs, invocationId, record, null);
+    this(inputs, invocationId, record, null, null);
   }
 
   /** An invocation whose arguments all arrive on the source edge. */

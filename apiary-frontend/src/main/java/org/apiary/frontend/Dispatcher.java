@@ -83,12 +83,13 @@ public final class Dispatcher {
   /**
    * Runs one execution of a graph.
    *
+   * @param caller who invoked it (recorded in provenance), or {@code null}
    * @return the values sent into the sink, by function in topological order, then by fan-out instance in the order
    *     its key first arrived, then in the order each execution returned them
    */
   public CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
-                                                 List<JsonNode> args) {
-    Execution e = new Execution(graph, invocationId, new FunctionInvoker(db, catalog.functions()));
+                                                 List<JsonNode> args, String caller) {
+    Execution e = new Execution(graph, invocationId, caller, new FunctionInvoker(db, catalog.functions()));
     e.start(key, args);
     return e.result;
   }
@@ -97,6 +98,7 @@ public final class Dispatcher {
   private final class Execution {
     private final RegisteredGraph graph;
     private final String invocationId;
+    private final String caller;
     private final FunctionInvoker invoker;
     private final CompletableFuture<List<Output>> result = new CompletableFuture<>();
     private final Map<String, Integer> topoIndex = new HashMap<>();
@@ -107,9 +109,10 @@ public final class Dispatcher {
     private final TreeMap<Integer, List<Output>> sink = new TreeMap<>();
     private int unfinished;
 
-    Execution(RegisteredGraph graph, String invocationId, FunctionInvoker invoker) {
+    Execution(RegisteredGraph graph, String invocationId, String caller, FunctionInvoker invoker) {
       this.graph = graph;
       this.invocationId = invocationId;
+      this.caller = caller;
       this.invoker = invoker;
       topoIndex.put(Graph.SOURCE, -1);
       for (int i = 0; i < graph.nodes().size(); i++) {
@@ -194,7 +197,7 @@ public final class Dispatcher {
         Object key = node.local()
             ? node.keyType().fromJson(runs.get(i).getKey(), "partition key for function '" + fn + "'")
             : null;
-        Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name());
+        Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name(), caller);
         invoker.callAsync(fn, key, call).whenComplete(completion(fn, r -> {
           boolean last;
           synchronized (this) {

@@ -251,12 +251,12 @@ public final class FrontendServer implements AutoCloseable {
       pending.waiters.add(client);
     }
     if (!config.invocationLog()) {
-      run(request.id(), graph, key, args);
+      run(request.id(), graph, key, args, request.caller());
       return;
     }
     log.begin(request.id(), graph.name(), frame, id).whenComplete((ok, err) -> {
       if (err == null) {
-        run(request.id(), graph, key, args);
+        run(request.id(), graph, key, args, request.caller());
       } else {
         resume(request, graph, key, args, unwrap(err));
       }
@@ -284,7 +284,7 @@ public final class FrontendServer implements AutoCloseable {
           if (claimErr != null) {
             complete(invocation, toReply(invocation, unwrap(claimErr)), false);
           } else {
-            run(invocation, graph, key, args);
+            run(invocation, graph, key, args, request.caller());
           }
         });
       }
@@ -304,8 +304,8 @@ public final class FrontendServer implements AutoCloseable {
     return args == null ? List.of() : args;
   }
 
-  private void run(String invocation, RegisteredGraph graph, JsonNode key, List<JsonNode> args) {
-    dispatcher.execute(graph, invocation, key, args).whenComplete((outputs, err) -> {
+  private void run(String invocation, RegisteredGraph graph, JsonNode key, List<JsonNode> args, String caller) {
+    dispatcher.execute(graph, invocation, key, args, caller).whenComplete((outputs, err) -> {
       WireReply reply = err == null ? WireReply.ok(invocation, outputs) : toReply(invocation, unwrap(err));
       boolean ended = WireReply.OK.equals(reply.status()) || WireReply.FUNCTION_FAILED.equals(reply.error())
           || WireReply.INVALID_REQUEST.equals(reply.error());
@@ -450,7 +450,7 @@ public final class FrontendServer implements AutoCloseable {
         }
         LOG.log(Level.INFO, "frontend " + id + ": recovering invocation " + e.invocationId() + " of graph " + e.graph());
         run(e.invocationId(), graph.get(), request.key() == null || request.key().isNull() ? null : request.key(),
-            normalize(request.args()));
+            normalize(request.args()), request.caller());
       }));
     }
   }

@@ -145,7 +145,7 @@ public abstract class FunctionProcedure extends VoltProcedure {
     Instant time = getTransactionTime().toInstant();
     List<ProvenanceRow> rows = new ArrayList<>(1 + runtime.reads.size());
     rows.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_INVOCATIONS, Arrays.asList(time, txId, functionName,
-        call.graph(), call.invocationId(), partitionKey == null ? null : describe(partitionKey), null,
+        call.graph(), call.invocationId(), partitionKey == null ? null : describe(partitionKey), call.caller(),
         (System.nanoTime() - started) / 1_000L)));
     for (int i = 0; i < runtime.reads.size(); i++) {
       CapturedRead read = runtime.reads.get(i);

@@ -18,20 +18,21 @@ import java.util.List;
  * @param graph the graph to run (invoke only)
  * @param key the partition key for the graph's first local functions, or {@code null}
  * @param args the arguments, sent along every edge out of the graph's source
+ * @param caller who is calling, as the client says (recorded in provenance), or {@code null}
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args) {
+public record WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller) {
   public static final String INVOKE = "invoke";
   public static final String RESULT = "result";
 
   /** The longest invocation ID a frontend accepts. */
   public static final int MAX_ID_LENGTH = 64;
 
-  public static WireRequest invoke(String id, String graph, JsonNode key, List<JsonNode> args) {
-    return new WireRequest(INVOKE, id, graph, key, args);
+  public static WireRequest invoke(String id, String graph, JsonNode key, List<JsonNode> args, String caller) {
+    return new WireRequest(INVOKE, id, graph, key, args, caller);
   }
 
   public static WireRequest result(String id) {
-    return new WireRequest(RESULT, id, null, null, null);
+    return new WireRequest(RESULT, id, null, null, null, null);
   }
 }

@@ -47,7 +47,7 @@ class ProvenanceScenarioTest {
     ApiaryDatabase db = database.database();
     register(db);
     try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults());
-         ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint()))) {
+         ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint()).withCaller("alice"))) {
       GraphResult r = client.invoke("itemLifecycle", 41L, "widget");
       assertEquals(List.of("widget", 5), r.values(List.class).get(0));
       assertThrows(FunctionFailedException.class, () -> client.invoke("stockThenFail", 42L, "gadget"));
@@ -61,16 +61,16 @@ class ProvenanceScenarioTest {
       assertEquals(expected, awaitEvents(url, 41L, expected.size()));
       assertEquals(List.of(), awaitEvents(url, 42L, 0), "an aborted function leaves no events");
       try (Connection c = DriverManager.getConnection(url);
-           PreparedStatement s = c.prepareStatement("SELECT function_name, graph_id FROM FunctionInvocations "
+           PreparedStatement s = c.prepareStatement("SELECT function_name, graph_id, caller FROM FunctionInvocations "
                + "WHERE execution_id = ? ORDER BY tx_id")) {
         s.setString(1, r.invocationId());
         List<String> functions = new ArrayList<>();
         try (ResultSet rs = s.executeQuery()) {
           while (rs.next()) {
-            functions.add(rs.getString(1) + "@" + rs.getString(2));
+            functions.add(rs.getString(1) + "@" + rs.getString(2) + " by " + rs.getString(3));
           }
         }
-        assertEquals(List.of("stock@itemLifecycle", "audit@itemLifecycle"), functions);
+        assertEquals(List.of("stock@itemLifecycle by alice", "audit@itemLifecycle by alice"), functions);
       }
     }
   }
@@ -81,7 +81,7 @@ class ProvenanceScenarioTest {
     register(db);
     FunctionInvoker invoker = new FunctionInvoker(db, FunctionCatalog.load(db));
     Invocation stock = new Invocation(Map.of("source", List.of(Json.tree("replayed"))), "inv-replay-51", true,
-        "itemLifecycle");
+        "itemLifecycle", null);
     assertEquals(false, invoker.callAsync("stock", 51L, stock).get(30, TimeUnit.SECONDS).replayed());
     assertEquals(true, invoker.callAsync("stock", 51L, stock).get(30, TimeUnit.SECONDS).replayed());
     String url = db.config().provenance().sinkUrl();
