@@ -38,6 +38,7 @@ public final class Deployments {
     property(props, "sink.password", p.sinkPassword());
     property(props, "flush.ms", String.valueOf(p.flushInterval().toMillis()));
     property(props, "spill.dir", spill.toAbsolutePath().toString());
+    property(props, "durable", String.valueOf(p.durable()));
     long exportMs = Math.max(1, p.exportFlushInterval().toMillis());
     return """
           <export>

@@ -19,10 +19,13 @@ import java.util.Objects;
  *     for a directory under the database's own
  * @param writeCaptureTables the application tables whose writes are captured, upper-case; {@code null} for all.
  *     Each captured table is a VoltDB export stream, and VoltDB Community Edition allows two per database.
+ * @param durable whether captured reads and executions are written and forced to disk (the spill directory)
+ *     before the function's transaction commits, so a server crash loses none of them (at the cost of a disk flush
+ *     per function execution); by default they wait in memory for at most a flush interval
  */
 public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassword, Duration flushInterval,
                                Duration exportFlushInterval, Path spillDirectory,
-                               java.util.Set<String> writeCaptureTables) {
+                               java.util.Set<String> writeCaptureTables, boolean durable) {
   /** The export target name Apiary's deployment declares. */
   public static final String EXPORT_TARGET = "apiary_provenance";
 
@@ -49,28 +52,34 @@ public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassw
 
   /** Any JDBC sink, with default intervals. */
   public static ProvenanceConfig sink(String jdbcUrl) {
-    return new ProvenanceConfig(jdbcUrl, null, null, Duration.ofMillis(10), Duration.ofMillis(100), null, null);
+    return new ProvenanceConfig(jdbcUrl, null, null, Duration.ofMillis(10), Duration.ofMillis(100), null, null, false);
   }
 
   public ProvenanceConfig withCredentials(String user, String password) {
     return new ProvenanceConfig(sinkUrl, user, password, flushInterval, exportFlushInterval, spillDirectory,
-        writeCaptureTables);
+        writeCaptureTables, durable);
   }
 
   public ProvenanceConfig withFlushInterval(Duration value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, value, exportFlushInterval, spillDirectory,
-        writeCaptureTables);
+        writeCaptureTables, durable);
   }
 
   public ProvenanceConfig withSpillDirectory(Path value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, value,
-        writeCaptureTables);
+        writeCaptureTables, durable);
   }
 
   /** Captures the writes of these application tables only (reads and executions are captured everywhere). */
   public ProvenanceConfig withWriteCaptureOnly(String... tables) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
-        java.util.Set.of(tables));
+        java.util.Set.of(tables), durable);
+  }
+
+  /** Captured reads and executions forced to disk before each function's transaction commits. */
+  public ProvenanceConfig withDurableCapture(boolean value) {
+    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
+        writeCaptureTables, value);
   }
 
   /** Whether writes of {@code table} are captured. */

@@ -237,6 +237,63 @@ public final class ProvenanceSpooler implements AutoCloseable {
   }
 
   /**
+   * Hands rows over durably: they are appended to a spill file and forced to the storage device before this
+   * returns, so they survive a crash of this process (a new spooler on the same directory loads them). Slower than
+   * {@link #offer} by a disk flush per call.
+   *
+   * @throws IllegalArgumentException if a row's table is not registered or a row does not fit its table
+   * @throws java.io.UncheckedIOException if the rows could not be made durable; then the caller must not treat
+   *     them as captured
+   * @throws IllegalStateException after {@link #close()}
+   */
+  public void offerDurably(List<ProvenanceRow> rows) {
+    Objects.requireNonNull(rows, "rows");
+    for (ProvenanceRow row : rows) {
+      ProvenanceTable table = tables.get(row.table());
+      if (table == null) {
+        throw new IllegalArgumentException("table " + row.table() + " is not registered with the provenance "
+            + "spooler; call register() first");
+      }
+      ProvenanceSink.checkRow(table, row);
+    }
+    if (rows.isEmpty()) {
+      return;
+    }
+    lock.lock();
+    try {
+      if (closing) {
+        throw new IllegalStateException("offerDurably() after close(): the provenance spooler no longer takes rows");
+      }
+      int next = 0;
+      while (next < rows.size()) {
+        DiskSegment disk = openDiskTail();
+        int count = Math.min(rows.size() - next, Math.max(1, config.maxBatchRows() - disk.rows));
+        ByteArrayOutputStream records = new ByteArrayOutputStream(count * 128);
+        for (ProvenanceRow row : rows.subList(next, next + count)) {
+          SpillFile.encode(row, records);
+        }
+        disk.writer.append(records.toByteArray());
+        disk.writer.force();
+        disk.rows += count;
+        rowsOnDisk += count;
+        rowsSpilled += count;
+        next += count;
+        if (disk.rows >= config.maxBatchRows()) {
+          seal(disk);
+        }
+      }
+      rowsOffered += rows.size();
+      wakeRequested = true;
+      wake.signalAll();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("cannot make provenance rows durable in " + config.spillDirectory()
+          + ": " + e.getMessage(), e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
    * Waits until every row offered before this call (and every row recovered from spill files at start) is loaded.
    * Wakes the loading thread at once unless it is backing off after a failure.
    *

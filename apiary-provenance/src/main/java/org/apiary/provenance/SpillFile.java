@@ -293,6 +293,11 @@ final class SpillFile {
       }
     }
 
+    /** Forces what was appended so far to the storage device. */
+    void force() throws IOException {
+      channel.force(false);
+    }
+
     /** Forces the file's content to the storage device and closes it. */
     @Override
     public void close() throws IOException {

@@ -131,7 +131,15 @@ public abstract class FunctionProcedure extends VoltProcedure {
       voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime());
       voltExecuteSQL(true);
     }
-    ServerProvenance.active().ifPresent(p -> captureExecution(p, call, partitionKey, runtime, started));
+    ServerProvenance.active().ifPresent(p -> {
+      try {
+        captureExecution(p, call, partitionKey, runtime, started);
+      } catch (java.io.UncheckedIOException e) {
+        // Durable capture could not be written: committing now would lose this execution's provenance.
+        throw new VoltAbortException(FunctionErrors.encode(functionName, new IllegalStateException(
+            "provenance capture failed, so the transaction was rolled back: " + e.getMessage(), e)));
+      }
+    });
     return result(outputs, false);
   }
 

@@ -31,7 +31,8 @@ public final class ServerProvenance implements AutoCloseable {
   private static volatile ServerProvenance current;
 
   /** What the deployment's export properties say. */
-  record Settings(String sinkUrl, String user, String password, Duration flushInterval, Path spillDirectory) {
+  record Settings(String sinkUrl, String user, String password, Duration flushInterval, Path spillDirectory,
+                  boolean durable) {
     static Settings from(Properties p) {
       String url = p.getProperty("sink.url");
       if (url == null || url.isBlank()) {
@@ -39,7 +40,8 @@ public final class ServerProvenance implements AutoCloseable {
       }
       return new Settings(url, p.getProperty("sink.user"), p.getProperty("sink.password"),
           Duration.ofMillis(Long.parseLong(p.getProperty("flush.ms", "10"))),
-          Path.of(p.getProperty("spill.dir", System.getProperty("java.io.tmpdir") + "/apiary-provenance-spill")));
+          Path.of(p.getProperty("spill.dir", System.getProperty("java.io.tmpdir") + "/apiary-provenance-spill")),
+          Boolean.parseBoolean(p.getProperty("durable", "false")));
     }
 
     Properties sinkProperties() {
@@ -102,9 +104,19 @@ public final class ServerProvenance implements AutoCloseable {
     return described;
   }
 
-  /** Buffers rows of a committed function execution (reads, invocation, time); loaded within the flush interval. */
+  /**
+   * Buffers rows of a function execution that is about to commit (reads, invocation); loaded within the flush
+   * interval. In durable mode they are on disk when this returns.
+   *
+   * @throws java.io.UncheckedIOException in durable mode, if they could not be made durable: the function's
+   *     transaction must then abort
+   */
   public void offer(List<ProvenanceRow> rows) {
-    spooler.offer(rows);
+    if (settings.durable()) {
+      spooler.offerDurably(rows);
+    } else {
+      spooler.offer(rows);
+    }
   }
 
   /**

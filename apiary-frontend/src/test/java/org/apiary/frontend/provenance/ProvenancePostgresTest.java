@@ -80,6 +80,53 @@ class ProvenancePostgresTest {
     }
   }
 
+  /**
+   * Durable capture: with the sink cut off, a server executes functions and is then killed with SIGKILL; its
+   * captured reads and executions were forced to disk before each transaction committed, so a spooler started on
+   * its spill directory afterwards loads every one of them.
+   */
+  @Test
+  void durableCaptureSurvivesAServerKilledWhileTheSinkIsDown() throws Exception {
+    try (PostgresTestSchema pg = new PostgresTestSchema();
+         TcpProxy proxy = new TcpProxy(5432);
+         LocalCluster cluster = LocalCluster.start(1, 2, 0,
+             ProvenanceConfig.sink(pg.urlThrough(proxy.port())).withCredentials("postgres", null)
+                 .withDurableCapture(true),
+             Duration.ofSeconds(120))) {
+      int n = 50;
+      try (ApiaryDatabase db = ApiaryDatabase.open(cluster.config())) {
+        Registrar.register(db, ItemsApp.APP);
+        proxy.cut();
+        try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults().withInvocationLog(false));
+             ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint()))) {
+          for (int i = 0; i < n; i++) {
+            client.invoke("itemLifecycle", 5000L + i, "durable" + i);
+          }
+        }
+        cluster.nodes().get(0).kill();
+      }
+      proxy.restore();
+      assertEquals(0L, scalar(pg, "SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'itemLifecycle' "
+          + "AND partition_key LIKE '50%'"), "nothing reached the sink while it was cut off");
+      java.nio.file.Path spill = cluster.directory().toPath().resolve("provenance-spill");
+      org.apiary.provenance.ProvenanceTable items = org.apiary.provenance.ProvenanceSchema.eventsTable("ITEMS",
+          List.of(new org.apiary.provenance.ProvenanceColumn("id", org.apiary.provenance.ColumnType.BIGINT),
+              new org.apiary.provenance.ProvenanceColumn("name", org.apiary.provenance.ColumnType.VARCHAR),
+              new org.apiary.provenance.ProvenanceColumn("qty", org.apiary.provenance.ColumnType.BIGINT)),
+          List.of("id"));
+      try (org.apiary.provenance.ProvenanceSpooler recovered = org.apiary.provenance.ProvenanceSpooler.start(
+          org.apiary.provenance.SpoolerConfig.defaults().withSpillDirectory(spill),
+          org.apiary.provenance.ProvenanceSink.opener(pg.url(), PostgresTestSchema.props()))) {
+        recovered.register(org.apiary.provenance.ProvenanceSchema.functionInvocations());
+        recovered.register(items);
+        assertTrue(recovered.flush(Duration.ofSeconds(60)), "the spill files were loaded");
+      }
+      assertEquals(2L * n, scalar(pg, "SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'itemLifecycle' "
+          + "AND partition_key LIKE '50%'"));
+      assertEquals((long) n, scalar(pg, "SELECT COUNT(*) FROM itemsEvents WHERE event_type = 'read' AND id >= 5000"));
+    }
+  }
+
   private static long awaitCount(PostgresTestSchema pg, String sql, long expected) throws Exception {
     long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
     long count = scalar(pg, sql);
