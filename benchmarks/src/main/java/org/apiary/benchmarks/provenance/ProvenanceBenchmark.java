@@ -44,9 +44,10 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
       CREATE TABLE prov_counters (k BIGINT NOT NULL, v BIGINT NOT NULL, PRIMARY KEY (k));
       PARTITION TABLE prov_counters ON COLUMN k;
       """;
-  static final List<String> VARIANTS = List.of("off", "writes", "reads-and-writes", "manual-log");
+  static final List<String> VARIANTS = List.of("off", "writes", "reads-and-writes", "durable", "manual-log");
 
-  @Option(names = "--variant", defaultValue = "all", description = "off, writes, reads-and-writes, manual-log or all.")
+  @Option(names = "--variant", defaultValue = "all",
+      description = "off, writes, reads-and-writes, durable (reads and writes, forced to disk), manual-log or all.")
   String variant;
 
   @Option(names = "--seconds", defaultValue = "10", description = "Measured seconds (default ${DEFAULT-VALUE}).")
@@ -123,18 +124,19 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
 
   private int measure() throws Exception {
     Path dir = Files.createTempDirectory("apiary-prov-bench-");
-    boolean capture = variant.equals("writes") || variant.equals("reads-and-writes");
+    boolean capture = variant.equals("writes") || variant.equals("reads-and-writes") || variant.equals("durable");
     DatabaseConfig config = DatabaseConfig.embedded(2);
     if (capture) {
       ProvenanceConfig provenance = sink == null ? ProvenanceConfig.duckdb(dir.resolve("provenance.duckdb"))
           : ProvenanceConfig.sink(sink).withCredentials(sinkUser, null);
-      config = config.withProvenance(provenance.withFlushInterval(Duration.ofMillis(flushMs)));
+      config = config.withProvenance(provenance.withFlushInterval(Duration.ofMillis(flushMs))
+          .withDurableCapture(variant.equals("durable")));
     }
     Path manualLog = dir.resolve("manual-log.jsonl");
     System.setProperty("apiary.bench.manualLog", manualLog.toString());
     String mode = switch (variant) {
       case "writes" -> "WRITES";
-      case "reads-and-writes" -> "READS_AND_WRITES";
+      case "reads-and-writes", "durable" -> "READS_AND_WRITES";
       case "manual-log" -> "MANUAL";
       default -> "NONE";
     };
