@@ -244,19 +244,26 @@ final class ClientIoLoop implements Runnable {
   }
 
   private void loop() {
+    boolean busy = false;
     while (!stopRequested) {
       expireAttempts(System.nanoTime());
-      poller.poll(pollTimeoutMillis(System.nanoTime()));
+      // Block only when the last round found nothing to do: under load, polling every round costs more (JeroMQ
+      // re-registers its sockets with the selector each time) than the work itself.
+      if (!busy) {
+        poller.poll(pollTimeoutMillis(System.nanoTime()));
+      }
+      busy = false;
       // Drain every socket whatever the poll said: ZeroMQ signals readiness by edges, and a message that arrived
       // while this thread was busy may not raise another one.
       drainWakeUps();
       wakePending.set(false); // before taking the queue: a call added after this sends a new wake-up
       for (PendingCall call = submitted.poll(); call != null; call = submitted.poll()) {
         begin(call);
+        busy = true;
       }
       for (int i = 0; i < frontendCount; i++) {
-        receiveAll(PendingCall.Kind.INVOKE, i);
-        receiveAll(PendingCall.Kind.RESULT, i);
+        busy |= receiveAll(PendingCall.Kind.INVOKE, i) > 0;
+        busy |= receiveAll(PendingCall.Kind.RESULT, i) > 0;
       }
     }
   }
@@ -358,9 +365,12 @@ final class ClientIoLoop implements Runnable {
     }
   }
 
-  private void receiveAll(PendingCall.Kind kind, int frontend) {
+  /** Handles every reply waiting on one socket; returns how many frames it read. */
+  private int receiveAll(PendingCall.Kind kind, int frontend) {
     ZMQ.Socket socket = kind == PendingCall.Kind.INVOKE ? invokeSockets[frontend] : resultSockets[frontend];
+    int read = 0;
     for (byte[] frame = socket.recv(ZMQ.DONTWAIT); frame != null; frame = socket.recv(ZMQ.DONTWAIT)) {
+      read++;
       if (socket.hasReceiveMore()) {
         int extra = 0;
         while (socket.hasReceiveMore()) {
@@ -378,6 +388,7 @@ final class ClientIoLoop implements Runnable {
         handle(kind, frontend, reply);
       }
     }
+    return read;
   }
 
   private WireReply parse(byte[] frame, int frontend) {

@@ -146,19 +146,25 @@ public final class FrontendServer implements AutoCloseable {
     poller.register(router, ZMQ.Poller.POLLIN);
     poller.register(pull, ZMQ.Poller.POLLIN);
     try {
+      boolean busy = false;
       while (running && !Thread.currentThread().isInterrupted()) {
-        if (poller.poll(100) < 0) {
+        // Block only when the last round found nothing: under load, polling every round costs more (JeroMQ
+        // re-registers its sockets with the selector each time) than the work itself.
+        if (!busy && poller.poll(100) < 0) {
           break;
         }
+        busy = false;
         // Drain both sockets whatever the poll said: ZeroMQ signals readiness by edges, and a message that arrived
         // while this thread was busy may not raise another one.
         ZMsg reply = ZMsg.recvMsg(pull, false);
         while (reply != null) {
+          busy = true;
           reply.send(router);
           reply = ZMsg.recvMsg(pull, false);
         }
         ZMsg request = ZMsg.recvMsg(router, false);
         while (request != null) {
+          busy = true;
           receive(request);
           request = ZMsg.recvMsg(router, false);
         }
