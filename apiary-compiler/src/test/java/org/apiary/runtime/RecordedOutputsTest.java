@@ -93,6 +93,28 @@ class RecordedOutputsTest {
   }
 
   @Test
+  void aFirstRunSkipsTheLookupAndStillRecords() throws Exception {
+    Invocation first = new Invocation(Map.of(ApiaryFunction.SOURCE, List.of(Json.tree(4L))), "inv-first", true, null,
+        null, true);
+    assertEquals(4L, call("increment", 12L, first).value(Long.class));
+    FunctionResult replay = call("increment", 12L, recorded("inv-first", 4L));
+    assertTrue(replay.replayed(), "the first run's outputs were recorded");
+    assertEquals(4L, replay.value(Long.class));
+    assertEquals(4L, invoker.call("readCounter", 12L).value(Long.class));
+  }
+
+  @Test
+  void aFirstRunThatLostTheRaceRollsBackAndSaysSo() throws Exception {
+    call("increment", 13L, recorded("inv-raced", 2L)); // a concurrent retry recorded first
+    Invocation late = new Invocation(Map.of(ApiaryFunction.SOURCE, List.of(Json.tree(2L))), "inv-raced", true, null,
+        null, true);
+    var e = assertThrows(java.util.concurrent.ExecutionException.class, () -> call("increment", 13L, late));
+    FunctionFailedException f = (FunctionFailedException) e.getCause();
+    assertEquals(Invocation.RECORDED_ELSEWHERE, f.errorType());
+    assertEquals(2L, invoker.call("readCounter", 13L).value(Long.class), "the late first run's write was rolled back");
+  }
+
+  @Test
   void aFunctionNotBuiltToRecordRefusesToPretend() {
     var e = assertThrows(java.util.concurrent.ExecutionException.class,
         () -> call("readCounter", 1L, recorded("inv-x", 0L)));

@@ -16,9 +16,15 @@ import java.util.Objects;
  *     (invocation ID, function, partition key), in its own transaction
  * @param graph the graph the execution belongs to, or {@code null} for a direct call (recorded in provenance)
  * @param caller who invoked the graph, as the client said, or {@code null} (recorded in provenance)
+ * @param firstRun the invocation was logged as new just before this execution, so no earlier execution can have
+ *     recorded outputs and a recorded execution skips the lookup (if one was recorded concurrently after all, the
+ *     execution aborts with {@link #RECORDED_ELSEWHERE} and is sent again without this flag)
  */
 public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
-                         String caller) {
+                         String caller, boolean firstRun) {
+  /** The error type of an execution that found its outputs recorded by a concurrent execution. */
+  public static final String RECORDED_ELSEWHERE = RecordedElsewhereException.class.getName();
+
   public Invocation {
     Objects.requireNonNull(inputs, "inputs");
     Map<String, List<JsonNode>> copy = new LinkedHashMap<>();
@@ -31,12 +37,12 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
 
   /** A direct call, outside any graph invocation: nothing recorded. */
   public Invocation(Map<String, List<JsonNode>> inputs) {
-    this(inputs, null, false, null, null);
+    this(inputs, null, false, null, null, false);
   }
 
   /** An execution of a function for an invocation, outside a named graph. */
   public Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record) {
-    this(inputs, invocationId, record, null, null);
+    this(inputs, invocationId, record, null, null, false);
   }
 
   /** An invocation whose arguments all arrive on the source edge. */

@@ -84,12 +84,14 @@ public final class Dispatcher {
    * Runs one execution of a graph.
    *
    * @param caller who invoked it (recorded in provenance), or {@code null}
+   * @param firstRun whether the invocation was just logged as new, so recorded functions need not look for earlier
+   *     outputs (see {@link Invocation#firstRun()})
    * @return the values sent into the sink, by function in topological order, then by fan-out instance in the order
    *     its key first arrived, then in the order each execution returned them
    */
   public CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
-                                                 List<JsonNode> args, String caller) {
-    Execution e = new Execution(graph, invocationId, caller, new FunctionInvoker(db, catalog.functions()));
+                                                 List<JsonNode> args, String caller, boolean firstRun) {
+    Execution e = new Execution(graph, invocationId, caller, firstRun, new FunctionInvoker(db, catalog.functions()));
     e.start(key, args);
     return e.result;
   }
@@ -99,6 +101,7 @@ public final class Dispatcher {
     private final RegisteredGraph graph;
     private final String invocationId;
     private final String caller;
+    private final boolean firstRun;
     private final FunctionInvoker invoker;
     private final CompletableFuture<List<Output>> result = new CompletableFuture<>();
     private final Map<String, Integer> topoIndex = new HashMap<>();
@@ -109,10 +112,11 @@ public final class Dispatcher {
     private final TreeMap<Integer, List<Output>> sink = new TreeMap<>();
     private int unfinished;
 
-    Execution(RegisteredGraph graph, String invocationId, String caller, FunctionInvoker invoker) {
+    Execution(RegisteredGraph graph, String invocationId, String caller, boolean firstRun, FunctionInvoker invoker) {
       this.graph = graph;
       this.invocationId = invocationId;
       this.caller = caller;
+      this.firstRun = firstRun;
       this.invoker = invoker;
       topoIndex.put(Graph.SOURCE, -1);
       for (int i = 0; i < graph.nodes().size(); i++) {
@@ -197,8 +201,9 @@ public final class Dispatcher {
         Object key = node.local()
             ? node.keyType().fromJson(runs.get(i).getKey(), "partition key for function '" + fn + "'")
             : null;
-        Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name(), caller);
-        invoker.callAsync(fn, key, call).whenComplete(completion(fn, r -> {
+        Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name(), caller,
+            firstRun && record);
+        call(fn, key, call).whenComplete(completion(fn, r -> {
           boolean last;
           synchronized (this) {
             results[instance] = r;
@@ -213,6 +218,22 @@ public final class Dispatcher {
           }
         }));
       }
+    }
+
+    /** Calls a function; a first run that lost the race to a concurrent retry is sent again to replay its record. */
+    private CompletableFuture<FunctionResult> call(String fn, Object key, Invocation call) {
+      CompletableFuture<FunctionResult> first = invoker.callAsync(fn, key, call);
+      if (!call.firstRun()) {
+        return first;
+      }
+      return first.handle((r, err) -> {
+        Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+        if (cause instanceof FunctionFailedException f && Invocation.RECORDED_ELSEWHERE.equals(f.errorType())) {
+          return invoker.callAsync(fn, key, new Invocation(call.inputs(), call.invocationId(), true, call.graph(),
+              call.caller(), false));
+        }
+        return err == null ? CompletableFuture.completedFuture(r) : CompletableFuture.<FunctionResult>failedFuture(cause);
+      }).thenCompose(f -> f);
     }
 
     private BiConsumer<FunctionResult, Throwable> completion(String fn, java.util.function.Consumer<FunctionResult> onSuccess) {

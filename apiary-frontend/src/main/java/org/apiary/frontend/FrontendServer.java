@@ -257,12 +257,12 @@ public final class FrontendServer implements AutoCloseable {
       pending.waiters.add(client);
     }
     if (!config.invocationLog()) {
-      run(request.id(), graph, key, args, request.caller());
+      run(request.id(), graph, key, args, request.caller(), false);
       return;
     }
     log.begin(request.id(), graph.name(), frame, id).whenComplete((ok, err) -> {
       if (err == null) {
-        run(request.id(), graph, key, args, request.caller());
+        run(request.id(), graph, key, args, request.caller(), true); // logged as new: nothing can be recorded yet
       } else {
         resume(request, graph, key, args, unwrap(err));
       }
@@ -290,7 +290,7 @@ public final class FrontendServer implements AutoCloseable {
           if (claimErr != null) {
             complete(invocation, toReply(invocation, unwrap(claimErr)), false);
           } else {
-            run(invocation, graph, key, args, request.caller());
+            run(invocation, graph, key, args, request.caller(), false);
           }
         });
       }
@@ -310,8 +310,9 @@ public final class FrontendServer implements AutoCloseable {
     return args == null ? List.of() : args;
   }
 
-  private void run(String invocation, RegisteredGraph graph, JsonNode key, List<JsonNode> args, String caller) {
-    dispatcher.execute(graph, invocation, key, args, caller).whenComplete((outputs, err) -> {
+  private void run(String invocation, RegisteredGraph graph, JsonNode key, List<JsonNode> args, String caller,
+                   boolean firstRun) {
+    dispatcher.execute(graph, invocation, key, args, caller, firstRun).whenComplete((outputs, err) -> {
       WireReply reply = err == null ? WireReply.ok(invocation, outputs) : toReply(invocation, unwrap(err));
       boolean ended = WireReply.OK.equals(reply.status()) || WireReply.FUNCTION_FAILED.equals(reply.error())
           || WireReply.INVALID_REQUEST.equals(reply.error());
@@ -456,7 +457,7 @@ public final class FrontendServer implements AutoCloseable {
         }
         LOG.log(Level.INFO, "frontend " + id + ": recovering invocation " + e.invocationId() + " of graph " + e.graph());
         run(e.invocationId(), graph.get(), request.key() == null || request.key().isNull() ? null : request.key(),
-            normalize(request.args()), request.caller());
+            normalize(request.args()), request.caller(), false);
       }));
     }
   }

@@ -85,12 +85,15 @@ public final class InvocationLog {
    */
   public long deleteBefore(long cutoffMillis) {
     TimestampType cutoff = new TimestampType(cutoffMillis * 1000L);
-    long deleted = db.callAdmin("deleting old invocations", "@AdHoc", "DELETE FROM " + SystemSchema.INVOCATIONS
-        + " WHERE status <> 'RUNNING' AND finished_at < ?", cutoff).getResults()[0].asScalarLong();
+    // Recorded outputs go first: once an invocation's log entry is gone, a new invocation with its ID is a first
+    // run that skips the lookup, so no record of the old one may be left.
+    long deleted = 0;
     for (String table : SystemSchema.recordedTables()) {
       deleted += db.callAdmin("deleting old recorded outputs", "@AdHoc",
           "DELETE FROM " + table + " WHERE recorded_at < ?", cutoff).getResults()[0].asScalarLong();
     }
+    deleted += db.callAdmin("deleting old invocations", "@AdHoc", "DELETE FROM " + SystemSchema.INVOCATIONS
+        + " WHERE status <> 'RUNNING' AND finished_at < ?", cutoff).getResults()[0].asScalarLong();
     return deleted;
   }
 

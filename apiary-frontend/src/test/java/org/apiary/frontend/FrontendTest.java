@@ -92,6 +92,18 @@ class FrontendTest {
   }
 
   @Test
+  void aFirstRunWhoseOutputsWereRecordedConcurrentlyReplaysThem() throws Exception {
+    InvocationRequest request = InvocationRequest.of("bumpAndReport", 14L, 6L);
+    // As if a retry of this invocation on another frontend had already run bump and recorded it.
+    new org.apiary.runtime.FunctionInvoker(db, org.apiary.runtime.FunctionCatalog.load(db)).callAsync("bump", 14L,
+        new org.apiary.internal.Invocation(java.util.Map.of("source", List.of(Json.tree(6L))), request.id(), true))
+        .get(30, java.util.concurrent.TimeUnit.SECONDS);
+    GraphResult r = client.invoke(request);
+    assertEquals(List.of(6L, 6L), r.values(List.class).get(0).stream().map(v -> ((Number) v).longValue()).toList());
+    assertEquals(6L, TestGraphs.counter(db, 14L), "bump took effect once");
+  }
+
+  @Test
   void aFailingFunctionEndsTheGraphWithItsNameAndMessage() {
     FunctionFailedException e = assertThrows(FunctionFailedException.class, () -> client.invoke("failing", 2L, 1L));
     assertEquals("explode", e.functionName());

@@ -28,7 +28,9 @@ import org.voltdb.SQLStmt;
 import org.voltdb.VoltProcedure;
 import org.voltdb.VoltTable;
 import org.voltdb.VoltType;
+import org.voltdb.exceptions.ConstraintFailureException;
 import org.voltdb.exceptions.TransactionRestartException;
+import org.apiary.internal.RecordedElsewhereException;
 import org.voltdb.types.TimestampType;
 
 /**
@@ -106,12 +108,12 @@ public abstract class FunctionProcedure extends VoltProcedure {
     Invocation call = Invocation.fromBytes(invocation);
     // A global function's record lives in the partition its invocation ID hashes to.
     Object recordKey = partitionKey != null ? partitionKey : call.invocationId();
-    if (call.record()) {
-      if (findRecorded == null) {
-        throw new VoltAbortException(FunctionErrors.encode(functionName, new IllegalStateException(
-            "function '" + functionName + "' was asked to record its outputs but was not registered as recordable; "
-                + "register its graphs again")));
-      }
+    if (call.record() && findRecorded == null) {
+      throw new VoltAbortException(FunctionErrors.encode(functionName, new IllegalStateException(
+          "function '" + functionName + "' was asked to record its outputs but was not registered as recordable; "
+              + "register its graphs again")));
+    }
+    if (call.record() && !call.firstRun()) {
       voltQueueSQL(findRecorded, recordKey, call.invocationId(), functionName);
       VoltTable earlier = voltExecuteSQL()[0];
       if (earlier.advanceRow()) {
@@ -129,7 +131,14 @@ public abstract class FunctionProcedure extends VoltProcedure {
     byte[] outputs = FunctionOutputs.encode(runtime.outputs);
     if (call.record()) {
       voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime());
-      voltExecuteSQL(true);
+      try {
+        voltExecuteSQL(true);
+      } catch (ConstraintFailureException e) {
+        // Only a first run skipped the lookup; a concurrent retry recorded this instance first. Roll back.
+        throw new VoltAbortException(FunctionErrors.encode(functionName, new RecordedElsewhereException(
+            "outputs of function '" + functionName + "' for invocation " + call.invocationId()
+                + " were recorded by a concurrent execution", e)));
+      }
     }
     ServerProvenance.active().ifPresent(p -> {
       try {
