@@ -53,10 +53,12 @@ import org.apiary.internal.wire.WireRequest;
  * an answer was refused by the database (it did not run).
  *
  * <p><b>Threads.</b> The client is thread-safe. One daemon thread, {@code apiary-client-io}, does all the
- * network I/O. Futures from the {@code ...Async} methods complete on a second daemon thread,
- * {@value #CALLBACK_THREAD_NAME}, so callbacks never delay the network; a callback that blocks delays only the
- * other callbacks. The blocking methods do not depend on that thread, so a callback may call {@link #invoke}, but
- * it must not wait for another async call's future (compose with {@code thenCompose} instead).
+ * network I/O, and futures from the {@code ...Async} methods complete on it (as VoltDB's own client runs its
+ * callbacks on its network thread): a hand-over to another thread per reply cost more than half the client's
+ * throughput on a 2-core machine. So keep callbacks short and never block in them; use {@code thenApplyAsync} and
+ * friends with your own executor for slow work. A callback may start further {@code ...Async} calls; the blocking
+ * methods called from a callback throw {@link IllegalStateException} instead of deadlocking. Failures raised by
+ * {@link #close()} complete on {@value #CALLBACK_THREAD_NAME} or the closing thread.
  *
  * <p>Close the client when done: {@link #close()} fails the calls still in flight and releases the sockets.
  */
@@ -329,7 +331,12 @@ public final class ApiaryClient implements AutoCloseable {
    *
    * @param timeoutMessage the message if {@code bound} passes, or {@code null} for the default one
    */
-  private static WireReply await(PendingCall call, Duration bound, String timeoutMessage) {
+  private WireReply await(PendingCall call, Duration bound, String timeoutMessage) {
+    if (io.isIoThread()) {
+      throw new IllegalStateException("a blocking Apiary client call was made from a callback on the client's I/O "
+          + "thread, which would wait for itself; use invokeAsync/thenCompose, or run the callback on your own "
+          + "executor (thenApplyAsync)");
+    }
     try {
       return call.reply.get(bound.toNanos(), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
@@ -360,10 +367,10 @@ public final class ApiaryClient implements AutoCloseable {
     return new ApiaryException("unexpected failure: " + cause, cause);
   }
 
-  /** A future for the caller, completed on the callback thread, never on the I/O thread. */
+  /** A future for the caller, completed where the reply completes: normally on the I/O thread. */
   private <T> CompletableFuture<T> deliver(PendingCall call, Function<WireReply, T> toResult) {
     CompletableFuture<T> future = new CompletableFuture<>();
-    call.reply.whenCompleteAsync((reply, error) -> {
+    call.reply.whenComplete((reply, error) -> {
       if (error != null) {
         future.completeExceptionally(error);
         return;
@@ -373,7 +380,7 @@ public final class ApiaryClient implements AutoCloseable {
       } catch (RuntimeException e) {
         future.completeExceptionally(e);
       }
-    }, callbacks);
+    });
     return future;
   }
 

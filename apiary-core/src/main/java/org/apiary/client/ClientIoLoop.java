@@ -101,6 +101,11 @@ final class ClientIoLoop implements Runnable {
     thread.setDaemon(true);
   }
 
+  /** Whether the calling thread is this loop's I/O thread. */
+  boolean isIoThread() {
+    return Thread.currentThread() == thread;
+  }
+
   /**
    * Starts the thread and waits until its sockets exist.
    *

@@ -71,6 +71,27 @@ class ApiaryClientTest {
   }
 
   @Test
+  void aBlockingCallFromACallbackIsRefusedInsteadOfDeadlocking() throws Exception {
+    FakeFrontend frontend = frontend(r -> replies(ok(r.id(), 1)));
+    ApiaryClient client = client(ClientConfig.of(frontend.endpoint));
+    java.util.concurrent.CompletableFuture<Throwable> seen = client.invokeAsync("increment", "k", 1)
+        .handle((r, e) -> {
+          try {
+            client.invoke("increment", "k", 2);
+            return null;
+          } catch (RuntimeException refused) {
+            return refused;
+          }
+        });
+    Throwable refused = seen.get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertTrue(refused instanceof IllegalStateException, String.valueOf(refused));
+    // Async calls from a callback are fine.
+    assertEquals(1L, client.invokeAsync("increment", "k", 1)
+        .thenCompose(r -> client.invokeAsync("increment", "k", 1)).get(10, java.util.concurrent.TimeUnit.SECONDS)
+        .value(Long.class));
+  }
+
+  @Test
   void severalOutputsKeepTheirOrder() {
     FakeFrontend frontend = frontend(r -> replies(WireReply.ok(r.id(), List.of(
         new Output("sink", null, Json.tree(3)), new Output("sink", null, Json.tree(1))))));
