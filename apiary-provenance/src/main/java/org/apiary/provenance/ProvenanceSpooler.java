@@ -199,15 +199,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
    * @throws IllegalStateException after {@link #close()}
    */
   public void offer(List<ProvenanceRow> rows) {
-    Objects.requireNonNull(rows, "rows");
-    for (ProvenanceRow row : rows) {
-      ProvenanceTable table = tables.get(row.table());
-      if (table == null) {
-        throw new IllegalArgumentException("table " + row.table() + " is not registered with the provenance "
-            + "spooler; call register() first");
-      }
-      ProvenanceSink.checkRow(table, row);
-    }
+    checkRows(rows);
     if (rows.isEmpty()) {
       return;
     }
@@ -236,6 +228,19 @@ public final class ProvenanceSpooler implements AutoCloseable {
     }
   }
 
+  /** Rejects rows of unregistered tables or rows that do not fit their table, before any is taken. */
+  private void checkRows(List<ProvenanceRow> rows) {
+    Objects.requireNonNull(rows, "rows");
+    for (ProvenanceRow row : rows) {
+      ProvenanceTable table = tables.get(row.table());
+      if (table == null) {
+        throw new IllegalArgumentException("table " + row.table() + " is not registered with the provenance "
+            + "spooler; call register() first");
+      }
+      ProvenanceSink.checkRow(table, row);
+    }
+  }
+
   /**
    * Hands rows over durably: they are appended to a spill file and forced to the storage device before this
    * returns, so they survive a crash of this process (a new spooler on the same directory loads them). Slower than
@@ -247,15 +252,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
    * @throws IllegalStateException after {@link #close()}
    */
   public void offerDurably(List<ProvenanceRow> rows) {
-    Objects.requireNonNull(rows, "rows");
-    for (ProvenanceRow row : rows) {
-      ProvenanceTable table = tables.get(row.table());
-      if (table == null) {
-        throw new IllegalArgumentException("table " + row.table() + " is not registered with the provenance "
-            + "spooler; call register() first");
-      }
-      ProvenanceSink.checkRow(table, row);
-    }
+    checkRows(rows);
     if (rows.isEmpty()) {
       return;
     }

@@ -5,15 +5,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
-import org.HdrHistogram.Recorder;
-import org.HdrHistogram.Histogram;
 import org.apiary.ApiaryFunction;
 import org.apiary.Application;
 import org.apiary.Graph;
@@ -28,6 +22,7 @@ import org.apiary.frontend.Registrar;
 import org.apiary.internal.Invocation;
 import org.apiary.runtime.FunctionCatalog;
 import org.apiary.runtime.FunctionInvoker;
+import org.apiary.benchmarks.ClosedLoop;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -52,17 +47,11 @@ public final class FrontendBenchmark implements Callable<Integer> {
       PARTITION TABLE bench_counters ON COLUMN k;
       """;
 
-  @Option(names = "--seconds", defaultValue = "10", description = "Measured seconds per variant (default ${DEFAULT-VALUE}).")
-  int seconds;
-
-  @Option(names = "--warmup", defaultValue = "4", description = "Warm-up seconds per variant (default ${DEFAULT-VALUE}).")
-  int warmup;
+  @CommandLine.Mixin
+  ClosedLoop.Options load = new ClosedLoop.Options();
 
   @Option(names = "--concurrency", defaultValue = "32", description = "Requests in flight (default ${DEFAULT-VALUE}).")
   int concurrency;
-
-  @Option(names = "--keys", defaultValue = "10000", description = "Counters the requests spread over (default ${DEFAULT-VALUE}).")
-  int keys;
 
   @Option(names = "--partitions", defaultValue = "2", description = "Database partitions (default ${DEFAULT-VALUE}).")
   int partitions;
@@ -88,9 +77,6 @@ public final class FrontendBenchmark implements Callable<Integer> {
   /** One measured variant: a name and how to start one request for a key. */
   private record Variant(String name, LongFunction<CompletableFuture<?>> request) {}
 
-  /** What one variant achieved. */
-  record Result(String name, double throughput, double p50Ms, double p99Ms, long errors) {}
-
   @Override
   public Integer call() throws Exception {
     try (ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.embedded(partitions))) {
@@ -113,12 +99,12 @@ public final class FrontendBenchmark implements Callable<Integer> {
             new Variant("2-function graph, selective (Alg. 1)", k -> viaLogged.invokeAsync("two_selective", k, 1L)),
             new Variant("2-function graph, naive (record all)", k -> viaLogged.invokeAsync("two_naive", k, 1L)));
         out.printf(Locale.ROOT, "%d partitions, %d requests in flight, %d keys, %d s warm-up + %d s measured per variant%n",
-            partitions, concurrency, keys, warmup, seconds);
+            partitions, concurrency, load.keys, load.warmup, load.seconds);
         out.printf(Locale.ROOT, "%-42s %12s %10s %10s %8s%n", "variant", "ops/s", "p50 ms", "p99 ms", "errors");
         for (int round = 0; round < rounds; round++) {
           for (Variant v : variants) {
-            Result r = measure(v);
-            out.printf(Locale.ROOT, "%-42s %12.0f %10.2f %10.2f %8d%n", r.name(), r.throughput(), r.p50Ms(), r.p99Ms(),
+            ClosedLoop.Result r = measure(v);
+            out.printf(Locale.ROOT, "%-42s %12.0f %10.2f %10.2f %8d%n", v.name(), r.throughput(), r.p50Ms(), r.p99Ms(),
                 r.errors());
           }
         }
@@ -127,71 +113,8 @@ public final class FrontendBenchmark implements Callable<Integer> {
     return 0;
   }
 
-  private Result measure(Variant v) throws InterruptedException {
-    Recorder recorder = new Recorder(3);
-    AtomicLong completed = new AtomicLong();
-    AtomicLong errors = new AtomicLong();
-    long start = System.nanoTime();
-    long measureFrom = start + TimeUnit.SECONDS.toNanos(warmup);
-    long stopAt = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
-    CountDownLatch loopsDone = new CountDownLatch(concurrency);
-    for (int i = 0; i < concurrency; i++) {
-      SplittableRandom random = new SplittableRandom(i);
-      new Loop(v, random, recorder, completed, errors, measureFrom, stopAt, loopsDone).next();
-    }
-    if (!loopsDone.await(warmup + seconds + 120L, TimeUnit.SECONDS)) {
-      throw new IllegalStateException(v.name() + ": requests still in flight 120 s after the run ended");
-    }
-    Histogram h = recorder.getIntervalHistogram();
-    return new Result(v.name(), completed.get() / (double) seconds, h.getValueAtPercentile(50) / 1e6,
-        h.getValueAtPercentile(99) / 1e6, errors.get());
-  }
-
-  /** One closed loop: sends a request, and when it completes, the next, until the run ends. */
-  private final class Loop {
-    private final Variant variant;
-    private final SplittableRandom random;
-    private final Recorder recorder;
-    private final AtomicLong completed;
-    private final AtomicLong errors;
-    private final long measureFrom;
-    private final long stopAt;
-    private final CountDownLatch done;
-
-    Loop(Variant variant, SplittableRandom random, Recorder recorder, AtomicLong completed, AtomicLong errors,
-         long measureFrom, long stopAt, CountDownLatch done) {
-      this.variant = variant;
-      this.random = random;
-      this.recorder = recorder;
-      this.completed = completed;
-      this.errors = errors;
-      this.measureFrom = measureFrom;
-      this.stopAt = stopAt;
-      this.done = done;
-    }
-
-    void next() {
-      long sent = System.nanoTime();
-      if (sent - stopAt >= 0) {
-        done.countDown();
-        return;
-      }
-      long key = random.nextInt(keys);
-      variant.request().apply(key).whenComplete((r, err) -> {
-        long now = System.nanoTime();
-        if (err != null) {
-          // Errors are not expected here; a loop that meets one stops (and is reported) rather than spin on it.
-          errors.incrementAndGet();
-          done.countDown();
-          return;
-        }
-        if (sent - measureFrom >= 0 && now - stopAt < 0) {
-          completed.incrementAndGet();
-          recorder.recordValue(now - sent);
-        }
-        next();
-      });
-    }
+  private ClosedLoop.Result measure(Variant v) throws InterruptedException {
+    return ClosedLoop.run(v.request(), concurrency, load);
   }
 
   public static void main(String[] args) {

@@ -7,13 +7,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import org.HdrHistogram.Histogram;
-import org.HdrHistogram.Recorder;
 import org.apiary.ApiaryFunction;
 import org.apiary.Application;
 import org.apiary.Graph;
@@ -26,6 +21,7 @@ import org.apiary.internal.Invocation;
 import org.apiary.runtime.FunctionCatalog;
 import org.apiary.runtime.FunctionInvoker;
 import org.apiary.runtime.provenance.ServerProvenance;
+import org.apiary.benchmarks.ClosedLoop;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -50,17 +46,11 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
       description = "off, writes, reads-and-writes, durable (reads and writes, forced to disk), manual-log or all.")
   String variant;
 
-  @Option(names = "--seconds", defaultValue = "10", description = "Measured seconds (default ${DEFAULT-VALUE}).")
-  int seconds;
-
-  @Option(names = "--warmup", defaultValue = "4", description = "Warm-up seconds (default ${DEFAULT-VALUE}).")
-  int warmup;
+  @CommandLine.Mixin
+  ClosedLoop.Options load = new ClosedLoop.Options();
 
   @Option(names = "--concurrency", defaultValue = "64", description = "Calls in flight (default ${DEFAULT-VALUE}).")
   int concurrency;
-
-  @Option(names = "--keys", defaultValue = "10000", description = "Counters (default ${DEFAULT-VALUE}).")
-  int keys;
 
   @Option(names = "--sink", description = "JDBC URL of the provenance sink (default: a DuckDB file in a temporary directory).")
   String sink;
@@ -78,7 +68,7 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
   public Integer call() throws Exception {
     if (variant.equals("all")) {
       out.printf(Locale.ROOT, "2 partitions, %d calls in flight, %d keys, %d s warm-up + %d s measured per variant, "
-          + "flush every %d ms, sink %s%n", concurrency, keys, warmup, seconds, flushMs,
+          + "flush every %d ms, sink %s%n", concurrency, load.keys, load.warmup, load.seconds, flushMs,
           sink == null ? "DuckDB file" : sink);
       out.printf(Locale.ROOT, "%-18s %10s %9s %9s %12s%n", "variant", "ops/s", "p50 ms", "p99 ms", "captured");
       for (String v : VARIANTS) {
@@ -100,8 +90,8 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
     cmd.addAll(List.of("-Xmx3g", "-cp", System.getProperty("java.class.path"), ProvenanceBenchmark.class.getName(),
-        "--variant", v, "--seconds", String.valueOf(seconds), "--warmup", String.valueOf(warmup),
-        "--concurrency", String.valueOf(concurrency), "--keys", String.valueOf(keys),
+        "--variant", v, "--seconds", String.valueOf(load.seconds), "--warmup", String.valueOf(load.warmup),
+        "--concurrency", String.valueOf(concurrency), "--keys", String.valueOf(load.keys),
         "--flush-ms", String.valueOf(flushMs)));
     if (sink != null) {
       cmd.addAll(List.of("--sink", sink));
@@ -111,7 +101,7 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
     }
     Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
     List<String> lines = new String(p.getInputStream().readAllBytes()).lines().toList();
-    if (!p.waitFor(warmup + seconds + 300L, TimeUnit.SECONDS)) {
+    if (!p.waitFor(load.warmup + load.seconds + 300L, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       throw new IllegalStateException("variant " + v + " did not finish");
     }
@@ -146,41 +136,8 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
           .addEdge("readWrite", Graph.SINK, ApiaryFunction.SINK);
       Registrar.register(db, Application.of(SCHEMA, g));
       FunctionInvoker invoker = new FunctionInvoker(db, FunctionCatalog.load(db));
-      Recorder recorder = new Recorder(3);
-      AtomicLong completed = new AtomicLong();
-      AtomicLong errors = new AtomicLong();
-      long measureFrom = System.nanoTime() + TimeUnit.SECONDS.toNanos(warmup);
-      long stopAt = measureFrom + TimeUnit.SECONDS.toNanos(seconds);
-      CountDownLatch done = new CountDownLatch(concurrency);
-      for (int i = 0; i < concurrency; i++) {
-        SplittableRandom random = new SplittableRandom(i);
-        new Object() {
-          void next() {
-            long sent = System.nanoTime();
-            if (sent - stopAt >= 0) {
-              done.countDown();
-              return;
-            }
-            invoker.callAsync("readWrite", (long) random.nextInt(keys), Invocation.ofArguments(mode))
-                .whenComplete((r, err) -> {
-                  long now = System.nanoTime();
-                  if (err != null) {
-                    errors.incrementAndGet();
-                    done.countDown();
-                    return;
-                  }
-                  if (sent - measureFrom >= 0 && now - stopAt < 0) {
-                    completed.incrementAndGet();
-                    recorder.recordValue(now - sent);
-                  }
-                  next();
-                });
-          }
-        }.next();
-      }
-      if (!done.await(warmup + seconds + 120L, TimeUnit.SECONDS)) {
-        throw new IllegalStateException("calls still in flight long after the run");
-      }
+      ClosedLoop.Result r = ClosedLoop.run(key -> invoker.callAsync("readWrite", key, Invocation.ofArguments(mode)),
+          concurrency, load);
       String captured = "-";
       if (capture) {
         ServerProvenance p = ServerProvenance.active().orElseThrow();
@@ -189,11 +146,10 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
       } else if (variant.equals("manual-log")) {
         captured = ManualLog.close(manualLog) / 1024 + " KiB";
       }
-      Histogram h = recorder.getIntervalHistogram();
-      out.printf(Locale.ROOT, "RESULT %-18s %10.0f %9.2f %9.2f %12s%n", variant, completed.get() / (double) seconds,
-          h.getValueAtPercentile(50) / 1e6, h.getValueAtPercentile(99) / 1e6, captured);
-      if (errors.get() > 0) {
-        out.println("RESULT   (" + errors.get() + " calls failed)");
+      out.printf(Locale.ROOT, "RESULT %-18s %10.0f %9.2f %9.2f %12s%n", variant, r.throughput(), r.p50Ms(),
+          r.p99Ms(), captured);
+      if (r.errors() > 0) {
+        out.println("RESULT   (" + r.errors() + " calls failed)");
       }
     }
     return 0;
