@@ -126,21 +126,16 @@ public final class ProvenanceSink implements AutoCloseable {
    */
   public void ensureTable(ProvenanceTable table) throws SQLException {
     checkTable(table);
-    String ddl = dialect.createTableSql(table);
-    try {
-      try (Statement statement = connection.createStatement()) {
-        statement.execute(ddl);
-      }
-      connection.commit();
-    } catch (SQLException e) {
-      rollbackAfterFailure(e);
-      throw new SQLException("cannot create provenance table " + table.name() + " in " + url() + " (" + ddl + "): "
-          + describe(e), e.getSQLState(), e.getErrorCode(), e);
-    }
+    executeDdl(dialect.createTableSql(table), "provenance table " + table.name());
   }
 
   /** Creates or replaces a view ({@code ddl} is a complete {@code CREATE OR REPLACE VIEW} statement). */
   public void ensureView(String ddl) throws SQLException {
+    executeDdl(ddl, "a provenance view");
+  }
+
+  /** Runs one DDL statement in a transaction of its own; the failure names {@code what} and the URL. */
+  private void executeDdl(String ddl, String what) throws SQLException {
     try {
       try (Statement statement = connection.createStatement()) {
         statement.execute(ddl);
@@ -148,7 +143,7 @@ public final class ProvenanceSink implements AutoCloseable {
       connection.commit();
     } catch (SQLException e) {
       rollbackAfterFailure(e);
-      throw new SQLException("cannot create a provenance view in " + url() + " (" + ddl + "): " + describe(e),
+      throw new SQLException("cannot create " + what + " in " + url() + " (" + ddl + "): " + describe(e),
           e.getSQLState(), e.getErrorCode(), e);
     }
   }
