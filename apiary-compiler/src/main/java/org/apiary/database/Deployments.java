@@ -39,6 +39,7 @@ public final class Deployments {
     property(props, "flush.ms", String.valueOf(p.flushInterval().toMillis()));
     property(props, "spill.dir", spill.toAbsolutePath().toString());
     property(props, "durable", String.valueOf(p.durable()));
+    property(props, "reads", String.valueOf(p.captureReads()));
     long exportMs = Math.max(1, p.exportFlushInterval().toMillis());
     return """
           <export>

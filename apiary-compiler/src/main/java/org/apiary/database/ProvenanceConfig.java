@@ -22,10 +22,13 @@ import java.util.Objects;
  * @param durable whether captured reads and executions are written and forced to disk (the spill directory)
  *     before the function's transaction commits, so a server crash loses none of them (at the cost of a disk flush
  *     per function execution); by default they wait in memory for at most a flush interval
+ * @param captureReads whether rows read are captured (the default); without it only writes and function executions
+ *     are, which costs less
  */
 public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassword, Duration flushInterval,
                                Duration exportFlushInterval, Path spillDirectory,
-                               java.util.Set<String> writeCaptureTables, boolean durable) {
+                               java.util.Set<String> writeCaptureTables, boolean durable,
+                               boolean captureReads) {
   /** The export target name Apiary's deployment declares. */
   public static final String EXPORT_TARGET = "apiary_provenance";
 
@@ -52,34 +55,40 @@ public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassw
 
   /** Any JDBC sink, with default intervals. */
   public static ProvenanceConfig sink(String jdbcUrl) {
-    return new ProvenanceConfig(jdbcUrl, null, null, Duration.ofMillis(10), Duration.ofMillis(100), null, null, false);
+    return new ProvenanceConfig(jdbcUrl, null, null, Duration.ofMillis(10), Duration.ofMillis(100), null, null, false, true);
   }
 
   public ProvenanceConfig withCredentials(String user, String password) {
     return new ProvenanceConfig(sinkUrl, user, password, flushInterval, exportFlushInterval, spillDirectory,
-        writeCaptureTables, durable);
+        writeCaptureTables, durable, captureReads);
   }
 
   public ProvenanceConfig withFlushInterval(Duration value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, value, exportFlushInterval, spillDirectory,
-        writeCaptureTables, durable);
+        writeCaptureTables, durable, captureReads);
   }
 
   public ProvenanceConfig withSpillDirectory(Path value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, value,
-        writeCaptureTables, durable);
+        writeCaptureTables, durable, captureReads);
   }
 
   /** Captures the writes of these application tables only (reads and executions are captured everywhere). */
   public ProvenanceConfig withWriteCaptureOnly(String... tables) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
-        java.util.Set.of(tables), durable);
+        java.util.Set.of(tables), durable, captureReads);
   }
 
   /** Captured reads and executions forced to disk before each function's transaction commits. */
   public ProvenanceConfig withDurableCapture(boolean value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
-        writeCaptureTables, value);
+        writeCaptureTables, value, captureReads);
+  }
+
+  /** Whether rows read are captured ({@code false}: writes and function executions only). */
+  public ProvenanceConfig withReadCapture(boolean value) {
+    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
+        writeCaptureTables, durable, value);
   }
 
   /** Whether writes of {@code table} are captured. */

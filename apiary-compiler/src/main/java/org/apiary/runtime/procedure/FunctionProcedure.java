@@ -201,6 +201,7 @@ public abstract class FunctionProcedure extends VoltProcedure {
     private final List<StatementBinding> queued = new ArrayList<>();
     private final List<Capture> queuedCaptures = new ArrayList<>();
     private final boolean capturing = ServerProvenance.active().isPresent();
+    private final boolean capturingReads = ServerProvenance.active().map(ServerProvenance::capturesReads).orElse(false);
     private final List<Output> outputs = new ArrayList<>();
     private final List<CapturedRead> reads = new ArrayList<>();
 
@@ -231,7 +232,7 @@ public abstract class FunctionProcedure extends VoltProcedure {
         params[i] = toVoltValue(args[i]);
       }
       checkPartition(binding, params, statement);
-      Capture capture = capturing && level == ProvenanceLevel.READS_AND_WRITES ? captures.get(statement.sql()) : null;
+      Capture capture = capturingReads && level == ProvenanceLevel.READS_AND_WRITES ? captures.get(statement.sql()) : null;
       voltQueueSQL(capture != null ? capture.stmt() : binding.stmt(), params);
       queued.add(binding);
       queuedCaptures.add(capture);

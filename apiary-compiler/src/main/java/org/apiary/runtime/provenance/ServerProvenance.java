@@ -32,7 +32,7 @@ public final class ServerProvenance implements AutoCloseable {
 
   /** What the deployment's export properties say. */
   record Settings(String sinkUrl, String user, String password, Duration flushInterval, Path spillDirectory,
-                  boolean durable) {
+                  boolean durable, boolean captureReads) {
     static Settings from(Properties p) {
       String url = p.getProperty("sink.url");
       if (url == null || url.isBlank()) {
@@ -41,7 +41,8 @@ public final class ServerProvenance implements AutoCloseable {
       return new Settings(url, p.getProperty("sink.user"), p.getProperty("sink.password"),
           Duration.ofMillis(Long.parseLong(p.getProperty("flush.ms", "10"))),
           Path.of(p.getProperty("spill.dir", System.getProperty("java.io.tmpdir") + "/apiary-provenance-spill")),
-          Boolean.parseBoolean(p.getProperty("durable", "false")));
+          Boolean.parseBoolean(p.getProperty("durable", "false")),
+          Boolean.parseBoolean(p.getProperty("reads", "true")));
     }
 
     Properties sinkProperties() {
@@ -81,6 +82,11 @@ public final class ServerProvenance implements AutoCloseable {
     current = new ServerProvenance(settings);
     LOG.log(Level.INFO, "provenance capture into " + settings.sinkUrl());
     return current;
+  }
+
+  /** Whether rows read are captured, or only writes and function executions. */
+  public boolean capturesReads() {
+    return settings.captureReads();
   }
 
   /** The capture of this process, if its deployment enables provenance. */

@@ -22,6 +22,7 @@ import org.apiary.runtime.FunctionCatalog;
 import org.apiary.runtime.FunctionInvoker;
 import org.apiary.runtime.provenance.ServerProvenance;
 import org.apiary.benchmarks.ClosedLoop;
+import org.apiary.benchmarks.ManualLog;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -123,7 +124,9 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
           .withDurableCapture(variant.equals("durable")));
     }
     Path manualLog = dir.resolve("manual-log.jsonl");
-    System.setProperty("apiary.bench.manualLog", manualLog.toString());
+    if (variant.equals("manual-log")) {
+      ManualLog.open(manualLog);
+    }
     String mode = switch (variant) {
       case "writes" -> "WRITES";
       case "reads-and-writes", "durable" -> "READS_AND_WRITES";
@@ -144,7 +147,8 @@ public final class ProvenanceBenchmark implements Callable<Integer> {
         p.flush(Duration.ofSeconds(60));
         captured = p.spooler().stats().rowsLoaded() + " rows";
       } else if (variant.equals("manual-log")) {
-        captured = ManualLog.close(manualLog) / 1024 + " KiB";
+        ManualLog.close();
+        captured = Files.size(manualLog) / 1024 + " KiB";
       }
       out.printf(Locale.ROOT, "RESULT %-18s %10.0f %9.2f %9.2f %12s%n", variant, r.throughput(), r.p50Ms(),
           r.p99Ms(), captured);

@@ -4,6 +4,7 @@ import java.util.List;
 import org.apiary.LocalFunction;
 import org.apiary.ProvenanceLevel;
 import org.apiary.Statement;
+import org.apiary.benchmarks.ManualLog;
 
 /**
  * Reads counter k and writes it back incremented, capturing provenance at the level named by its argument; with
@@ -24,8 +25,8 @@ public class ReadWrite extends LocalFunction<Long> {
     queueSQL(PUT, List.of(partitionKey(), v), level);
     executeSQL();
     if (manual) {
-      ManualLog.append(functionName(), uniqueId(), "read", partitionKey(), v - 1);
-      ManualLog.append(functionName(), uniqueId(), "write", partitionKey(), v);
+      ManualLog.event(functionName(), uniqueId(), "read", "prov_counters", partitionKey(), v - 1);
+      ManualLog.event(functionName(), uniqueId(), "update", "prov_counters", partitionKey(), v);
     }
     returnOutput(v);
   }

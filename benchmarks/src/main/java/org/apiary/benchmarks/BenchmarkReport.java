@@ -1,0 +1,151 @@
+package org.apiary.benchmarks;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.apiary.benchmarks.workload.Workload;
+import org.apiary.internal.Json;
+
+/**
+ * A workload's results across variants: each variant's highest sustained load, latency at the fixed loads, and the
+ * issue's target ratios, each marked met or not.
+ */
+final class BenchmarkReport {
+  /** A load is sustained when nothing failed, p99 stays under the bound and at least this share of it completes. */
+  static final double SUSTAINED_SHARE = 0.95;
+
+  /**
+   * One target of issue 5.
+   *
+   * @param value the measured ratio
+   * @param met whether it meets the target
+   */
+  record Target(String name, String measured, double value, String goal, boolean met) {}
+
+  private final Workload workload;
+  private final Map<String, VariantRun.Outcome> outcomes = new LinkedHashMap<>();
+  private final List<String> failed;
+  private final double p99BoundMs;
+
+  BenchmarkReport(Workload workload, List<VariantRun.Outcome> outcomes, List<String> failed, double p99BoundMs) {
+    this.workload = workload;
+    outcomes.forEach(o -> this.outcomes.put(o.variant(), o));
+    this.failed = failed;
+    this.p99BoundMs = p99BoundMs;
+  }
+
+  /** The highest load a variant sustained (over fixed and sweep points), if any. */
+  Optional<OpenLoop.Point> maxSustained(String variant) {
+    VariantRun.Outcome o = outcomes.get(variant);
+    if (o == null) {
+      return Optional.empty();
+    }
+    return Stream.concat(o.fixed().stream(), o.sweep().stream())
+        .filter(p -> p.errors() == 0 && p.all().p99Ms() <= p99BoundMs && p.achieved() >= SUSTAINED_SHARE * p.offered())
+        .max((a, b) -> Double.compare(a.achieved(), b.achieved()));
+  }
+
+  private Optional<Double> max(String variant) {
+    return maxSustained(variant).map(OpenLoop.Point::achieved);
+  }
+
+  private Optional<Double> p50AtFirstFixedLoad(String variant) {
+    VariantRun.Outcome o = outcomes.get(variant);
+    return o == null || o.fixed().isEmpty() || o.fixed().get(0).errors() > 0 ? Optional.empty()
+        : Optional.of(o.fixed().get(0).all().p50Ms());
+  }
+
+  List<Target> targets() {
+    List<Target> t = new ArrayList<>();
+    String name = workload.name();
+    if (name.equals("counter")) {
+      ratio(t, "apiary / raw-voltdb max throughput", max("apiary"), max("raw-voltdb"), ">= 0.70", r -> r >= 0.70);
+    }
+    if (name.equals("shop")) {
+      ratio(t, "apiary / rpc-servers max throughput", max("apiary"), max("rpc-servers"), ">= 1.75", r -> r >= 1.75);
+    }
+    if (name.equals("shop") || name.equals("hotel")) {
+      ratio(t, "rpc-servers p50 / apiary p50 at " + (long) (double) workload.fixedLoads(Workload.Scale.FULL).get(0)
+          + " req/s", p50AtFirstFixedLoad("rpc-servers"), p50AtFirstFixedLoad("apiary"), ">= 1.6", r -> r >= 1.6);
+    }
+    cost(t, "exactly-once cost (apiary vs apiary-no-eo)", max("apiary"), max("apiary-no-eo"), "< 5%", c -> c < 0.05);
+    cost(t, "naive exactly-once cost (apiary-naive-eo vs apiary-no-eo)", max("apiary-naive-eo"), max("apiary-no-eo"),
+        "(for contrast)", c -> true);
+    cost(t, "provenance cost (apiary vs apiary-no-prov)", max("apiary"), max("apiary-no-prov"), "< 15%", c -> c < 0.15);
+    ratio(t, "apiary / apiary-manual-log max throughput", max("apiary"), max("apiary-manual-log"), "> 1.0", r -> r > 1.0);
+    return t;
+  }
+
+  private static void ratio(List<Target> t, String name, Optional<Double> a, Optional<Double> b, String goal,
+                            java.util.function.DoublePredicate ok) {
+    if (a.isPresent() && b.isPresent() && b.get() > 0) {
+      double r = a.get() / b.get();
+      t.add(new Target(name, String.format(Locale.ROOT, "%.2fx", r), r, goal, ok.test(r)));
+    }
+  }
+
+  private static void cost(List<Target> t, String name, Optional<Double> with, Optional<Double> without, String goal,
+                           java.util.function.DoublePredicate ok) {
+    if (with.isPresent() && without.isPresent() && without.get() > 0) {
+      double c = 1 - with.get() / without.get();
+      t.add(new Target(name, String.format(Locale.ROOT, "%.1f%%", 100 * c), c, goal, ok.test(c)));
+    }
+  }
+
+  ObjectNode toJson() {
+    ObjectNode root = Json.MAPPER.createObjectNode();
+    root.put("workload", workload.name());
+    root.set("operations", Json.tree(workload.operations()));
+    root.put("p99BoundMs", p99BoundMs);
+    ObjectNode vs = root.putObject("variants");
+    for (VariantRun.Outcome o : outcomes.values()) {
+      ObjectNode v = vs.putObject(o.variant());
+      v.put("saturatedThroughput", o.saturatedThroughput());
+      maxSustained(o.variant()).ifPresentOrElse(p -> v.set("maxSustained", Json.tree(p)), () -> v.putNull("maxSustained"));
+      v.set("fixedLoads", Json.tree(o.fixed()));
+      v.set("sweep", Json.tree(o.sweep()));
+      v.put("provenanceRowsLoaded", o.provenanceRows());
+      if (o.note() != null) {
+        v.put("note", o.note());
+      }
+    }
+    ArrayNode f = root.putArray("failedVariants");
+    failed.forEach(f::add);
+    root.set("targets", Json.tree(targets()));
+    return root;
+  }
+
+  void print(PrintStream out) {
+    List<Double> loads = outcomes.isEmpty() ? List.of() : outcomes.values().iterator().next().fixed().stream()
+        .map(OpenLoop.Point::offered).toList();
+    StringBuilder header = new StringBuilder(String.format(Locale.ROOT, "%-18s %10s %12s %9s", "variant",
+        "saturated", "max sustained", "p99@max"));
+    for (double l : loads) {
+      header.append(String.format(Locale.ROOT, " %16s", "p50/p99@" + (long) l));
+    }
+    out.println(header.append("   (req/s; ms)"));
+    for (VariantRun.Outcome o : outcomes.values()) {
+      Optional<OpenLoop.Point> m = maxSustained(o.variant());
+      StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "%-18s %10.0f %12s %9s", o.variant(),
+          o.saturatedThroughput(), m.map(p -> String.format(Locale.ROOT, "%.0f", p.achieved())).orElse("-"),
+          m.map(p -> String.format(Locale.ROOT, "%.1f", p.all().p99Ms())).orElse("-")));
+      for (OpenLoop.Point p : o.fixed()) {
+        row.append(String.format(Locale.ROOT, " %16s", p.errors() > 0 ? p.errors() + " errors"
+            : String.format(Locale.ROOT, "%.2f/%.2f", p.all().p50Ms(), p.all().p99Ms())));
+      }
+      out.println(row);
+    }
+    failed.forEach(v -> out.println(v + ": FAILED"));
+    for (Target t : targets()) {
+      out.printf(Locale.ROOT, "  %-62s %8s  target %-14s %s%n", t.name(), t.measured(), t.goal(),
+          t.goal().startsWith("(") ? "" : t.met() ? "met" : "NOT MET");
+    }
+  }
+}

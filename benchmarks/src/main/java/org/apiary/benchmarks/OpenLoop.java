@@ -1,0 +1,146 @@
+package org.apiary.benchmarks;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+import org.apiary.benchmarks.workload.Request;
+import org.apiary.benchmarks.workload.Workload;
+
+/**
+ * An open-loop load: requests are sent at scheduled times, at a fixed offered rate, whether or not earlier ones have
+ * finished. Arrivals are uniform (every 1/rate seconds) or exponential (a Poisson process). Each request's latency
+ * runs from its <em>scheduled</em> send time, so a generator that falls behind, or a system that stalls, shows up in
+ * the latencies instead of silently lowering the load (no coordinated omission). Requests scheduled during the
+ * warm-up are sent but not measured; throughput is the completions of measured requests per measured second.
+ * In-flight requests are bounded so an overloaded system cannot exhaust memory: a request waiting for a slot keeps
+ * its scheduled time, so the wait counts in its latency.
+ */
+public final class OpenLoop {
+  /** How inter-arrival times are drawn. */
+  public enum Arrivals { UNIFORM, EXPONENTIAL }
+
+  /** How one load point is run. */
+  public record Settings(Duration warmup, Duration measure, Arrivals arrivals, int maxInFlight, Duration drain) {}
+
+  /**
+   * Latency percentiles of one operation, in milliseconds.
+   *
+   * @param count measured requests that completed
+   */
+  public record Latency(long count, double p50Ms, double p99Ms, double p999Ms, double maxMs) {
+    static Latency of(Histogram h) {
+      return new Latency(h.getTotalCount(), h.getValueAtPercentile(50) / 1e6, h.getValueAtPercentile(99) / 1e6,
+          h.getValueAtPercentile(99.9) / 1e6, h.getMaxValue() / 1e6);
+    }
+  }
+
+  /**
+   * What one load point achieved.
+   *
+   * @param offered requests per second scheduled
+   * @param achieved measured requests completed per measured second
+   * @param all latency over every operation
+   * @param operations latency per operation, in the workload's order
+   * @param errors measured requests that failed or were still unanswered after the drain time
+   * @param firstError the first failure's message, or {@code null}
+   */
+  public record Point(double offered, double achieved, Latency all, List<Latency> operations, long errors,
+                      String firstError) {}
+
+  private OpenLoop() {}
+
+  /** Runs {@code workload}'s mix at {@code rate} requests per second through {@code send}. */
+  public static Point run(Workload workload, Function<Request, CompletableFuture<?>> send, double rate,
+                          Settings settings, long seed) throws InterruptedException {
+    int ops = workload.operations().size();
+    Recorder all = new Recorder(3);
+    List<Recorder> perOp = new ArrayList<>();
+    for (int i = 0; i < ops; i++) {
+      perOp.add(new Recorder(3));
+    }
+    AtomicLong completed = new AtomicLong();
+    AtomicLong errors = new AtomicLong();
+    AtomicReference<String> firstError = new AtomicReference<>();
+    Semaphore slots = new Semaphore(settings.maxInFlight());
+    ConcurrentHashMap<Long, Long> outstanding = new ConcurrentHashMap<>();
+    SplittableRandom random = new SplittableRandom(seed);
+    long start = System.nanoTime();
+    long measureFrom = start + settings.warmup().toNanos();
+    long stopAt = measureFrom + settings.measure().toNanos();
+    double intervalNs = 1e9 / rate;
+    double offset = 0;
+    long seq = 0;
+    while (true) {
+      offset += settings.arrivals() == Arrivals.UNIFORM ? intervalNs : -Math.log(1 - random.nextDouble()) * intervalNs;
+      long scheduled = start + (long) offset;
+      if (scheduled - stopAt >= 0) {
+        break;
+      }
+      long wait = scheduled - System.nanoTime();
+      if (wait > 20_000) {
+        LockSupport.parkNanos(wait);
+      }
+      Request request = workload.next(random);
+      boolean measured = scheduled - measureFrom >= 0;
+      long id = seq++;
+      if (!slots.tryAcquire(Math.max(1, stopAt - System.nanoTime()) + settings.drain().toNanos(), TimeUnit.NANOSECONDS)) {
+        break; // nothing completes any more: the drain below counts what is outstanding
+      }
+      if (measured) {
+        outstanding.put(id, scheduled);
+      }
+      CompletableFuture<?> sent;
+      try {
+        sent = send.apply(request);
+      } catch (RuntimeException e) {
+        sent = CompletableFuture.failedFuture(e);
+      }
+      sent.whenComplete((r, err) -> {
+        long now = System.nanoTime();
+        slots.release();
+        if (!measured || outstanding.remove(id) == null) {
+          return;
+        }
+        if (err != null) {
+          errors.incrementAndGet();
+          firstError.compareAndSet(null, String.valueOf(err.getMessage()));
+          return;
+        }
+        long latency = now - scheduled;
+        all.recordValue(latency);
+        perOp.get(request.operation()).recordValue(latency);
+        if (now - stopAt < 0) {
+          completed.incrementAndGet();
+        }
+      });
+    }
+    long drainUntil = Math.max(System.nanoTime(), stopAt) + settings.drain().toNanos();
+    while (!outstanding.isEmpty() && System.nanoTime() - drainUntil < 0) {
+      Thread.sleep(5);
+    }
+    for (Long id : new ArrayList<>(outstanding.keySet())) {
+      Long scheduled = outstanding.remove(id);
+      if (scheduled != null) {
+        errors.incrementAndGet();
+        firstError.compareAndSet(null, "no answer within the drain time of " + settings.drain());
+      }
+    }
+    List<Latency> opLatency = new ArrayList<>();
+    for (Recorder r : perOp) {
+      opLatency.add(Latency.of(r.getIntervalHistogram()));
+    }
+    return new Point(rate, completed.get() / (settings.measure().toNanos() / 1e9),
+        Latency.of(all.getIntervalHistogram()), opLatency, errors.get(), firstError.get());
+  }
+}

@@ -1,0 +1,180 @@
+package org.apiary.benchmarks;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apiary.benchmarks.rpc.RpcServers;
+import org.apiary.benchmarks.workload.Request;
+import org.apiary.benchmarks.workload.Workload;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.DatabaseConfig;
+import org.apiary.database.ProvenanceConfig;
+import org.apiary.frontend.Dispatcher;
+import org.apiary.frontend.FrontendConfig;
+import org.apiary.frontend.FrontendServer;
+import org.apiary.frontend.GraphCatalog;
+import org.apiary.frontend.RegisteredGraph;
+import org.apiary.frontend.Registrar;
+import org.apiary.internal.Invocation;
+import org.apiary.internal.Json;
+import org.apiary.runtime.FunctionCatalog;
+import org.apiary.runtime.FunctionInvoker;
+import org.apiary.runtime.provenance.ServerProvenance;
+
+/**
+ * One variant of one workload, measured in this process (VoltDB runs once per process): start the database and the
+ * system under test, load the data, find the saturated throughput with a short closed loop, then run the open-loop
+ * points: the workload's fixed offered loads and a sweep of fractions of the saturated throughput.
+ */
+final class VariantRun {
+  /** How long and how hard to measure. */
+  record Plan(Workload.Scale scale, Duration warmup, Duration measure, Duration probe, int probeConcurrency,
+              List<Double> sweepFractions, int partitions, OpenLoop.Arrivals arrivals) {}
+
+  /** What a variant achieved; serialized as one JSON line for the parent process. */
+  record Outcome(String variant, double saturatedThroughput, List<OpenLoop.Point> fixed, List<OpenLoop.Point> sweep,
+                 long provenanceRows, String note) {}
+
+  private VariantRun() {}
+
+  static Outcome run(Workload workload, Variant variant, Plan plan) throws Exception {
+    Path dir = Files.createTempDirectory("apiary-bench-" + workload.name() + "-");
+    DatabaseConfig config = DatabaseConfig.embedded(plan.partitions());
+    if (variant.capture() == Variant.Capture.WRITES || variant.capture() == Variant.Capture.READS_AND_WRITES) {
+      config = config.withProvenance(ProvenanceConfig.duckdb(dir.resolve("provenance.duckdb"))
+          .withSpillDirectory(dir.resolve("spill"))
+          .withWriteCaptureOnly(workload.writtenTables().toArray(String[]::new))
+          .withReadCapture(variant.capture() == Variant.Capture.READS_AND_WRITES));
+    }
+    try (ApiaryDatabase db = ApiaryDatabase.open(config)) {
+      List<RegisteredGraph> graphs = Registrar.register(db, workload.application(),
+          variant.recording() == null ? org.apiary.RecordingMode.NONE : variant.recording());
+      workload.load(db, plan.scale());
+      if (variant.capture() == Variant.Capture.MANUAL_LOG) {
+        ManualLog.open(dir.resolve("manual-log.jsonl"));
+      }
+      try (SystemUnderTest sut = SystemUnderTest.start(db, workload, variant, graphs)) {
+        ClosedLoop.Options probe = new ClosedLoop.Options();
+        probe.warmup = (int) Math.max(1, plan.warmup().toSeconds());
+        probe.seconds = (int) Math.max(1, plan.probe().toSeconds());
+        probe.keys = Integer.MAX_VALUE;
+        ClosedLoop.Result saturated = ClosedLoop.run(
+            k -> sut.send(workload.next(ThreadLocalRandom.current())), plan.probeConcurrency(), probe);
+        if (saturated.errors() > 0) {
+          throw new IllegalStateException(saturated.errors() + " requests failed while finding the saturated "
+              + "throughput; first: " + sut.firstError());
+        }
+        OpenLoop.Settings settings = new OpenLoop.Settings(plan.warmup(), plan.measure(), plan.arrivals(), 20_000,
+            Duration.ofSeconds(30));
+        List<OpenLoop.Point> fixed = new ArrayList<>();
+        long seed = 1;
+        for (double load : workload.fixedLoads(plan.scale())) {
+          fixed.add(OpenLoop.run(workload, sut::send, load, settings, seed++));
+        }
+        List<OpenLoop.Point> sweep = new ArrayList<>();
+        for (double f : plan.sweepFractions()) {
+          sweep.add(OpenLoop.run(workload, sut::send, Math.max(10, Math.round(f * saturated.throughput())), settings,
+              seed++));
+        }
+        long provenanceRows = 0;
+        if (ServerProvenance.active().isPresent()) {
+          ServerProvenance p = ServerProvenance.active().get();
+          p.flush(Duration.ofSeconds(60));
+          provenanceRows = p.spooler().stats().rowsLoaded();
+        }
+        ManualLog.close();
+        String note = variant.capture() == Variant.Capture.MANUAL_LOG
+            ? "manual log " + Files.size(dir.resolve("manual-log.jsonl")) / 1024 + " KiB" : null;
+        return new Outcome(variant.id(), saturated.throughput(), fixed, sweep, provenanceRows, note);
+      }
+    }
+  }
+
+  /** How requests reach the system under test. */
+  private static final class SystemUnderTest implements AutoCloseable {
+    private final Function<Request, CompletableFuture<?>> send;
+    private final List<AutoCloseable> resources;
+    private volatile String firstError;
+
+    private SystemUnderTest(Function<Request, CompletableFuture<?>> send, List<AutoCloseable> resources) {
+      this.send = send;
+      this.resources = resources;
+    }
+
+    static SystemUnderTest start(ApiaryDatabase db, Workload workload, Variant variant, List<RegisteredGraph> graphs)
+        throws Exception {
+      if (variant == Variant.RAW_VOLTDB) {
+        return direct(db, graphs);
+      }
+      List<AutoCloseable> resources = new ArrayList<>();
+      String endpoint;
+      if (variant == Variant.RPC_SERVERS) {
+        db.loadSchema(workload.rpcProcedures());
+        RpcServers servers = RpcServers.start(workload, db.clientAddresses().get(0));
+        resources.add(servers);
+        endpoint = servers.endpoint();
+      } else {
+        FrontendServer frontend = FrontendServer.start(db,
+            FrontendConfig.defaults().withInvocationLog(variant.invocationLog()));
+        resources.add(frontend);
+        endpoint = frontend.endpoint();
+      }
+      ApiaryClient client = ApiaryClient.connect(ClientConfig.of(endpoint).withAttemptTimeout(Duration.ofSeconds(60))
+          .withMaxAttempts(1));
+      resources.add(0, client);
+      return new SystemUnderTest(r -> client.invokeAsync(r.graph(), r.key(), r.args()), resources);
+    }
+
+    /**
+     * The stored procedures called directly: a one-function graph is one procedure call; a larger graph is walked
+     * by a dispatcher in this process, with nothing recorded and nothing logged.
+     */
+    private static SystemUnderTest direct(ApiaryDatabase db, List<RegisteredGraph> graphs) {
+      GraphCatalog catalog = new GraphCatalog(db, Duration.ZERO);
+      FunctionInvoker invoker = new FunctionInvoker(db, FunctionCatalog.load(db));
+      Dispatcher dispatcher = new Dispatcher(db, catalog, (graph, function, result) -> { });
+      Map<String, RegisteredGraph> byName = new ConcurrentHashMap<>();
+      graphs.forEach(g -> byName.put(g.name(), g));
+      AtomicLong ids = new AtomicLong();
+      return new SystemUnderTest(r -> {
+        RegisteredGraph g = byName.get(r.graph());
+        if (g.nodes().size() == 1) {
+          return invoker.callAsync(g.nodes().get(0).function(), r.key(), Invocation.ofArguments(r.args()));
+        }
+        List<JsonNode> args = Arrays.stream(r.args()).map(Json::tree).toList();
+        return dispatcher.execute(g, "raw-" + ids.incrementAndGet(), Json.tree(r.key()), args, null, false);
+      }, List.of());
+    }
+
+    CompletableFuture<?> send(Request r) {
+      return send.apply(r).whenComplete((x, err) -> {
+        if (err != null && firstError == null) {
+          firstError = String.valueOf(err.getMessage());
+        }
+      });
+    }
+
+    String firstError() {
+      return firstError;
+    }
+
+    @Override
+    public void close() throws Exception {
+      for (AutoCloseable r : resources) {
+        r.close();
+      }
+    }
+  }
+}

@@ -1,0 +1,187 @@
+package org.apiary.benchmarks;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import org.apiary.benchmarks.workload.Workload;
+import org.apiary.benchmarks.workload.Workloads;
+import org.apiary.database.LocalCluster;
+import org.apiary.internal.Json;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * The workload benchmarks (issue 5; paper section 7, Table 1, Figures 9, 11, 13, 14): runs each variant of a
+ * workload in a process of its own, one after the other on this machine, and writes
+ * {@code bench-results/WORKLOAD.json}, throughput-versus-latency plots beside it, and a table with the target ratios.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+    description = "Shop, Hotel, Retwis and counter on Apiary's variants and the baselines.")
+public final class WorkloadBenchmark implements Callable<Integer> {
+  @Parameters(index = "0", description = "shop, hotel, retwis, counter or all.")
+  String workload;
+
+  @Option(names = "--quick", description = "A smoke run (small data, short points): checks that everything runs, not how fast.")
+  boolean quick;
+
+  @Option(names = "--variants", split = ",", description = "Variants to run (default: all of ${COMPLETION-CANDIDATES}).")
+  List<String> variants = Variant.ids();
+
+  @Option(names = "--seconds", description = "Measured seconds per load point (default 8; --quick 2).")
+  Integer seconds;
+
+  @Option(names = "--warmup", description = "Warm-up seconds per load point (default 2; --quick 1).")
+  Integer warmup;
+
+  @Option(names = "--p99-bound-ms", defaultValue = "100",
+      description = "A load is sustained if its p99 stays under this and it completes what is offered (default ${DEFAULT-VALUE}).")
+  double p99BoundMs;
+
+  @Option(names = "--arrivals", defaultValue = "UNIFORM", description = "UNIFORM (as in the paper) or EXPONENTIAL.")
+  OpenLoop.Arrivals arrivals;
+
+  @Option(names = "--partitions", defaultValue = "2", description = "Database partitions (default ${DEFAULT-VALUE}).")
+  int partitions;
+
+  @Option(names = "--out", defaultValue = "bench-results", description = "Output directory (default ${DEFAULT-VALUE}).")
+  Path out;
+
+  @Option(names = "--child-variant", hidden = true)
+  String childVariant;
+
+  private final PrintStream stdout = System.out;
+
+  VariantRun.Plan plan() {
+    Workload.Scale scale = quick ? Workload.Scale.QUICK : Workload.Scale.FULL;
+    int w = warmup != null ? warmup : quick ? 1 : 2;
+    int s = seconds != null ? seconds : quick ? 2 : 8;
+    List<Double> fractions = quick ? List.of(0.5) : List.of(0.25, 0.5, 0.7, 0.85, 1.0, 1.15);
+    return new VariantRun.Plan(scale, Duration.ofSeconds(w), Duration.ofSeconds(s), Duration.ofSeconds(quick ? 2 : 5),
+        64, fractions, partitions, arrivals);
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    if (childVariant != null) {
+      VariantRun.Outcome o = VariantRun.run(Workloads.byName(workload), Variant.byId(childVariant), plan());
+      stdout.println("RESULT " + Json.MAPPER.writeValueAsString(o));
+      return 0;
+    }
+    variants.forEach(Variant::byId);
+    List<String> workloads = workload.equals("all") ? Workloads.NAMES : List.of(Workloads.byName(workload).name());
+    Files.createDirectories(out.resolve("logs"));
+    int failures = 0;
+    for (String w : workloads) {
+      failures += runWorkload(w);
+    }
+    return failures == 0 ? 0 : 1;
+  }
+
+  private int runWorkload(String name) throws Exception {
+    Workload w = Workloads.byName(name);
+    stdout.printf(Locale.ROOT, "%n== %s%s: %d variants, each in its own process ==%n", name, quick ? " (quick)" : "",
+        variants.size());
+    List<VariantRun.Outcome> outcomes = new ArrayList<>();
+    List<String> failed = new ArrayList<>();
+    for (String v : variants) {
+      long started = System.nanoTime();
+      VariantRun.Outcome o = runChild(name, v);
+      if (o == null) {
+        failed.add(v);
+        stdout.printf(Locale.ROOT, "  %-18s FAILED (see %s)%n", v, log(name, v));
+      } else {
+        outcomes.add(o);
+        stdout.printf(Locale.ROOT, "  %-18s done in %d s%n", v, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
+      }
+    }
+    BenchmarkReport report = new BenchmarkReport(w, outcomes, failed, p99BoundMs);
+    ObjectNode json = report.toJson();
+    json.set("machine", machine());
+    json.put("command", "scripts/bench.sh " + name + (quick ? " --quick" : ""));
+    json.put("finished", Instant.now().toString());
+    VariantRun.Plan plan = plan();
+    ObjectNode planJson = json.putObject("plan");
+    planJson.put("scale", plan.scale().name());
+    planJson.put("warmupSeconds", plan.warmup().toSeconds());
+    planJson.put("measuredSeconds", plan.measure().toSeconds());
+    planJson.put("saturationProbeSeconds", plan.probe().toSeconds());
+    planJson.put("saturationProbeConcurrency", plan.probeConcurrency());
+    planJson.set("sweepFractionsOfSaturated", Json.tree(plan.sweepFractions()));
+    planJson.put("partitions", plan.partitions());
+    planJson.put("arrivals", plan.arrivals().name());
+    Path file = out.resolve(name + ".json");
+    Json.MAPPER.writer().with(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
+    List<Path> plots = Plots.write(out, name, outcomes, report);
+    report.print(stdout);
+    stdout.println("wrote " + file + plots.stream().map(p -> ", " + p).reduce("", String::concat));
+    return failed.size();
+  }
+
+  private Path log(String workloadName, String variant) {
+    return out.resolve("logs").resolve(workloadName + "-" + variant + ".log");
+  }
+
+  /** Runs one variant in its own JVM; its output goes to a log file, its result comes back as a JSON line. */
+  private VariantRun.Outcome runChild(String workloadName, String variant) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    cmd.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
+    cmd.addAll(List.of("-Xmx4g", "-Djava.awt.headless=true", "-cp", System.getProperty("java.class.path"),
+        WorkloadBenchmark.class.getName(), workloadName, "--child-variant", variant,
+        "--partitions", String.valueOf(partitions), "--arrivals", arrivals.name()));
+    if (quick) {
+      cmd.add("--quick");
+    }
+    if (seconds != null) {
+      cmd.addAll(List.of("--seconds", String.valueOf(seconds)));
+    }
+    if (warmup != null) {
+      cmd.addAll(List.of("--warmup", String.valueOf(warmup)));
+    }
+    Path log = log(workloadName, variant);
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    if (!p.waitFor(30, TimeUnit.MINUTES)) {
+      p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+      return null;
+    }
+    for (String line : Files.readAllLines(log)) {
+      if (line.startsWith("RESULT ")) {
+        return Json.MAPPER.readValue(line.substring(7), VariantRun.Outcome.class);
+      }
+    }
+    return null;
+  }
+
+  private static JsonNode machine() {
+    ObjectNode m = Json.MAPPER.createObjectNode();
+    m.put("cores", Runtime.getRuntime().availableProcessors());
+    if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+      m.put("memoryBytes", os.getTotalMemorySize());
+    }
+    try {
+      Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name")).findFirst()
+          .ifPresent(l -> m.put("cpu", l.substring(l.indexOf(':') + 1).trim()));
+    } catch (java.io.IOException e) {
+      m.put("cpu", "unknown (" + e.getMessage() + ")");
+    }
+    m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+    m.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
+    return m;
+  }
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new WorkloadBenchmark()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
+  }
+}
