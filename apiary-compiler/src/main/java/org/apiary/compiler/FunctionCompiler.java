@@ -179,11 +179,19 @@ public final class FunctionCompiler {
     String column = null;
     if (kind == FunctionKind.LOCAL) {
       if (boundColumn == null) {
-        if (problems.stream().noneMatch(p -> p.startsWith(fn))) {
-          problems.add(fn + ": a local function must reach at least one partitioned table through its partition "
-              + "column; declare it a GlobalFunction if it only touches replicated tables");
+        // Only replicated tables: any partition can serve it, so it runs on its key's partition, routed by a
+        // partitioned table whose partition column has the key's type.
+        Optional<String> route = planner.partitionColumnOfType(keyType.columnType());
+        if (route.isEmpty()) {
+          if (problems.stream().noneMatch(p -> p.startsWith(fn))) {
+            problems.add(fn + ": it reads only replicated tables and the schema has no partitioned table with a "
+                + keyType.columnType() + " partition column to route its " + keyType.javaType().getSimpleName()
+                + " key by; declare it a GlobalFunction");
+          }
+          return null;
         }
-        return null;
+        boundColumn = route.get();
+        boundColumnType = keyType.columnType();
       }
       int dot = boundColumn.indexOf('.');
       table = boundColumn.substring(0, dot);

@@ -124,6 +124,23 @@ final class SchemaPlanner {
         partitioning.getIsReplicatedTableDML(), partitioning.getInferredPartitioningValue());
   }
 
+  /**
+   * A partitioned table's partition column ({@code TABLE.COLUMN}) of the given type, the first by table name; a local
+   * function that reads only replicated tables is routed by it, so it runs on its key's partition.
+   */
+  java.util.Optional<String> partitionColumnOfType(String columnType) {
+    java.util.TreeMap<String, String> byTable = new java.util.TreeMap<>();
+    for (Table t : database.getTables()) {
+      Column c = t.getPartitioncolumn();
+      if (!t.getIsreplicated() && c != null
+          && VoltType.get((byte) c.getType()).getName().toUpperCase(Locale.ROOT).equals(columnType)) {
+        byTable.put(t.getTypeName().toUpperCase(Locale.ROOT), c.getTypeName().toUpperCase(Locale.ROOT));
+      }
+    }
+    return byTable.isEmpty() ? java.util.Optional.empty()
+        : java.util.Optional.of(byTable.firstKey() + "." + byTable.firstEntry().getValue());
+  }
+
   private String columnType(String fullColumn) {
     int dot = fullColumn.indexOf('.');
     Table table = database.getTables().getIgnoreCase(fullColumn.substring(0, dot));

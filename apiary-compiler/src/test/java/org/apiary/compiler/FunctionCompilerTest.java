@@ -17,6 +17,7 @@ import org.apiary.ApiaryFunction;
 import org.apiary.RegistrationException;
 import org.apiary.internal.PartitionKeyType;
 import org.apiary.rejected.Rejected;
+import org.apiary.testapp.ExchangeRate;
 import org.apiary.testapp.TestApp;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -148,9 +149,19 @@ class FunctionCompilerTest {
   }
 
   @Test
-  void rejectsLocalFunctionWithoutPartitionedTable() {
+  void rejectsLocalFunctionOnReplicatedTablesWhoseKeyTypeNoTableIsPartitionedBy() {
     String p = rejection(Rejected.OnlyReplicated.class);
-    assertTrue(p.contains("at least one partitioned table"), p);
+    assertTrue(p.contains("reads only replicated tables") && p.contains("SMALLINT"), p);
+  }
+
+  @Test
+  void routesLocalFunctionOnReplicatedTablesByAPartitionColumnOfItsKeyType() {
+    CompiledApplication app = FunctionCompiler.compile(TestApp.SCHEMA,
+        List.of(FunctionDefinition.of("rate", ExchangeRate.class)));
+    CompiledFunction f = app.functions().get(0);
+    assertEquals(FunctionKind.LOCAL, f.kind());
+    assertEquals("ACCOUNTS", f.partitionTable());
+    assertEquals("ID", f.partitionColumn());
   }
 
   @Test

@@ -82,7 +82,8 @@ public final class Rejected {
   }
 
   /** A local function reaching no partitioned table. */
-  public static class OnlyReplicated extends LocalFunction<Long> {
+  /** Reads only a replicated table, keyed by a type no partitioned table is partitioned by. */
+  public static class OnlyReplicated extends LocalFunction<Short> {
     static final Statement RATES = Statement.of("SELECT rate FROM rates WHERE currency = ?");
 
     @Override

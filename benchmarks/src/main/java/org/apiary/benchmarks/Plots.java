@@ -15,7 +15,7 @@ import org.knowm.xchart.XYSeries;
 final class Plots {
   private Plots() {}
 
-  static List<Path> write(Path dir, String workload, List<VariantRun.Outcome> outcomes, BenchmarkReport report)
+  static List<Path> write(Path dir, String workload, List<VariantRun.Outcome> outcomes)
       throws IOException {
     List<Path> files = new ArrayList<>();
     files.add(plot(dir, workload, "p50", p -> p.all().p50Ms(), outcomes));
@@ -32,7 +32,8 @@ final class Plots {
     chart.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
     chart.getStyler().setMarkerSize(6);
     for (VariantRun.Outcome o : outcomes) {
-      List<OpenLoop.Point> points = o.sweep().stream().filter(p -> p.all().count() > 0)
+      List<OpenLoop.Point> points = java.util.stream.Stream.concat(o.fixed().stream(), o.sweep().stream())
+          .filter(p -> p.all().count() > 0)
           .sorted(Comparator.comparingDouble(OpenLoop.Point::offered)).toList();
       if (points.isEmpty()) {
         continue;

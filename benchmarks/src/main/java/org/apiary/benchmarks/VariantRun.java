@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.apiary.benchmarks.rpc.RpcServers;
@@ -40,14 +39,47 @@ import org.apiary.runtime.provenance.ServerProvenance;
  */
 final class VariantRun {
   /** How long and how hard to measure. */
-  record Plan(Workload.Scale scale, Duration warmup, Duration measure, Duration probe, int probeConcurrency,
-              List<Double> sweepFractions, int partitions, OpenLoop.Arrivals arrivals) {}
+  record Plan(Workload.Scale scale, Duration warmup, Duration measure, int doublings, int bisections,
+              double p99BoundMs, int partitions, OpenLoop.Arrivals arrivals) {}
+
+
 
   /** What a variant achieved; serialized as one JSON line for the parent process. */
-  record Outcome(String variant, double saturatedThroughput, List<OpenLoop.Point> fixed, List<OpenLoop.Point> sweep,
-                 long provenanceRows, String note) {}
+  record Outcome(String variant, List<OpenLoop.Point> fixed, List<OpenLoop.Point> sweep, long provenanceRows,
+                 String note) {}
 
   private VariantRun() {}
+
+  /**
+   * The sweep of offered load: doubles the load from {@code start} until a point is not sustained (or the plan's
+   * doublings run out), then bisects (geometrically) between the last sustained load and the first that was not.
+   */
+  static List<OpenLoop.Point> search(Function<Double, OpenLoop.Point> measure, double start, Plan plan) {
+    List<OpenLoop.Point> points = new ArrayList<>();
+    double good = 0;
+    double bad = 0;
+    double load = start;
+    for (int i = 0; i <= plan.doublings(); i++, load *= 2) {
+      OpenLoop.Point p = measure.apply(load);
+      points.add(p);
+      if (!BenchmarkReport.sustained(p, plan.p99BoundMs())) {
+        bad = load;
+        break;
+      }
+      good = load;
+    }
+    for (int i = 0; i < plan.bisections() && good > 0 && bad > 0; i++) {
+      double mid = Math.round(Math.sqrt(good * bad));
+      OpenLoop.Point p = measure.apply(mid);
+      points.add(p);
+      if (BenchmarkReport.sustained(p, plan.p99BoundMs())) {
+        good = mid;
+      } else {
+        bad = mid;
+      }
+    }
+    return points;
+  }
 
   static Outcome run(Workload workload, Variant variant, Plan plan) throws Exception {
     Path dir = Files.createTempDirectory("apiary-bench-" + workload.name() + "-");
@@ -66,28 +98,22 @@ final class VariantRun {
         ManualLog.open(dir.resolve("manual-log.jsonl"));
       }
       try (SystemUnderTest sut = SystemUnderTest.start(db, workload, variant, graphs)) {
-        ClosedLoop.Options probe = new ClosedLoop.Options();
-        probe.warmup = (int) Math.max(1, plan.warmup().toSeconds());
-        probe.seconds = (int) Math.max(1, plan.probe().toSeconds());
-        probe.keys = Integer.MAX_VALUE;
-        ClosedLoop.Result saturated = ClosedLoop.run(
-            k -> sut.send(workload.next(ThreadLocalRandom.current())), plan.probeConcurrency(), probe);
-        if (saturated.errors() > 0) {
-          throw new IllegalStateException(saturated.errors() + " requests failed while finding the saturated "
-              + "throughput; first: " + sut.firstError());
-        }
-        OpenLoop.Settings settings = new OpenLoop.Settings(plan.warmup(), plan.measure(), plan.arrivals(), 20_000,
-            Duration.ofSeconds(30));
+        OpenLoop.Settings settings = new OpenLoop.Settings(plan.warmup(), plan.measure(), plan.arrivals(), 5_000,
+            Duration.ofSeconds(10));
+        long[] seed = {1};
+        Function<Double, OpenLoop.Point> measure = load -> {
+          try {
+            return OpenLoop.run(workload, sut::send, load, settings, seed[0]++);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+          }
+        };
         List<OpenLoop.Point> fixed = new ArrayList<>();
-        long seed = 1;
         for (double load : workload.fixedLoads(plan.scale())) {
-          fixed.add(OpenLoop.run(workload, sut::send, load, settings, seed++));
+          fixed.add(measure.apply(load));
         }
-        List<OpenLoop.Point> sweep = new ArrayList<>();
-        for (double f : plan.sweepFractions()) {
-          sweep.add(OpenLoop.run(workload, sut::send, Math.max(10, Math.round(f * saturated.throughput())), settings,
-              seed++));
-        }
+        List<OpenLoop.Point> sweep = search(measure, workload.fixedLoads(plan.scale()).get(0) / 2, plan);
         long provenanceRows = 0;
         if (ServerProvenance.active().isPresent()) {
           ServerProvenance p = ServerProvenance.active().get();
@@ -97,7 +123,7 @@ final class VariantRun {
         ManualLog.close();
         String note = variant.capture() == Variant.Capture.MANUAL_LOG
             ? "manual log " + Files.size(dir.resolve("manual-log.jsonl")) / 1024 + " KiB" : null;
-        return new Outcome(variant.id(), saturated.throughput(), fixed, sweep, provenanceRows, note);
+        return new Outcome(variant.id(), fixed, sweep, provenanceRows, note);
       }
     }
   }

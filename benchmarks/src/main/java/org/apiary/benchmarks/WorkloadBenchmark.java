@@ -40,7 +40,7 @@ public final class WorkloadBenchmark implements Callable<Integer> {
   @Option(names = "--variants", split = ",", description = "Variants to run (default: all of ${COMPLETION-CANDIDATES}).")
   List<String> variants = Variant.ids();
 
-  @Option(names = "--seconds", description = "Measured seconds per load point (default 8; --quick 2).")
+  @Option(names = "--seconds", description = "Measured seconds per load point (default 5; --quick 2).")
   Integer seconds;
 
   @Option(names = "--warmup", description = "Warm-up seconds per load point (default 2; --quick 1).")
@@ -67,10 +67,9 @@ public final class WorkloadBenchmark implements Callable<Integer> {
   VariantRun.Plan plan() {
     Workload.Scale scale = quick ? Workload.Scale.QUICK : Workload.Scale.FULL;
     int w = warmup != null ? warmup : quick ? 1 : 2;
-    int s = seconds != null ? seconds : quick ? 2 : 8;
-    List<Double> fractions = quick ? List.of(0.5) : List.of(0.25, 0.5, 0.7, 0.85, 1.0, 1.15);
-    return new VariantRun.Plan(scale, Duration.ofSeconds(w), Duration.ofSeconds(s), Duration.ofSeconds(quick ? 2 : 5),
-        64, fractions, partitions, arrivals);
+    int s = seconds != null ? seconds : quick ? 2 : 5;
+    return new VariantRun.Plan(scale, Duration.ofSeconds(w), Duration.ofSeconds(s), quick ? 1 : 10, quick ? 0 : 3,
+        p99BoundMs, partitions, arrivals);
   }
 
   @Override
@@ -117,14 +116,13 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     planJson.put("scale", plan.scale().name());
     planJson.put("warmupSeconds", plan.warmup().toSeconds());
     planJson.put("measuredSeconds", plan.measure().toSeconds());
-    planJson.put("saturationProbeSeconds", plan.probe().toSeconds());
-    planJson.put("saturationProbeConcurrency", plan.probeConcurrency());
-    planJson.set("sweepFractionsOfSaturated", Json.tree(plan.sweepFractions()));
+    planJson.put("doublings", plan.doublings());
+    planJson.put("bisections", plan.bisections());
     planJson.put("partitions", plan.partitions());
     planJson.put("arrivals", plan.arrivals().name());
     Path file = out.resolve(name + ".json");
     Json.MAPPER.writer().with(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
-    List<Path> plots = Plots.write(out, name, outcomes, report);
+    List<Path> plots = Plots.write(out, name, outcomes);
     report.print(stdout);
     stdout.println("wrote " + file + plots.stream().map(p -> ", " + p).reduce("", String::concat));
     return failed.size();
@@ -140,7 +138,8 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     cmd.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
     cmd.addAll(List.of("-Xmx4g", "-Djava.awt.headless=true", "-cp", System.getProperty("java.class.path"),
         WorkloadBenchmark.class.getName(), workloadName, "--child-variant", variant,
-        "--partitions", String.valueOf(partitions), "--arrivals", arrivals.name()));
+        "--partitions", String.valueOf(partitions), "--arrivals", arrivals.name(),
+        "--p99-bound-ms", String.valueOf(p99BoundMs)));
     if (quick) {
       cmd.add("--quick");
     }

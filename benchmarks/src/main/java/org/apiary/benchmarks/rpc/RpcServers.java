@@ -1,10 +1,9 @@
 package org.apiary.benchmarks.rpc;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -15,7 +14,10 @@ import java.util.concurrent.TimeUnit;
 import org.apiary.benchmarks.workload.Workload;
 import org.apiary.database.LocalCluster;
 
-/** Starts a workload's RPC-servers baseline: one {@link RpcService} process per service, on loopback ports. */
+/**
+ * Starts a workload's RPC-servers baseline: one {@link RpcService} process per service, on loopback ports, each
+ * logging to a file in a temporary directory.
+ */
 public final class RpcServers implements AutoCloseable {
   private final List<Process> processes = new ArrayList<>();
   private final int frontendPort;
@@ -26,6 +28,7 @@ public final class RpcServers implements AutoCloseable {
 
   /** Starts every service of {@code workload} against the database at {@code database} and waits until all listen. */
   public static RpcServers start(Workload workload, String database) throws IOException, InterruptedException {
+    Path logs = Files.createTempDirectory("apiary-rpc-" + workload.name() + "-");
     Map<String, Integer> ports = new LinkedHashMap<>();
     for (ServiceDefinition s : workload.rpcServices()) {
       ports.put(s.name(), freePort());
@@ -44,9 +47,10 @@ public final class RpcServers implements AutoCloseable {
             cmd.addAll(List.of("--peer", name + "=" + port));
           }
         });
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        Path log = logs.resolve(service + ".log");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         servers.processes.add(p);
-        ready.add(awaitReady(service, p));
+        ready.add(awaitReady(service, p, log));
       }
       CompletableFuture.allOf(ready.toArray(CompletableFuture[]::new)).get(90, TimeUnit.SECONDS);
     } catch (Exception e) {
@@ -56,30 +60,26 @@ public final class RpcServers implements AutoCloseable {
     return servers;
   }
 
-  /** Completes when the service prints READY; keeps draining its output so it never blocks on a full pipe. */
-  private static CompletableFuture<Void> awaitReady(String service, Process p) {
-    CompletableFuture<Void> ready = new CompletableFuture<>();
-    Thread reader = new Thread(() -> {
-      StringBuilder early = new StringBuilder();
-      try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-        String line;
-        while ((line = in.readLine()) != null) {
-          if (line.startsWith("READY")) {
-            ready.complete(null);
-          } else if (!ready.isDone()) {
-            early.append(line).append('\n');
-          } else {
-            System.err.println("[" + service + "] " + line);
+  /** Completes when the service's log says READY; fails if the service exits first. */
+  private static CompletableFuture<Void> awaitReady(String service, Process p, Path log) {
+    return CompletableFuture.runAsync(() -> {
+      try {
+        while (true) {
+          if (Files.exists(log) && Files.readString(log).contains("READY " + service)) {
+            return;
           }
+          if (!p.isAlive()) {
+            throw new IllegalStateException("service " + service + " exited: " + Files.readString(log));
+          }
+          Thread.sleep(50);
         }
       } catch (IOException e) {
-        ready.completeExceptionally(e);
+        throw new UncheckedIOException(e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted", e);
       }
-      ready.completeExceptionally(new IOException("service " + service + " exited: " + early));
-    }, "rpc-" + service + "-output");
-    reader.setDaemon(true);
-    reader.start();
-    return ready;
+    });
   }
 
   private static int freePort() throws IOException {

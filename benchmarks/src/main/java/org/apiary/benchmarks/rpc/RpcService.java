@@ -9,9 +9,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.apiary.Output;
 import org.apiary.benchmarks.workload.Workloads;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
@@ -30,10 +34,11 @@ import picocli.CommandLine.Option;
 
 /**
  * One long-running microservice server of the RPC-servers baseline, as its own process: a JeroMQ ROUTER socket in
- * front of a pool of worker threads (the classic ZeroMQ multithreaded server), each running service methods
+ * front of a pool of worker threads, each running service methods
  * synchronously, the way thread-per-request RPC servers do. Every query is a separate database round trip; calls to
- * other services go over TCP to their processes. The {@code frontend} service speaks Apiary's client protocol, so
- * the load generator drives both systems with the same client.
+ * other services go over TCP to their processes. Every service speaks Apiary's client protocol (the method name in
+ * place of the graph), so the load generator drives both systems with the same client and services call each other
+ * with it.
  */
 @Command(name = "rpc-service", mixinStandardHelpOptions = true, description = "One service of the RPC-servers baseline.")
 public final class RpcService implements Callable<Integer> {
@@ -67,55 +72,67 @@ public final class RpcService implements Callable<Integer> {
       ZMQ.Socket front = zmq.createSocket(SocketType.ROUTER);
       front.setLinger(0);
       front.bind("tcp://127.0.0.1:" + port);
-      ZMQ.Socket back = zmq.createSocket(SocketType.DEALER);
-      back.setLinger(0);
-      back.bind("inproc://workers");
-      for (int i = 0; i < threads; i++) {
-        Thread t = new Thread(new Worker(zmq, definition, db), service + "-worker-" + i);
+      ZMQ.Socket answers = zmq.createSocket(SocketType.PULL);
+      answers.bind("inproc://answers");
+      ZMQ.Socket answerSender = zmq.createSocket(SocketType.PUSH);
+      answerSender.setLinger(0);
+      answerSender.connect("inproc://answers");
+      Map<String, ApiaryClient> peerClients = new HashMap<>();
+      peers.forEach((name, peerPort) -> peerClients.put(name, ApiaryClient.connect(ClientConfig.of(
+          "tcp://127.0.0.1:" + peerPort).withAttemptTimeout(CALL_TIMEOUT).withMaxAttempts(1))));
+      Context context = new Context(definition, db, peerClients);
+      ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
+        Thread t = new Thread(r, service + "-worker");
         t.setDaemon(true);
-        t.start();
-      }
+        return t;
+      });
       System.out.println("READY " + service);
       System.out.flush();
-      ZMQ.proxy(front, back, null);
+      ZMQ.Poller poller = zmq.createPoller(2);
+      poller.register(front, ZMQ.Poller.POLLIN);
+      poller.register(answers, ZMQ.Poller.POLLIN);
+      // One thread owns the TCP socket: requests go to the worker pool, answers come back through an inproc pipe.
+      while (!Thread.currentThread().isInterrupted() && poller.poll(1000) >= 0) {
+        for (ZMsg m = ZMsg.recvMsg(front, false); m != null; m = ZMsg.recvMsg(front, false)) {
+          ZMsg request = m;
+          pool.execute(() -> {
+            ZMsg answer = context.handle(request);
+            synchronized (answerSender) {
+              answer.send(answerSender);
+            }
+          });
+        }
+        for (ZMsg m = ZMsg.recvMsg(answers, false); m != null; m = ZMsg.recvMsg(answers, false)) {
+          m.send(front);
+        }
+      }
     } finally {
       db.close();
     }
     return 0;
   }
 
-  /** A worker: takes requests from the pool's socket, runs them, answers; holds its own sockets to peers. */
-  private final class Worker implements Runnable, ServiceContext {
-    private final ZContext zmq;
+  /** What a service method sees: the database and the other services. Thread-safe. */
+  private final class Context implements ServiceContext {
     private final ServiceDefinition definition;
     private final Client db;
-    private final Map<String, ZMQ.Socket> peerSockets = new HashMap<>();
-    private long nextCall;
+    private final Map<String, ApiaryClient> peerClients;
 
-    Worker(ZContext zmq, ServiceDefinition definition, Client db) {
-      this.zmq = zmq;
+    Context(ServiceDefinition definition, Client db, Map<String, ApiaryClient> peerClients) {
       this.definition = definition;
       this.db = db;
+      this.peerClients = peerClients;
     }
 
-    @Override
-    public void run() {
-      ZMQ.Socket socket = zmq.createSocket(SocketType.DEALER);
-      socket.setLinger(0);
-      socket.connect("inproc://workers");
-      while (!Thread.currentThread().isInterrupted()) {
-        ZMsg msg = ZMsg.recvMsg(socket);
-        if (msg == null) {
-          return;
-        }
-        byte[] payload = msg.removeLast().getData();
-        msg.add(service.equals(ServiceDefinition.FRONTEND) ? client(payload) : internal(payload));
-        msg.send(socket);
-      }
+    /** Answers one request: the routing frames as they came, then the answer. */
+    ZMsg handle(ZMsg msg) {
+      byte[] payload = msg.removeLast().getData();
+      msg.add(answer(payload));
+      return msg;
     }
 
-    /** A client's request, in Apiary's wire protocol: the method is the operation, the key its first argument. */
-    private byte[] client(byte[] payload) {
+    /** A request in Apiary's client protocol: the method is the "graph", the first argument the "key". */
+    private byte[] answer(byte[] payload) {
       WireRequest request;
       try {
         request = Json.read(payload, WireRequest.class, "request");
@@ -126,34 +143,16 @@ public final class RpcService implements Callable<Integer> {
       args.add(request.key());
       args.addAll(request.args());
       try {
-        Object value = method(request.graph()).handle(this, args);
+        ServiceDefinition.Method m = definition.methods().get(request.graph());
+        if (m == null) {
+          throw new IllegalArgumentException("service " + service + " has no method " + request.graph());
+        }
+        Object value = m.handle(this, args);
         return Json.bytes(WireReply.ok(request.id(), List.of(new Output("sink", null, Json.tree(value)))));
       } catch (Exception e) {
-        return Json.bytes(WireReply.functionFailed(request.id(), request.graph(), e.getClass().getSimpleName(),
-            String.valueOf(e.getMessage())));
+        return Json.bytes(WireReply.functionFailed(request.id(), service + "." + request.graph(),
+            e.getClass().getSimpleName(), String.valueOf(e.getMessage())));
       }
-    }
-
-    private byte[] internal(byte[] payload) {
-      ObjectNode reply = Json.MAPPER.createObjectNode();
-      try {
-        JsonNode request = Json.parse(payload);
-        reply.put("call", request.path("call").asLong());
-        List<JsonNode> args = new ArrayList<>();
-        request.path("args").forEach(args::add);
-        reply.set("value", Json.tree(method(request.path("method").asText()).handle(this, args)));
-      } catch (Exception e) {
-        reply.put("error", service + ": " + e.getClass().getSimpleName() + ": " + e.getMessage());
-      }
-      return Json.bytes(reply);
-    }
-
-    private ServiceDefinition.Method method(String name) {
-      ServiceDefinition.Method m = definition.methods().get(name);
-      if (m == null) {
-        throw new IllegalArgumentException("service " + service + " has no method " + name);
-      }
-      return m;
     }
 
     @Override
@@ -202,37 +201,13 @@ public final class RpcService implements Callable<Integer> {
 
     @Override
     public JsonNode call(String peer, String method, Object... args) {
-      ZMQ.Socket socket = peerSockets.computeIfAbsent(peer, p -> {
-        Integer peerPort = peers.get(p);
-        if (peerPort == null) {
-          throw new IllegalArgumentException(service + " knows no service " + p);
-        }
-        ZMQ.Socket s = zmq.createSocket(SocketType.DEALER);
-        s.setLinger(0);
-        s.setReceiveTimeOut((int) CALL_TIMEOUT.toMillis());
-        s.connect("tcp://127.0.0.1:" + peerPort);
-        return s;
-      });
-      long id = nextCall++;
-      ObjectNode request = Json.MAPPER.createObjectNode();
-      request.put("call", id);
-      request.put("method", method);
-      request.set("args", Json.tree(args));
-      socket.send(Json.bytes(request));
-      while (true) {
-        byte[] answer = socket.recv();
-        if (answer == null) {
-          throw new IllegalStateException(peer + "." + method + " did not answer within " + CALL_TIMEOUT);
-        }
-        JsonNode reply = Json.parse(answer);
-        if (reply.path("call").asLong() != id) {
-          continue; // the late answer to an earlier call that timed out
-        }
-        if (reply.has("error")) {
-          throw new IllegalStateException(reply.get("error").asText());
-        }
-        return reply.get("value");
+      ApiaryClient client = peerClients.get(peer);
+      if (client == null) {
+        throw new IllegalArgumentException(service + " knows no service " + peer);
       }
+      Object key = args.length == 0 ? null : args[0];
+      Object[] rest = args.length == 0 ? args : java.util.Arrays.copyOfRange(args, 1, args.length);
+      return client.invoke(method, key, rest).outputs().get(0).value();
     }
   }
 

@@ -30,6 +30,6 @@ public class ShipOrder extends LocalFunction<Long> {
       ManualLog.reads(functionName(), uniqueId(), "shop_orders", "ORDER_ID", r);
     }
     returnOutput(new Receipt(order, row.getLong("total_cents"), row.getLong("items"), row.getString("status"),
-        row.getString("tracking")));
+        row.getString("tracking")), "receipt");
   }
 }
