@@ -53,8 +53,12 @@ public final class FrontendServer implements AutoCloseable {
   private final InvocationLog log;
   private final ScheduledExecutorService maintenance;
   private final ZContext zmq = new ZContext();
-  private final ZMQ.Socket replies;
-  private final String repliesEndpoint;
+  /** Wakes the socket thread when another thread queued a reply; sent without blocking, under its own lock. */
+  private final ZMQ.Socket wakeUps;
+  private final String wakeUpEndpoint;
+  /** Replies waiting for the socket thread. Threads that finish work (VoltDB's callback threads) never block here. */
+  private final java.util.concurrent.ConcurrentLinkedQueue<ZMsg> outbox = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  private final java.util.concurrent.atomic.AtomicBoolean wakeUpPending = new java.util.concurrent.atomic.AtomicBoolean();
   private final String endpoint;
   private final Thread ioThread;
   private final Map<String, Pending> inFlight = new ConcurrentHashMap<>();
@@ -92,7 +96,7 @@ public final class FrontendServer implements AutoCloseable {
         Runtime.getRuntime().halt(137);
       }
     });
-    this.repliesEndpoint = "inproc://apiary-frontend-replies-" + INSTANCES.incrementAndGet();
+    this.wakeUpEndpoint = "inproc://apiary-frontend-wake-ups-" + INSTANCES.incrementAndGet();
     ZMQ.Socket router = zmq.createSocket(SocketType.ROUTER);
     router.setLinger(0);
     // ZeroMQ drops a peer that sends a frame above this; frames between the configured limit and this get a reply.
@@ -101,10 +105,10 @@ public final class FrontendServer implements AutoCloseable {
     router.bind(bound);
     this.endpoint = router.getLastEndpoint();
     ZMQ.Socket pull = zmq.createSocket(SocketType.PULL);
-    pull.bind(repliesEndpoint);
-    this.replies = zmq.createSocket(SocketType.PUSH);
-    replies.setLinger(0);
-    replies.connect(repliesEndpoint);
+    pull.bind(wakeUpEndpoint);
+    this.wakeUps = zmq.createSocket(SocketType.PUSH);
+    wakeUps.setLinger(0);
+    wakeUps.connect(wakeUpEndpoint);
     this.leases = new FrontendLeases(db, id, endpoint);
     this.ioThread = new Thread(() -> serve(router, pull), "apiary-frontend-io");
   }
@@ -156,11 +160,13 @@ public final class FrontendServer implements AutoCloseable {
         busy = false;
         // Drain both sockets whatever the poll said: ZeroMQ signals readiness by edges, and a message that arrived
         // while this thread was busy may not raise another one.
-        ZMsg reply = ZMsg.recvMsg(pull, false);
-        while (reply != null) {
+        while (pull.recv(ZMQ.DONTWAIT) != null) {
+          busy = true;
+        }
+        wakeUpPending.set(false); // before taking the outbox: a reply queued after this sends a new wake-up
+        for (ZMsg reply = outbox.poll(); reply != null; reply = outbox.poll()) {
           busy = true;
           reply.send(router);
-          reply = ZMsg.recvMsg(pull, false);
         }
         ZMsg request = ZMsg.recvMsg(router, false);
         while (request != null) {
@@ -215,14 +221,25 @@ public final class FrontendServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Queues a reply for the socket thread. Never blocks: it runs on VoltDB's callback threads, and a callback thread
+   * waiting for the socket thread (which may itself wait for the database) would stop every answer.
+   */
   private void reply(byte[] client, WireReply reply) {
     ZMsg m = new ZMsg();
     m.add(client);
     m.add(Json.bytes(reply));
-    synchronized (replies) {
-      m.send(replies);
+    outbox.add(m);
+    if (Thread.currentThread() != ioThread && wakeUpPending.compareAndSet(false, true)) {
+      synchronized (wakeUps) {
+        // At most one wake-up is in the pipe at a time, so this cannot meet a full pipe; if it ever did, a wake-up
+        // would already be waiting.
+        wakeUps.send(WAKE_UP, ZMQ.DONTWAIT);
+      }
     }
   }
+
+  private static final byte[] WAKE_UP = {0};
 
   // ---------------------------------------------------------------- invocations
 

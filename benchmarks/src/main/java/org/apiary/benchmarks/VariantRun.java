@@ -109,6 +109,10 @@ final class VariantRun {
             throw new IllegalStateException("interrupted", e);
           }
         };
+        // Unmeasured: the JIT compiles the hot paths and the provenance sink creates its tables before any point.
+        OpenLoop.run(workload, sut::send, workload.fixedLoads(plan.scale()).get(0) / 2,
+            new OpenLoop.Settings(plan.warmup().multipliedBy(3), Duration.ofSeconds(1), plan.arrivals(), 5_000,
+                Duration.ofSeconds(10)), 0);
         List<OpenLoop.Point> fixed = new ArrayList<>();
         for (double load : workload.fixedLoads(plan.scale())) {
           fixed.add(measure.apply(load));

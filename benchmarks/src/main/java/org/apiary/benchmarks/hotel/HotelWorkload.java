@@ -134,7 +134,7 @@ public final class HotelWorkload implements Workload {
     return """
         CREATE PROCEDURE rpc_hotel_user AS SELECT user_id, username FROM hotel_users WHERE user_id = ?;
         CREATE PROCEDURE rpc_hotel_box AS SELECT hotel_id, lat, lon FROM hotel_geo
-          WHERE lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?;
+          WHERE lat BETWEEN ? AND ? AND lon BETWEEN ? AND ? ORDER BY hotel_id;
         CREATE PROCEDURE rpc_hotel_rating AS SELECT hotel_id, rating FROM hotel_geo WHERE hotel_id = ?;
         CREATE PROCEDURE rpc_hotel_recommend AS SELECT hotel_id, rating, price_cents FROM hotel_geo
           WHERE price_cents <= ? ORDER BY rating DESC, hotel_id LIMIT 1;

@@ -16,7 +16,7 @@ import org.apiary.benchmarks.ManualLog;
 public class Nearby extends LocalFunction<Long> {
   static final Statement USER = Statement.of("SELECT user_id, username FROM hotel_users WHERE user_id = ?");
   static final Statement BOX = Statement.of("SELECT hotel_id, lat, lon FROM hotel_geo "
-      + "WHERE lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?");
+      + "WHERE lat BETWEEN ? AND ? AND lon BETWEEN ? AND ? ORDER BY hotel_id");
 
   /** What a search asks for: where, and the stay. */
   public record Search(double lat, double lon, long inDate, long outDate) {}

@@ -11,7 +11,7 @@ import org.apiary.benchmarks.ManualLog;
 /** The ten newest posts of one author. */
 public class RecentPosts extends LocalFunction<Long> {
   static final Statement RECENT = Statement.of(
-      "SELECT author, post_id, posted_at, body FROM retwis_posts WHERE author = ? ORDER BY posted_at DESC LIMIT 10");
+      "SELECT author, post_id, posted_at, body FROM retwis_posts WHERE author = ? ORDER BY posted_at DESC, post_id DESC LIMIT 10");
 
   /** One post as a timeline shows it. */
   public record PostView(long author, long postId, long postedAt, String body) {}

@@ -120,7 +120,7 @@ public final class RetwisWorkload implements Workload {
         CREATE PROCEDURE rpc_retwis_followees PARTITION ON TABLE retwis_follows COLUMN follower PARAMETER 0
           AS SELECT follower, followee FROM retwis_follows WHERE follower = ?;
         CREATE PROCEDURE rpc_retwis_recent PARTITION ON TABLE retwis_posts COLUMN author PARAMETER 0
-          AS SELECT author, post_id, posted_at, body FROM retwis_posts WHERE author = ? ORDER BY posted_at DESC LIMIT 10;
+          AS SELECT author, post_id, posted_at, body FROM retwis_posts WHERE author = ? ORDER BY posted_at DESC, post_id DESC LIMIT 10;
         CREATE PROCEDURE rpc_retwis_post PARTITION ON TABLE retwis_posts COLUMN author PARAMETER 0
           AS INSERT INTO retwis_posts (author, post_id, posted_at, body) VALUES (?, ?, ?, ?);
         """;

@@ -1,0 +1,70 @@
+package org.apiary.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import org.apiary.internal.Json;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * The smoke run of {@code scripts/bench.sh WORKLOAD --quick}: every variant starts in its own process, serves its
+ * load without a single failed request, and the JSON and plots are written. It checks that everything runs, never
+ * how fast.
+ */
+class BenchCommandTest {
+  private static final byte[] PNG_MAGIC = {(byte) 0x89, 'P', 'N', 'G'};
+
+  @TempDir
+  Path out;
+
+  @Test
+  void counterQuickRunsEveryVariantWithoutErrors() throws Exception {
+    JsonNode json = run("counter", Variant.ids());
+    assertTrue(json.path("machine").path("cores").asInt() > 0, json.path("machine").toString());
+    assertEquals(List.of("increment"), Json.MAPPER.convertValue(json.get("operations"), List.class));
+  }
+
+  @Test
+  void shopQuickRunsTheBaselineAndBothWaysOfRecording() throws Exception {
+    run("shop", List.of("apiary", "apiary-naive-eo", "rpc-servers"));
+  }
+
+  private JsonNode run(String workload, List<String> variants) throws Exception {
+    int code = new CommandLine(new WorkloadBenchmark()).execute(workload, "--quick", "--out", out.toString(),
+        "--variants", String.join(",", variants));
+    assertEquals(0, code, "the benchmark failed; see the variant logs in " + out.resolve("logs"));
+    JsonNode json = Json.MAPPER.readTree(out.resolve(workload + ".json").toFile());
+    assertEquals(0, json.get("failedVariants").size(), json.get("failedVariants").toString());
+    for (String v : variants) {
+      JsonNode variant = json.path("variants").path(v);
+      assertTrue(variant.isObject(), "no result for " + v);
+      JsonNode points = variant.get("sweep");
+      assertTrue(points.size() >= 1, v + " measured no load point");
+      for (JsonNode p : elements(variant.get("fixedLoads"), points)) {
+        assertEquals(0, p.get("errors").asLong(), v + ": " + p.path("firstError").asText());
+        assertTrue(p.path("all").path("count").asLong() > 0, v + " completed no measured request at " + p.get("offered"));
+      }
+    }
+    for (String percentile : List.of("p50", "p99")) {
+      byte[] png = Files.readAllBytes(out.resolve(workload + "-" + percentile + ".png"));
+      assertArrayEquals(PNG_MAGIC, Arrays.copyOf(png, 4));
+    }
+    return json;
+  }
+
+  private static List<JsonNode> elements(JsonNode... arrays) {
+    List<JsonNode> all = new java.util.ArrayList<>();
+    for (JsonNode a : arrays) {
+      a.forEach(all::add);
+    }
+    return all;
+  }
+}
