@@ -58,6 +58,9 @@ public final class OpenLoop {
   public record Point(double offered, double achieved, Latency all, List<Latency> operations, long errors,
                       String firstError) {}
 
+  /** How long a point waits, after its drain, for every request it sent to finish. */
+  private static final Duration IDLE_WAIT = Duration.ofSeconds(60);
+
   private OpenLoop() {}
 
   /** Runs {@code workload}'s mix at {@code rate} requests per second through {@code send}. */
@@ -135,6 +138,11 @@ public final class OpenLoop {
         errors.incrementAndGet();
         firstError.compareAndSet(null, "no answer within the drain time of " + settings.drain());
       }
+    }
+    // Let the system finish what it still holds (unmeasured requests too), so the next point starts from idle.
+    long idleBy = System.nanoTime() + IDLE_WAIT.toNanos();
+    while (slots.availablePermits() < settings.maxInFlight() && System.nanoTime() - idleBy < 0) {
+      Thread.sleep(5);
     }
     List<Latency> opLatency = new ArrayList<>();
     for (Recorder r : perOp) {

@@ -11,7 +11,10 @@ import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
 
-/** Throughput-versus-latency plots (like the paper's Figure 9), one PNG per percentile, series per variant. */
+/**
+ * Throughput-versus-latency plots (like the paper's Figure 9), one PNG per percentile, series per variant. Only the
+ * loads a variant kept up with are drawn (beyond them the latency measures a growing queue, not the system).
+ */
 final class Plots {
   private Plots() {}
 
@@ -33,7 +36,8 @@ final class Plots {
     chart.getStyler().setMarkerSize(6);
     for (VariantRun.Outcome o : outcomes) {
       List<OpenLoop.Point> points = java.util.stream.Stream.concat(o.fixed().stream(), o.sweep().stream())
-          .filter(p -> p.all().count() > 0)
+          .filter(p -> p.all().count() > 0 && p.errors() == 0
+              && p.achieved() >= BenchmarkReport.SUSTAINED_SHARE * p.offered())
           .sorted(Comparator.comparingDouble(OpenLoop.Point::offered)).toList();
       if (points.isEmpty()) {
         continue;

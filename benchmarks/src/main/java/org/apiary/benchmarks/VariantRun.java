@@ -52,7 +52,8 @@ final class VariantRun {
 
   /**
    * The sweep of offered load: doubles the load from {@code start} until a point is not sustained (or the plan's
-   * doublings run out), then bisects (geometrically) between the last sustained load and the first that was not.
+   * doublings run out), or halves it until one is if the first was not, then bisects (geometrically) between the
+   * last sustained load and the first that was not.
    */
   static List<OpenLoop.Point> search(Function<Double, OpenLoop.Point> measure, double start, Plan plan) {
     List<OpenLoop.Point> points = new ArrayList<>();
@@ -67,6 +68,17 @@ final class VariantRun {
         break;
       }
       good = load;
+    }
+    // Not even the first load was sustained: halve until one is (a few times at most).
+    for (int i = 0; i < plan.bisections() && good == 0 && bad > 0; i++) {
+      load = bad / 2;
+      OpenLoop.Point p = measure.apply(load);
+      points.add(p);
+      if (BenchmarkReport.sustained(p, plan.p99BoundMs())) {
+        good = load;
+      } else {
+        bad = load;
+      }
     }
     for (int i = 0; i < plan.bisections() && good > 0 && bad > 0; i++) {
       double mid = Math.round(Math.sqrt(good * bad));
@@ -113,11 +125,12 @@ final class VariantRun {
         OpenLoop.run(workload, sut::send, workload.fixedLoads(plan.scale()).get(0) / 2,
             new OpenLoop.Settings(plan.warmup().multipliedBy(3), Duration.ofSeconds(1), plan.arrivals(), 5_000,
                 Duration.ofSeconds(10)), 0);
+        // The sweep first: a fixed load above what the variant sustains leaves a backlog behind.
+        List<OpenLoop.Point> sweep = search(measure, workload.fixedLoads(plan.scale()).get(0) / 2, plan);
         List<OpenLoop.Point> fixed = new ArrayList<>();
         for (double load : workload.fixedLoads(plan.scale())) {
           fixed.add(measure.apply(load));
         }
-        List<OpenLoop.Point> sweep = search(measure, workload.fixedLoads(plan.scale()).get(0) / 2, plan);
         long provenanceRows = 0;
         if (ServerProvenance.active().isPresent()) {
           ServerProvenance p = ServerProvenance.active().get();

@@ -31,7 +31,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = "Shop, Hotel, Retwis and counter on Apiary's variants and the baselines.")
 public final class WorkloadBenchmark implements Callable<Integer> {
-  @Parameters(index = "0", description = "shop, hotel, retwis, counter or all.")
+  @Parameters(index = "0", arity = "0..1", description = "shop, hotel, retwis, counter or all.")
   String workload;
 
   @Option(names = "--quick", description = "A smoke run (small data, short points): checks that everything runs, not how fast.")
@@ -59,6 +59,10 @@ public final class WorkloadBenchmark implements Callable<Integer> {
   @Option(names = "--out", defaultValue = "bench-results", description = "Output directory (default ${DEFAULT-VALUE}).")
   Path out;
 
+  @Option(names = "--from-json", description = "Print the table and redraw the plots of an earlier run's JSON "
+      + "(written beside it) instead of running anything.")
+  Path fromJson;
+
   @Option(names = "--child-variant", hidden = true)
   String childVariant;
 
@@ -78,6 +82,13 @@ public final class WorkloadBenchmark implements Callable<Integer> {
       VariantRun.Outcome o = VariantRun.run(Workloads.byName(workload), Variant.byId(childVariant), plan());
       stdout.println("RESULT " + Json.MAPPER.writeValueAsString(o));
       return 0;
+    }
+    if (fromJson != null) {
+      return report(fromJson);
+    }
+    if (workload == null) {
+      throw new CommandLine.ParameterException(new CommandLine(this),
+          "name a workload (" + String.join(", ", Workloads.NAMES) + " or all), or give --from-json");
     }
     variants.forEach(Variant::byId);
     List<String> workloads = workload.equals("all") ? Workloads.NAMES : List.of(Workloads.byName(workload).name());
@@ -126,6 +137,27 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     report.print(stdout);
     stdout.println("wrote " + file + plots.stream().map(p -> ", " + p).reduce("", String::concat));
     return failed.size();
+  }
+
+  /** Rebuilds the report of a saved run: its outcomes are the variants' fixed-load and sweep points. */
+  private int report(Path file) throws Exception {
+    JsonNode json = Json.MAPPER.readTree(file.toFile());
+    Workload w = Workloads.byName(json.get("workload").asText());
+    List<VariantRun.Outcome> outcomes = new ArrayList<>();
+    json.get("variants").fields().forEachRemaining(e -> outcomes.add(new VariantRun.Outcome(e.getKey(),
+        List.of(Json.MAPPER.convertValue(e.getValue().get("fixedLoads"), OpenLoop.Point[].class)),
+        List.of(Json.MAPPER.convertValue(e.getValue().get("sweep"), OpenLoop.Point[].class)),
+        e.getValue().path("provenanceRowsLoaded").asLong(), e.getValue().path("note").asText(null))));
+    List<String> failed = new ArrayList<>();
+    json.path("failedVariants").forEach(f -> failed.add(f.asText()));
+    BenchmarkReport report = new BenchmarkReport(w, outcomes, failed, json.path("p99BoundMs").asDouble(p99BoundMs));
+    ObjectNode updated = report.toJson();
+    List.of("machine", "command", "finished", "plan").forEach(k -> updated.set(k, json.get(k)));
+    Json.MAPPER.writer().with(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), updated);
+    List<Path> plots = Plots.write(file.toAbsolutePath().getParent(), w.name(), outcomes);
+    report.print(stdout);
+    stdout.println("rewrote " + file + plots.stream().map(p -> ", " + p).reduce("", String::concat));
+    return 0;
   }
 
   private Path log(String workloadName, String variant) {

@@ -36,13 +36,16 @@ class WorkloadsTest {
   private ApiaryDatabase db;
   private FrontendServer frontend;
   private ApiaryClient apiary;
+  private final java.util.Map<String, List<String>> recorded = new java.util.TreeMap<>();
 
   @BeforeAll
   void start() throws Exception {
     db = ApiaryDatabase.open(DatabaseConfig.embedded(2));
     for (String name : Workloads.NAMES) {
       Workload w = Workloads.byName(name);
-      Registrar.register(db, w.application());
+      for (org.apiary.frontend.RegisteredGraph g : Registrar.register(db, w.application())) {
+        recorded.put(name + "." + g.name(), g.recordedFunctions());
+      }
       w.load(db, Workload.Scale.QUICK);
       db.loadSchema(w.rpcProcedures());
     }
@@ -195,6 +198,24 @@ class WorkloadsTest {
     double a = Math.pow(Math.sin(dLat / 2), 2)
         + Math.cos(Math.toRadians(lat1)) * Math.cos(Math.toRadians(lat2)) * Math.pow(Math.sin(dLon / 2), 2);
     return 2 * 6371.0 * Math.asin(Math.sqrt(a));
+  }
+
+  /**
+   * Algorithm 1 records writers and the read-only functions whose outputs feed them, and nothing else: 1 in 400
+   * function executions of Hotel's mix and 10 in 4,600 of Retwis's (the paper: 0.25% and 0.2%).
+   */
+  @Test
+  void algorithmOneRecordsWritersAndWhatFeedsThemOnly() {
+    assertEquals(java.util.Map.of(
+        "counter.increment", List.of("readIncrement"),
+        "hotel.recommend", List.of(),
+        "hotel.reserve", List.of("reserve"),
+        "hotel.search", List.of(),
+        "retwis.post", List.of("post"),
+        "retwis.timeline", List.of(),
+        "shop.browse", List.of(),
+        "shop.cartUpdate", List.of("cartUpdate"),
+        "shop.checkout", List.of("cartContents", "placeOrder", "shipOrder")), recorded);
   }
 
   @Test

@@ -126,7 +126,7 @@ public final class HotelWorkload implements Workload {
 
   @Override
   public List<Double> fixedLoads(Scale scale) {
-    return scale == Scale.QUICK ? List.of(200.0) : List.of(500.0, 2_000.0);
+    return scale == Scale.QUICK ? List.of(100.0) : List.of(200.0, 1_000.0);
   }
 
   @Override
