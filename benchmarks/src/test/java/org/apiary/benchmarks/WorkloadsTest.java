@@ -20,7 +20,6 @@ import org.apiary.database.DatabaseConfig;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
 import org.apiary.frontend.Registrar;
-import org.apiary.internal.Json;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
