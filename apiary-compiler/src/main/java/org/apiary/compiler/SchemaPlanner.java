@@ -132,8 +132,7 @@ final class SchemaPlanner {
     java.util.TreeMap<String, String> byTable = new java.util.TreeMap<>();
     for (Table t : database.getTables()) {
       Column c = t.getPartitioncolumn();
-      if (!t.getIsreplicated() && c != null
-          && VoltType.get((byte) c.getType()).getName().toUpperCase(Locale.ROOT).equals(columnType)) {
+      if (!t.getIsreplicated() && c != null && typeName(c).equals(columnType)) {
         byTable.put(t.getTypeName().toUpperCase(Locale.ROOT), c.getTypeName().toUpperCase(Locale.ROOT));
       }
     }
@@ -148,7 +147,11 @@ final class SchemaPlanner {
       return null;
     }
     Column column = table.getColumns().getIgnoreCase(fullColumn.substring(dot + 1));
-    return column == null ? null : VoltType.get((byte) column.getType()).getName().toUpperCase(Locale.ROOT);
+    return column == null ? null : typeName(column);
+  }
+
+  private static String typeName(Column column) {
+    return VoltType.get((byte) column.getType()).getName().toUpperCase(Locale.ROOT);
   }
 
   private static String cleanMessage(Throwable e) {

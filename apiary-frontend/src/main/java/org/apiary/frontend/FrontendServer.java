@@ -55,7 +55,6 @@ public final class FrontendServer implements AutoCloseable {
   private final ZContext zmq = new ZContext();
   /** Wakes the socket thread when another thread queued a reply; sent without blocking, under its own lock. */
   private final ZMQ.Socket wakeUps;
-  private final String wakeUpEndpoint;
   /** Replies waiting for the socket thread. Threads that finish work (VoltDB's callback threads) never block here. */
   private final java.util.concurrent.ConcurrentLinkedQueue<ZMsg> outbox = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private final java.util.concurrent.atomic.AtomicBoolean wakeUpPending = new java.util.concurrent.atomic.AtomicBoolean();
@@ -96,7 +95,7 @@ public final class FrontendServer implements AutoCloseable {
         Runtime.getRuntime().halt(137);
       }
     });
-    this.wakeUpEndpoint = "inproc://apiary-frontend-wake-ups-" + INSTANCES.incrementAndGet();
+    String wakeUpEndpoint = "inproc://apiary-frontend-wake-ups-" + INSTANCES.incrementAndGet();
     ZMQ.Socket router = zmq.createSocket(SocketType.ROUTER);
     router.setLinger(0);
     // ZeroMQ drops a peer that sends a frame above this; frames between the configured limit and this get a reply.
