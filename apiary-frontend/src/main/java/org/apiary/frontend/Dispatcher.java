@@ -32,7 +32,7 @@ import org.apiary.runtime.FunctionResult;
 public final class Dispatcher {
   /** Called after each function execution of a graph has returned; the frontend's fault injection hangs here. */
   public interface FunctionListener {
-    void executed(String graph, String function, FunctionResult result);
+    void executed(String graph, String invocation, String function, FunctionResult result);
   }
 
   private final ApiaryDatabase db;
@@ -243,7 +243,7 @@ public final class Dispatcher {
           return;
         }
         try {
-          listener.executed(graph.name(), fn, r);
+          listener.executed(graph.name(), invocationId, fn, r);
           onSuccess.accept(r);
         } catch (RuntimeException e) {
           fail(e);

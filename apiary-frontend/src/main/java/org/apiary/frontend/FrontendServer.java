@@ -62,6 +62,7 @@ public final class FrontendServer implements AutoCloseable {
   private final Thread ioThread;
   private final Map<String, Pending> inFlight = new ConcurrentHashMap<>();
   private final FrontendLeases leases;
+  private final FrontendHooks hooks;
   private volatile boolean running = true;
 
   /** An invocation this frontend is running, with the clients waiting for its reply. */
@@ -83,13 +84,15 @@ public final class FrontendServer implements AutoCloseable {
     }
   }
 
-  private FrontendServer(ApiaryDatabase db, FrontendConfig config) {
+  private FrontendServer(ApiaryDatabase db, FrontendConfig config, FrontendHooks hooks) {
     this.db = db;
     this.config = config;
+    this.hooks = hooks;
     this.catalog = new GraphCatalog(db, Duration.ofSeconds(1));
     this.log = new InvocationLog(db);
     this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "apiary-frontend-maintenance"));
-    this.dispatcher = new Dispatcher(db, catalog, (graph, function, result) -> {
+    this.dispatcher = new Dispatcher(db, catalog, (graph, invocation, function, result) -> {
+      hooks.afterFunction(invocation, function);
       if (function.equals(config.crashAfterFunction())) {
         System.err.println("frontend " + id + ": fault injection: halting after function '" + function + "'");
         Runtime.getRuntime().halt(137);
@@ -120,7 +123,12 @@ public final class FrontendServer implements AutoCloseable {
 
   /** Starts a frontend on a database that has Apiary's system schema (any registered application). */
   public static FrontendServer start(ApiaryDatabase db, FrontendConfig config) {
-    FrontendServer server = new FrontendServer(db, config);
+    return start(db, config, FrontendHooks.NONE);
+  }
+
+  /** Starts a frontend with fault-injection hooks (tests). */
+  static FrontendServer start(ApiaryDatabase db, FrontendConfig config, FrontendHooks hooks) {
+    FrontendServer server = new FrontendServer(db, config, hooks);
     if (config.invocationLog()) {
       server.leases.renew(config.leaseDuration());
       long every = config.heartbeatInterval().toMillis();
@@ -358,6 +366,12 @@ public final class FrontendServer implements AutoCloseable {
       return;
     }
     String status = WireReply.OK.equals(reply.status()) ? InvocationLog.DONE : InvocationLog.FAILED;
+    try {
+      hooks.beforeStoringOutcome(invocation);
+    } catch (RuntimeException e) {
+      inFlight.remove(invocation);
+      return;
+    }
     log.finish(invocation, status, Json.bytes(reply)).whenComplete((ok, err) -> {
       if (err != null) {
         // The invocation stays RUNNING in the log; recovery runs it again, replaying its recorded functions.
@@ -435,6 +449,7 @@ public final class FrontendServer implements AutoCloseable {
       leases.renew(config.leaseDuration());
       for (String dead : leases.expired()) {
         if (!dead.equals(id) && leases.takeOver(dead)) {
+          hooks.duringTakeover(dead);
           long moved = log.reassign(dead, id);
           LOG.log(Level.INFO, "frontend " + id + ": took over " + moved + " running invocation(s) of dead frontend " + dead);
         }
@@ -480,6 +495,7 @@ public final class FrontendServer implements AutoCloseable {
 
   private void cleanUp() {
     try {
+      hooks.beforeCleanup();
       long deleted = log.deleteBefore(System.currentTimeMillis() - config.retention().toMillis());
       if (deleted > 0) {
         LOG.log(Level.DEBUG, "frontend " + id + ": deleted " + deleted + " old invocation record(s)");

@@ -1,0 +1,21 @@
+package org.apiary.frontend;
+
+/**
+ * Points where tests inject faults into a frontend running in the test's own process: a hook may throw (the step
+ * fails, as if the database had not answered) or block (the step is slow). Production frontends use {@link #NONE}.
+ */
+interface FrontendHooks {
+  FrontendHooks NONE = new FrontendHooks() {};
+
+  /** After a function of an invocation returned, before its outputs are routed. */
+  default void afterFunction(String invocation, String function) {}
+
+  /** Before an invocation's outcome is stored in the log. */
+  default void beforeStoringOutcome(String invocation) {}
+
+  /** Between the steps of taking over a dead frontend's invocations. */
+  default void duringTakeover(String deadFrontend) {}
+
+  /** Before a retention pass. */
+  default void beforeCleanup() {}
+}

@@ -1,0 +1,248 @@
+package org.apiary.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apiary.ApiaryException;
+import org.apiary.Application;
+import org.apiary.InvalidRequestException;
+import org.apiary.OutcomeUnknownException;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
+import org.apiary.client.GraphResult;
+import org.apiary.client.InvocationRequest;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.holes.HolesApp;
+import org.apiary.internal.Json;
+import org.apiary.internal.wire.WireRequest;
+import org.apiary.testing.DatabaseTest;
+import org.apiary.testing.TestDatabase;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.voltdb.VoltTable;
+
+/**
+ * The exactly-once holes of issue 10, each reproduced deterministically through fault-injection hooks in a frontend
+ * running in this process. Every test compares what the client was told, what the invocation log stores and what
+ * the data shows.
+ */
+@DatabaseTest
+class ExactlyOnceHolesTest {
+  private static boolean registered;
+  private static final FrontendConfig FAST = FrontendConfig.defaults().withLease(Duration.ofSeconds(2),
+      Duration.ofMillis(400));
+  private ApiaryDatabase db;
+
+  @BeforeEach
+  void setUp(TestDatabase database) {
+    db = database.database();
+    synchronized (ExactlyOnceHolesTest.class) {
+      if (!registered) {
+        Registrar.register(db, HolesApp.APP);
+        registered = true;
+      }
+    }
+    for (String t : new String[] {"h_counters", "h_flags", "h_writes"}) {
+      db.callAdmin("clearing " + t, "@AdHoc", "DELETE FROM " + t);
+    }
+  }
+
+  private static ApiaryClient client(FrontendServer frontend) {
+    return ApiaryClient.connect(ClientConfig.of(frontend.endpoint()).withAttemptTimeout(Duration.ofSeconds(5)));
+  }
+
+  /** What a client was told, or what the log stores: ok(outputs) or the error's type and message. */
+  private static String outcome(java.util.function.Supplier<GraphResult> call) {
+    try {
+      return "ok " + Json.tree(call.get().outputs());
+    } catch (OutcomeUnknownException e) {
+      return "unknown";
+    } catch (ApiaryException e) {
+      return e.getClass().getSimpleName() + ": " + e.getMessage();
+    }
+  }
+
+  private long scalar(String sql, Object... params) {
+    Object[] all = new Object[params.length + 1];
+    all[0] = sql;
+    System.arraycopy(params, 0, all, 1, params.length);
+    VoltTable t = db.callAdmin("reading test data", "@AdHoc", all).getResults()[0];
+    return t.advanceRow() ? t.getLong(0) : 0L;
+  }
+
+  // 1. An invocation that never ends.
+
+  @Test
+  void aFanOutKeyOfTheWrongTypeEndsTheInvocationWithAFinalErrorNamingTheKey() {
+    try (FrontendServer frontend = FrontendServer.start(db, FAST); ApiaryClient client = client(frontend)) {
+      InvocationRequest request = InvocationRequest.of("h_wrongKey", null, 1);
+      String told = outcome(() -> client.invoke(request));
+      assertTrue(told.startsWith("FunctionFailedException") && told.contains("not-a-number"), told);
+      assertEquals(told, outcome(() -> client.awaitResult(request.id(), Duration.ofSeconds(10))));
+      assertEquals(0, scalar("SELECT COUNT(*) FROM h_writes"));
+    }
+  }
+
+  @Test
+  void aGraphReplyTooLargeForTheLogEndsTheInvocationFailedInsteadOfRunningForever() {
+    try (FrontendServer frontend = FrontendServer.start(db, FAST); ApiaryClient client = client(frontend)) {
+      InvocationRequest request = InvocationRequest.of("h_bigReply", null, 3);
+      String told = outcome(() -> client.invoke(request));
+      assertTrue(told.contains("too large"), told.length() > 300 ? told.substring(0, 300) : told);
+      assertEquals(told, outcome(() -> client.awaitResult(request.id(), Duration.ofSeconds(10))));
+    }
+  }
+
+  // 2. A client told "failed" while the writes committed.
+
+  @Test
+  void theClientIsToldTheStoredOutcomeEvenWhenTheFirstStoreFailsAndTheFailureCauseThenGoesAway() {
+    db.callAdmin("setting the flag", "@AdHoc", "INSERT INTO h_flags VALUES (5)");
+    AtomicBoolean failedOnce = new AtomicBoolean();
+    FrontendHooks hooks = new FrontendHooks() {
+      @Override
+      public void beforeStoringOutcome(String invocation) {
+        if (failedOnce.compareAndSet(false, true)) {
+          // The cause of the function's failure goes away while the outcome is being stored.
+          Thread clear = new Thread(() -> db.callAdmin("clearing the flag", "@AdHoc", "DELETE FROM h_flags"));
+          clear.start();
+          try {
+            clear.join(5_000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          throw new OutcomeUnknownException("fault injection: the outcome store got no answer", null);
+        }
+      }
+    };
+    try (FrontendServer frontend = FrontendServer.start(db, FAST, hooks); ApiaryClient client = client(frontend)) {
+      InvocationRequest request = InvocationRequest.of("h_flaky", 5L, 10L);
+      String told = outcome(() -> client.invoke(request));
+      String stored = outcome(() -> client.awaitResult(request.id(), Duration.ofSeconds(15)));
+      assertTrue(failedOnce.get());
+      assertFalse(stored.equals("unknown"), "the invocation never ended");
+      if (!told.equals("unknown")) {
+        assertEquals(stored, told, "the client was told one outcome and the log stores another");
+      }
+      assertEquals(10L, scalar("SELECT v FROM h_counters WHERE k = 5"), "the recorded write happened once");
+    }
+  }
+
+  // 3. Orphans after a takeover.
+
+  @Test
+  void aTakeoverThatFailsBetweenItsStepsLeavesNoInvocationThatNoFrontendWillFinish() throws Exception {
+    String dead = "dead-" + System.nanoTime();
+    new FrontendLeases(db, dead, "tcp://127.0.0.1:1").renew(Duration.ofMillis(1));
+    String id = "orphan-" + System.nanoTime();
+    byte[] request = Json.bytes(WireRequest.invoke(id, "h_flaky", Json.tree(6L), List.of(Json.tree(4L)), null));
+    new InvocationLog(db).begin(id, "h_flaky", request, dead).get();
+    AtomicBoolean failedOnce = new AtomicBoolean();
+    FrontendHooks hooks = new FrontendHooks() {
+      @Override
+      public void duringTakeover(String deadFrontend) {
+        if (deadFrontend.equals(dead) && failedOnce.compareAndSet(false, true)) {
+          throw new OutcomeUnknownException("fault injection: the frontend lost its answer mid-takeover", null);
+        }
+      }
+    };
+    try (FrontendServer frontend = FrontendServer.start(db, FAST, hooks); ApiaryClient client = client(frontend)) {
+      GraphResult r = client.awaitResult(id, Duration.ofSeconds(15));
+      assertTrue(failedOnce.get());
+      assertEquals(List.of(4L), r.values(Long.class));
+      assertEquals(4L, scalar("SELECT v FROM h_counters WHERE k = 6"));
+    }
+  }
+
+  // 4. Retention of a running invocation's records.
+
+  @Test
+  void retentionKeepsTheRecordedOutputsOfARunningInvocationAndDeletesThoseOfEndedOnes() throws Exception {
+    String owner = "slow-" + System.nanoTime();
+    new FrontendLeases(db, owner, "tcp://127.0.0.1:1").renew(Duration.ofHours(1)); // alive: nobody takes it over
+    String running = "running-" + System.nanoTime();
+    byte[] request = Json.bytes(WireRequest.invoke(running, "h_flaky", Json.tree(7L), List.of(Json.tree(1L)), null));
+    new InvocationLog(db).begin(running, "h_flaky", request, owner).get();
+    String ended = "ended-" + System.nanoTime();
+    db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER VALUES (7, ?, 'h_bump', x'5B5D', NOW)", running);
+    db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER VALUES (7, ?, 'h_bump', x'5B5D', NOW)", ended);
+    Thread.sleep(50);
+    try (FrontendServer frontend = FrontendServer.start(db, FAST.withRetention(Duration.ofMillis(10), Duration.ofHours(1)))) {
+      frontend.deleteExpiredRecords();
+    }
+    assertEquals(1, scalar("SELECT COUNT(*) FROM APIARY_RECORDED_INTEGER WHERE invocation_id = ?", running),
+        "the recorded outputs of a running invocation were deleted; its next attempt would write again");
+    assertEquals(0, scalar("SELECT COUNT(*) FROM APIARY_RECORDED_INTEGER WHERE invocation_id = ?", ended));
+    db.callAdmin("cleaning up", "@AdHoc", "DELETE FROM APIARY_INVOCATIONS WHERE invocation_id = ?", running);
+    db.callAdmin("cleaning up", "@AdHoc", "DELETE FROM APIARY_RECORDED_INTEGER WHERE invocation_id = ?", running);
+  }
+
+  // 5. Re-registering a graph.
+
+  @Test
+  void aGraphReRegisteredWhileAFrontendRunsIsServedInItsNewVersionWithoutARestart() {
+    AtomicBoolean failedOnce = new AtomicBoolean();
+    FrontendHooks hooks = new FrontendHooks() {
+      @Override
+      public void afterFunction(String invocation, String function) {
+        if (function.equals("h_evolve") && failedOnce.compareAndSet(false, true)) {
+          throw new OutcomeUnknownException("fault injection: the answer of h_evolve was lost", null);
+        }
+      }
+    };
+    try (FrontendServer frontend = FrontendServer.start(db, FAST.withLease(Duration.ofSeconds(60),
+        Duration.ofSeconds(30)), hooks); ApiaryClient client = client(frontend)) {
+      Registrar.register(db, Application.of(HolesApp.SCHEMA, HolesApp.EVOLVING_V2)); // h_evolve now writes
+      GraphResult r = client.invoke("h_evolving", 9L, 1L);
+      assertTrue(failedOnce.get());
+      assertEquals(1L, scalar("SELECT n FROM h_writes WHERE k = 9"), "the new writer's write was applied twice");
+      assertEquals(List.of(1L), r.values(Long.class));
+      Registrar.register(db, Application.of(HolesApp.SCHEMA, HolesApp.EVOLVING_V1)); // read-only again
+      assertEquals(List.of(1L), client.invoke("h_evolving", 9L, 1L).values(Long.class));
+    } finally {
+      Registrar.register(db, Application.of(HolesApp.SCHEMA, HolesApp.EVOLVING_V1));
+    }
+  }
+
+  // 6. A call without the arguments the source edge declares.
+
+  @Test
+  void aCallWithoutArgumentsToAGraphWhoseSourceEdgeDeclaresATypeIsRefusedBeforeAnythingRuns() {
+    try (FrontendServer frontend = FrontendServer.start(db, FAST); ApiaryClient client = client(frontend)) {
+      InvalidRequestException e = assertThrows(InvalidRequestException.class, () -> client.invoke("h_flaky", 3L));
+      assertTrue(e.getMessage().contains("argument"), e.getMessage());
+      assertEquals(0, scalar("SELECT COUNT(*) FROM h_counters WHERE k = 3"));
+    }
+  }
+
+  // 7. A live frontend losing its lease.
+
+  @Test
+  void aSlowRetentionPassDoesNotCostALiveFrontendItsLease() throws Exception {
+    FrontendHooks hooks = new FrontendHooks() {
+      @Override
+      public void beforeCleanup() {
+        try {
+          Thread.sleep(3_000);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    };
+    try (FrontendServer frontend = FrontendServer.start(db, FAST.withRetention(Duration.ofHours(1),
+        Duration.ofMillis(100)), hooks)) {
+      FrontendLeases observer = new FrontendLeases(db, "observer", "tcp://127.0.0.1:1");
+      long until = System.nanoTime() + Duration.ofSeconds(4).toNanos();
+      while (System.nanoTime() < until) {
+        assertFalse(observer.expired().contains(frontend.id()), "a live frontend's lease expired");
+        Thread.sleep(200);
+      }
+    }
+  }
+
+}
