@@ -2,6 +2,7 @@ package org.apiary.runtime;
 
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -24,7 +25,7 @@ import org.voltdb.VoltTable;
  */
 public final class SystemSchema {
   /** The schema version this code writes. */
-  public static final int VERSION = 2;
+  public static final int VERSION = 3;
   public static final String VERSION_TABLE = "APIARY_SCHEMA_VERSION";
   public static final String FUNCTIONS = "APIARY_FUNCTIONS";
   public static final String GRAPHS = "APIARY_GRAPHS";
@@ -36,15 +37,25 @@ public final class SystemSchema {
   public static final String RECORDED_VARCHAR = "APIARY_RECORDED_VARCHAR";
   /** Recorded outputs of functions keyed by VARBINARY. */
   public static final String RECORDED_VARBINARY = "APIARY_RECORDED_VARBINARY";
+  /** The longest VARCHAR or VARBINARY partition key under which outputs can be recorded, in bytes. */
+  public static final int RECORDED_KEY_BYTES = 1024;
+  /** The most bytes of encoded outputs one function execution may return (and record). */
+  public static final int MAX_OUTPUTS_BYTES = 1048576;
+  /** The most bytes of an invocation's stored outcome (the reply for its clients). */
+  public static final int MAX_RESULT_BYTES = 1048576;
 
   /** Begins an invocation: fails with a constraint violation if the ID is already logged. */
   public static final String BEGIN_INVOCATION = "ApiaryBeginInvocation";
   /** Reads one invocation's log row. */
   public static final String GET_INVOCATION = "ApiaryGetInvocation";
-  /** Stores an invocation's outcome. */
+  /** Stores an invocation's outcome if it is still running (compare-and-set: one outcome per invocation). */
   public static final String FINISH_INVOCATION = "ApiaryFinishInvocation";
-  /** Hands a running invocation to another frontend. */
+  /** Hands a running invocation to a frontend for its next attempt, under a graph version. */
   public static final String CLAIM_INVOCATION = "ApiaryClaimInvocation";
+  /** Extends (or creates) a frontend's lease: a single-partition write. */
+  public static final String RENEW_LEASE = "ApiaryRenewLease";
+  /** Deletes a frontend's lease if it has expired. */
+  public static final String EXPIRE_LEASE = "ApiaryExpireLease";
 
   private static final Map<String, String> TABLES = new LinkedHashMap<>();
   private static final Map<String, String> PROCEDURES = new LinkedHashMap<>();
@@ -67,9 +78,10 @@ public final class SystemSchema {
     TABLES.put(GRAPHS, """
         CREATE TABLE APIARY_GRAPHS (
           name VARCHAR(64) NOT NULL,
+          version INTEGER NOT NULL,
           definition VARBINARY(1048576) NOT NULL,
           registered_at TIMESTAMP NOT NULL,
-          PRIMARY KEY (name)
+          PRIMARY KEY (name, version)
         );""");
     recordedTable(RECORDED_INTEGER, "BIGINT");
     recordedTable(RECORDED_VARCHAR, "VARCHAR(1024)");
@@ -78,9 +90,11 @@ public final class SystemSchema {
         CREATE TABLE APIARY_INVOCATIONS (
           invocation_id VARCHAR(64) NOT NULL,
           graph VARCHAR(64) NOT NULL,
+          graph_version INTEGER NOT NULL,
           request VARBINARY(524288) NOT NULL,
           frontend VARCHAR(64) NOT NULL,
           status VARCHAR(8) NOT NULL,
+          attempts INTEGER NOT NULL,
           result VARBINARY(1048576),
           started_at TIMESTAMP NOT NULL,
           finished_at TIMESTAMP,
@@ -95,19 +109,32 @@ public final class SystemSchema {
           endpoint VARCHAR(256) NOT NULL,
           lease_expires_ms BIGINT NOT NULL,
           PRIMARY KEY (frontend)
-        );""");
+        );
+        PARTITION TABLE APIARY_FRONTENDS ON COLUMN frontend;""");
     PROCEDURES.put(BEGIN_INVOCATION, "CREATE PROCEDURE " + BEGIN_INVOCATION
         + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0 AS INSERT INTO APIARY_INVOCATIONS "
-        + "(invocation_id, graph, request, frontend, status, started_at) VALUES (?, ?, ?, ?, 'RUNNING', NOW);");
+        + "(invocation_id, graph, graph_version, request, frontend, status, attempts, started_at) "
+        + "VALUES (?, ?, ?, ?, ?, 'RUNNING', 1, NOW);");
     PROCEDURES.put(GET_INVOCATION, "CREATE PROCEDURE " + GET_INVOCATION
         + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0 AS SELECT invocation_id, graph, "
-        + "request, frontend, status, result FROM APIARY_INVOCATIONS WHERE invocation_id = ?;");
+        + "graph_version, request, frontend, status, attempts, result FROM APIARY_INVOCATIONS WHERE invocation_id = ?;");
     PROCEDURES.put(FINISH_INVOCATION, "CREATE PROCEDURE " + FINISH_INVOCATION
         + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 2 AS UPDATE APIARY_INVOCATIONS "
-        + "SET status = ?, result = ?, finished_at = NOW WHERE invocation_id = ?;");
+        + "SET status = ?, result = ?, finished_at = NOW WHERE invocation_id = ? AND status = 'RUNNING';");
     PROCEDURES.put(CLAIM_INVOCATION, "CREATE PROCEDURE " + CLAIM_INVOCATION
-        + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 1 AS UPDATE APIARY_INVOCATIONS "
-        + "SET frontend = ? WHERE invocation_id = ? AND status = 'RUNNING';");
+        + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 2 AS UPDATE APIARY_INVOCATIONS "
+        + "SET frontend = ?, graph_version = ?, attempts = attempts + 1 WHERE invocation_id = ? AND status = 'RUNNING';");
+    PROCEDURES.put(RENEW_LEASE, "CREATE PROCEDURE " + RENEW_LEASE
+        + " PARTITION ON TABLE APIARY_FRONTENDS COLUMN frontend PARAMETER 0 AS UPSERT INTO APIARY_FRONTENDS "
+        + "(frontend, endpoint, lease_expires_ms) VALUES (?, ?, SINCE_EPOCH(MILLISECOND, NOW) + ?);");
+    PROCEDURES.put(EXPIRE_LEASE, "CREATE PROCEDURE " + EXPIRE_LEASE
+        + " PARTITION ON TABLE APIARY_FRONTENDS COLUMN frontend PARAMETER 0 AS DELETE FROM APIARY_FRONTENDS "
+        + "WHERE frontend = ? AND lease_expires_ms < SINCE_EPOCH(MILLISECOND, NOW);");
+    for (String table : List.of(RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY)) {
+      PROCEDURES.put(recordFailureProcedure(table), "CREATE PROCEDURE " + recordFailureProcedure(table)
+          + " PARTITION ON TABLE " + table + " COLUMN pkey PARAMETER 0 AS INSERT INTO " + table
+          + " (pkey, invocation_id, function_name, outputs, recorded_at) VALUES (?, ?, ?, ?, NOW);");
+    }
   }
 
   private static void recordedTable(String name, String keyType) {
@@ -124,6 +151,14 @@ public final class SystemSchema {
   }
 
   private SystemSchema() {}
+
+  /**
+   * The procedure that records a function execution's failure in {@code table} (where its outputs would go), so a
+   * re-execution replays the failure; fails with a constraint violation if the execution recorded something first.
+   */
+  public static String recordFailureProcedure(String table) {
+    return "ApiaryRecordFailure_" + table.substring("APIARY_RECORDED_".length());
+  }
 
   /** The table that holds recorded outputs of functions with this key type ({@code null}: global functions). */
   public static String recordedTable(PartitionKeyType keyType) {
@@ -155,6 +190,16 @@ public final class SystemSchema {
   /** Creates the system tables and procedures the database does not have yet. */
   public static synchronized void ensure(ApiaryDatabase db) {
     Set<String> tables = tables(db);
+    if (tables.contains(VERSION_TABLE)) {
+      VoltTable v = db.callAdmin("reading the system schema version", "@AdHoc",
+          "SELECT MAX(version) FROM " + VERSION_TABLE).getResults()[0];
+      long found = v.advanceRow() ? v.getLong(0) : VERSION;
+      if (!v.wasNull() && found < VERSION) {
+        throw new org.apiary.DatabaseException("Apiary's system tables in this database are version " + found
+            + "; this release needs version " + VERSION + " (versioned graphs, outcome compare-and-set) and cannot "
+            + "migrate them: use a new database, or drop the APIARY_* tables and procedures and register again");
+      }
+    }
     StringBuilder missing = new StringBuilder();
     TABLES.forEach((name, ddl) -> {
       if (!tables.contains(name)) {

@@ -95,7 +95,7 @@ class RecordedOutputsTest {
   @Test
   void aFirstRunSkipsTheLookupAndStillRecords() throws Exception {
     Invocation first = new Invocation(Map.of(ApiaryFunction.SOURCE, List.of(Json.tree(4L))), "inv-first", true, null,
-        null, true);
+        null, true, false, null);
     assertEquals(4L, call("increment", 12L, first).value(Long.class));
     FunctionResult replay = call("increment", 12L, recorded("inv-first", 4L));
     assertTrue(replay.replayed(), "the first run's outputs were recorded");
@@ -107,7 +107,7 @@ class RecordedOutputsTest {
   void aFirstRunThatLostTheRaceRollsBackAndSaysSo() throws Exception {
     call("increment", 13L, recorded("inv-raced", 2L)); // a concurrent retry recorded first
     Invocation late = new Invocation(Map.of(ApiaryFunction.SOURCE, List.of(Json.tree(2L))), "inv-raced", true, null,
-        null, true);
+        null, true, false, null);
     var e = assertThrows(java.util.concurrent.ExecutionException.class, () -> call("increment", 13L, late));
     FunctionFailedException f = (FunctionFailedException) e.getCause();
     assertEquals(Invocation.RECORDED_ELSEWHERE, f.errorType());

@@ -16,10 +16,30 @@ public final class FunctionErrors {
 
   /** The status text a procedure aborts with when its function threw {@code error}. */
   public static String encode(String function, Throwable error) {
-    String message = error.getMessage() == null ? "" : error.getMessage();
-    return MARKER + new String(Json.bytes(Map.of(
-        "function", function, "type", error.getClass().getName(), "message", message)),
-        java.nio.charset.StandardCharsets.UTF_8);
+    return encode(function, error.getClass().getName(), error.getMessage());
+  }
+
+  /** The status text a procedure aborts with for a failure of {@code function} of type {@code type}. */
+  public static String encode(String function, String type, String message) {
+    return MARKER + new String(Json.bytes(Map.of("function", function, "type", type,
+        "message", message == null ? "" : message)), java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /**
+   * A recorded function's failure as stored in place of its outputs, so a re-execution replays the failure
+   * instead of running again. Outputs are stored as a JSON array; a failure is this marker text and a JSON object.
+   */
+  public static byte[] recordedFailure(FunctionFailedException failure) {
+    return encode(failure.functionName(), failure.errorType(), failure.errorMessage())
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /** The failure stored by {@link #recordedFailure}, if these recorded bytes hold one rather than outputs. */
+  public static Optional<FunctionFailedException> fromRecorded(byte[] recorded) {
+    if (recorded.length == 0 || recorded[0] != MARKER.charAt(0)) {
+      return Optional.empty();
+    }
+    return decode(new String(recorded, java.nio.charset.StandardCharsets.UTF_8));
   }
 
   /** The exception described by a procedure's status text, if it came from a failed function. */

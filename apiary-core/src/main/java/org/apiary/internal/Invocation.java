@@ -19,11 +19,32 @@ import java.util.Objects;
  * @param firstRun the invocation was logged as new just before this execution, so no earlier execution can have
  *     recorded outputs and a recorded execution skips the lookup (if one was recorded concurrently after all, the
  *     execution aborts with {@link #RECORDED_ELSEWHERE} and is sent again without this flag)
+ * @param exactlyOnce the execution belongs to a graph invocation that records per Algorithm 1, so a function that
+ *     writes must be asked to record and a function asked to record must be able to; where the deployed function
+ *     and the caller's graph version disagree, the execution aborts with {@link #STALE_GRAPH} before running
+ * @param outputEdges in a graph, the edges out of this function by ID, so an output on an unknown edge, of the
+ *     wrong kind or with a partition key of the wrong type fails the function inside its transaction (rolling its
+ *     writes back) rather than after it committed; {@code null} outside a graph
  */
 public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
-                         String caller, boolean firstRun) {
+                         String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges) {
+  /**
+   * An edge a function's outputs may take.
+   *
+   * @param kind the JSON shape of the values it carries
+   * @param targetKey the partition key type of the local function it leads to, or {@code null} (a global function
+   *     or the sink)
+   */
+  public record OutputEdge(ValueKind kind, PartitionKeyType targetKey) {}
+
   /** The error type of an execution that found its outputs recorded by a concurrent execution. */
   public static final String RECORDED_ELSEWHERE = RecordedElsewhereException.class.getName();
+  /**
+   * The error type of an execution refused because the caller's graph version disagrees with the deployed function
+   * about whether it writes (the graph was registered again); nothing ran, and the caller retries with the newest
+   * version.
+   */
+  public static final String STALE_GRAPH = "org.apiary.internal.StaleGraphVersion";
 
   public Invocation {
     Objects.requireNonNull(inputs, "inputs");
@@ -37,12 +58,12 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
 
   /** A direct call, outside any graph invocation: nothing recorded. */
   public Invocation(Map<String, List<JsonNode>> inputs) {
-    this(inputs, null, false, null, null, false);
+    this(inputs, null, false, null, null, false, false, null);
   }
 
   /** An execution of a function for an invocation, outside a named graph. */
   public Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record) {
-    this(inputs, invocationId, record, null, null, false);
+    this(inputs, invocationId, record, null, null, false, false, null);
   }
 
   /** An invocation whose arguments all arrive on the source edge. */

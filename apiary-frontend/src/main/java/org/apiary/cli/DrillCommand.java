@@ -26,11 +26,12 @@ import picocli.CommandLine.Parameters;
  * Fault drills a user can run on one machine. {@code frontend-crash}: an embedded database, two frontend processes,
  * clients incrementing counters through both; one frontend is killed with SIGKILL mid-run; clients retry with the
  * same invocation IDs; then every counter is checked against the increments the clients saw acknowledged.
+ * {@code exactly-once}: the randomized checker of {@link ExactlyOnceDrill}.
  */
 @Command(name = "drill", mixinStandardHelpOptions = true,
     description = "Run a fault drill and check that no acknowledged work is lost or applied twice.")
 public final class DrillCommand implements Callable<Integer> {
-  @Parameters(index = "0", description = "The drill: frontend-crash.")
+  @Parameters(index = "0", description = "The drill: frontend-crash or exactly-once.")
   String drill;
 
   @Option(names = "--seconds", defaultValue = "12", description = "How long clients send load (default ${DEFAULT-VALUE}).")
@@ -42,16 +43,56 @@ public final class DrillCommand implements Callable<Integer> {
   @Option(names = "--clients", defaultValue = "8", description = "Concurrent clients (default ${DEFAULT-VALUE}).")
   int clients;
 
-  @Option(names = "--keys", defaultValue = "64", description = "Counters the load spreads over (default ${DEFAULT-VALUE}).")
-  int keys;
+  @Option(names = "--keys", description = "Partition keys the load spreads over (default 64 for frontend-crash, "
+      + "16 for exactly-once).")
+  Integer keys;
+
+  @Option(names = "--seed", description = "exactly-once: the seed of every random choice (default: a fresh one, "
+      + "printed).")
+  Long seed;
+
+  @Option(names = "--lease-ms", defaultValue = "2000",
+      description = "exactly-once: the frontends' lease in ms (default ${DEFAULT-VALUE}).")
+  long leaseMs;
+
+  @Option(names = "--retention-ms", defaultValue = "8000",
+      description = "exactly-once: how long frontends keep ended invocations, in ms (default ${DEFAULT-VALUE}).")
+  long retentionMs;
+
+  @Option(names = "--recovery-seconds", defaultValue = "15",
+      description = "exactly-once: how long after the faults every invocation may take to end (default "
+          + "${DEFAULT-VALUE}).")
+  int recoverySeconds;
+
+  @Option(names = "--skip", split = ",", description = "exactly-once: faults to leave out, among kill, stop, flaky "
+      + "(keys whose writer fails), badkey (the graph whose output key has the wrong type).")
+  java.util.Set<String> skip = new java.util.LinkedHashSet<>();
 
   private final PrintStream out = System.out;
 
   @Override
   public Integer call() throws Exception {
+    if (drill.equals("exactly-once")) {
+      if (seconds < 1 || clients < 1 || (keys != null && keys < 1) || leaseMs < 500 || retentionMs < 1000
+          || recoverySeconds < 1) {
+        out.println("exactly-once needs --seconds, --clients, --keys and --recovery-seconds of at least 1, "
+            + "--lease-ms of at least 500 and --retention-ms of at least 1000");
+        return 2;
+      }
+      if (!ExactlyOnceDrill.FAULTS.containsAll(skip)) {
+        out.println("--skip takes " + ExactlyOnceDrill.FAULTS + ", not " + skip);
+        return 2;
+      }
+      long s = seed != null ? seed : new java.security.SecureRandom().nextLong();
+      return new ExactlyOnceDrill(new ExactlyOnceDrill.Settings(s, seconds, clients, keys == null ? 16 : keys,
+          leaseMs, leaseMs / 5, retentionMs, recoverySeconds, java.util.Set.copyOf(skip)), out).run();
+    }
     if (!drill.equals("frontend-crash")) {
-      out.println("unknown drill '" + drill + "'; available: frontend-crash");
+      out.println("unknown drill '" + drill + "'; available: frontend-crash, exactly-once");
       return 2;
+    }
+    if (keys == null) {
+      keys = 64;
     }
     if (killAfter >= seconds) {
       out.println("--kill-after must be less than --seconds");

@@ -35,6 +35,14 @@ public final class FrontendCommand implements Callable<Integer> {
       description = "Seconds ended invocations and recorded outputs are kept (default ${DEFAULT-VALUE}).")
   long retentionSeconds;
 
+  @Option(names = "--retention-ms",
+      description = "Like --retention-s, in milliseconds; overrides it (for drills and tests).")
+  Long retentionMs;
+
+  @Option(names = "--cleanup-ms", defaultValue = "60000",
+      description = "How often old invocations and recorded outputs are deleted, in ms (default ${DEFAULT-VALUE}).")
+  long cleanupMs;
+
   @Option(names = "--no-invocation-log", description = "Do not log invocations (no recovery without the client).")
   boolean noInvocationLog;
 
@@ -43,8 +51,9 @@ public final class FrontendCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
+    Duration retention = retentionMs != null ? Duration.ofMillis(retentionMs) : Duration.ofSeconds(retentionSeconds);
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
-        Duration.ofMillis(heartbeatMs), Duration.ofSeconds(retentionSeconds), Duration.ofMinutes(1),
+        Duration.ofMillis(heartbeatMs), retention, Duration.ofMillis(cleanupMs),
         FrontendConfig.defaults().maxRequestBytes(), crashAfter);
     ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.external(database.toArray(String[]::new)));
     FrontendServer server = FrontendServer.start(db, config);

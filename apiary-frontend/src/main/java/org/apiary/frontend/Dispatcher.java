@@ -16,7 +16,9 @@ import org.apiary.Graph;
 import org.apiary.InvalidRequestException;
 import org.apiary.Output;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.internal.FunctionErrors;
 import org.apiary.internal.Invocation;
+import org.apiary.runtime.SystemSchema;
 import org.apiary.internal.ValueKind;
 import org.apiary.runtime.FunctionInvoker;
 import org.apiary.runtime.FunctionResult;
@@ -53,6 +55,12 @@ public final class Dispatcher {
   public static void checkRequest(RegisteredGraph graph, JsonNode key, List<JsonNode> args) {
     boolean needsKey = false;
     for (RegisteredGraph.Edge e : graph.edgesFrom(Graph.SOURCE)) {
+      boolean targetLocal = graph.node(e.to()).map(RegisteredGraph.Node::local).orElse(false);
+      if (args.isEmpty() && (e.kind() != ValueKind.ANY || targetLocal)) {
+        // A local function that receives nothing never runs: the call would end "ok" having done nothing.
+        throw new InvalidRequestException("graph '" + graph.name() + "' takes at least one argument: edge '" + e.id()
+            + "' from the source into function '" + e.to() + "' carries " + e.kind().describe() + "; got no arguments");
+      }
       for (int i = 0; i < args.size(); i++) {
         if (!e.kind().accepts(args.get(i))) {
           throw new InvalidRequestException("argument " + (i + 1) + " of graph '" + graph.name() + "' is "
@@ -202,7 +210,7 @@ public final class Dispatcher {
             ? node.keyType().fromJson(runs.get(i).getKey(), "partition key for function '" + fn + "'")
             : null;
         Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name(), caller,
-            firstRun && record);
+            firstRun && record, graph.mode() != org.apiary.RecordingMode.NONE, outputEdges(fn));
         call(fn, key, call).whenComplete(completion(fn, r -> {
           boolean last;
           synchronized (this) {
@@ -220,20 +228,48 @@ public final class Dispatcher {
       }
     }
 
-    /** Calls a function; a first run that lost the race to a concurrent retry is sent again to replay its record. */
+    /**
+     * Calls a function. A first run that lost the race to a concurrent retry is sent again to replay its record. A
+     * recorded function that fails records its failure, so a re-execution replays the failure rather than running
+     * again; if another execution recorded first, this one replays whatever that recorded.
+     */
     private CompletableFuture<FunctionResult> call(String fn, Object key, Invocation call) {
-      CompletableFuture<FunctionResult> first = invoker.callAsync(fn, key, call);
-      if (!call.firstRun()) {
-        return first;
-      }
-      return first.handle((r, err) -> {
-        Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
-        if (cause instanceof FunctionFailedException f && Invocation.RECORDED_ELSEWHERE.equals(f.errorType())) {
-          return invoker.callAsync(fn, key, new Invocation(call.inputs(), call.invocationId(), true, call.graph(),
-              call.caller(), false));
+      return invoker.callAsync(fn, key, call).handle((r, err) -> {
+        if (err == null) {
+          return CompletableFuture.completedFuture(r);
         }
-        return err == null ? CompletableFuture.completedFuture(r) : CompletableFuture.<FunctionResult>failedFuture(cause);
-      }).thenCompose(f -> f);
+        Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+        if (!call.record() || !(cause instanceof FunctionFailedException f)
+            || f.errorType().equals(Invocation.STALE_GRAPH)) {
+          return CompletableFuture.<FunctionResult>failedFuture(cause);
+        }
+        Invocation replay = new Invocation(call.inputs(), call.invocationId(), true, call.graph(), call.caller(),
+            false, call.exactlyOnce(), call.outputEdges());
+        if (Invocation.RECORDED_ELSEWHERE.equals(f.errorType())) {
+          return invoker.callAsync(fn, key, replay);
+        }
+        String table = SystemSchema.recordedTable(graph.node(fn).orElseThrow().keyType());
+        Object recordKey = key == null ? call.invocationId() : key instanceof Number n ? (Object) n.longValue() : key;
+        return InvocationLog.callAsync(db, "recording the failure of function '" + fn + "'",
+                SystemSchema.recordFailureProcedure(table), recordKey, call.invocationId(), fn,
+                FunctionErrors.recordedFailure(f))
+            // Recorded: the failure stands. Not recorded (another execution recorded first, or no answer): replay.
+            .handle((ok, recordErr) -> recordErr == null
+                ? CompletableFuture.<FunctionResult>failedFuture(f)
+                : invoker.callAsync(fn, key, replay))
+            .thenCompose(x -> x);
+      }).thenCompose(x -> x);
+    }
+
+    /** The edges out of a function, with what they carry and the key type of their target. */
+    private Map<String, Invocation.OutputEdge> outputEdges(String fn) {
+      Map<String, Invocation.OutputEdge> edges = new LinkedHashMap<>();
+      for (RegisteredGraph.Edge e : graph.edgesFrom(fn)) {
+        RegisteredGraph.Node target = e.to().equals(Graph.SINK) ? null : graph.node(e.to()).orElseThrow();
+        edges.put(e.id(), new Invocation.OutputEdge(e.kind(),
+            target != null && target.local() ? target.keyType() : null));
+      }
+      return edges;
     }
 
     private BiConsumer<FunctionResult, Throwable> completion(String fn, java.util.function.Consumer<FunctionResult> onSuccess) {
@@ -272,6 +308,16 @@ public final class Dispatcher {
         if (!edge.kind().accepts(o.value())) {
           throw new FunctionFailedException(from, "WrongValueType", "function '" + from + "' sent "
               + ValueKind.describe(o.value()) + " on edge '" + edge.id() + "', which carries " + edge.kind().describe());
+        }
+        RegisteredGraph.Node target = edge.to().equals(Graph.SINK) ? null : graph.node(edge.to()).orElseThrow();
+        if (target != null && target.local() && o.partitionKey() != null) {
+          try {
+            target.keyType().fromJson(o.partitionKey(), "partition key");
+          } catch (IllegalArgumentException e) {
+            throw new FunctionFailedException(from, "WrongPartitionKey", "function '" + from + "' sent a value on edge '"
+                + edge.id() + "' with partition key " + o.partitionKey() + ", but local function '" + edge.to()
+                + "' is keyed by " + target.keyType().javaType().getSimpleName() + ": " + e.getMessage());
+          }
         }
         if (edge.to().equals(Graph.SINK)) {
           sink.computeIfAbsent(sender, k -> new ArrayList<>()).add(o);

@@ -8,9 +8,10 @@ import org.apiary.runtime.SystemSchema;
 import org.voltdb.VoltTable;
 
 /**
- * Frontend leases in the database. Times come from the database's transaction clock ({@code NOW}), so frontends'
- * clocks need not agree. Taking over a dead frontend is decided by one atomic delete of its expired lease: exactly
- * one live frontend wins and moves the dead one's running invocations to itself.
+ * Frontend leases in the database, partitioned by frontend so renewing one is a single-partition write that
+ * multi-partition load cannot hold up. Times come from the database's transaction clock ({@code NOW}), so
+ * frontends' clocks need not agree. Taking over a dead frontend moves its running invocations first and deletes its
+ * expired lease last, so a takeover cut short leaves the lease for the next one to find: no invocation is orphaned.
  */
 public final class FrontendLeases {
   private static final String NOW_MS = "SINCE_EPOCH(MILLISECOND, NOW)";
@@ -27,20 +28,13 @@ public final class FrontendLeases {
 
   /** Extends this frontend's lease by {@code lease} from now, creating it if it is missing (or was taken over). */
   public void renew(Duration lease) {
-    long updated = db.callAdmin("renewing the lease of frontend " + frontend, "@AdHoc",
-        "UPDATE " + SystemSchema.FRONTENDS + " SET lease_expires_ms = " + NOW_MS + " + ? WHERE frontend = ?",
-        lease.toMillis(), frontend).getResults()[0].asScalarLong();
-    if (updated == 0) {
-      db.callAdmin("registering frontend " + frontend, "@AdHoc",
-          "INSERT INTO " + SystemSchema.FRONTENDS + " VALUES (?, ?, " + NOW_MS + " + ?)", frontend, endpoint,
-          lease.toMillis());
-    }
+    db.callAdmin("renewing the lease of frontend " + frontend, SystemSchema.RENEW_LEASE, frontend, endpoint,
+        lease.toMillis());
   }
 
   /** Lets the lease expire at once, so another frontend takes over what this one leaves unfinished. */
   public void release() {
-    db.callAdmin("releasing the lease of frontend " + frontend, "@AdHoc",
-        "UPDATE " + SystemSchema.FRONTENDS + " SET lease_expires_ms = 0 WHERE frontend = ?", frontend);
+    db.callAdmin("releasing the lease of frontend " + frontend, SystemSchema.RENEW_LEASE, frontend, endpoint, -1L);
   }
 
   /** Frontends whose lease has expired. */
@@ -54,10 +48,12 @@ public final class FrontendLeases {
     return dead;
   }
 
-  /** Removes a dead frontend's expired lease; true for exactly one caller, which then owns its recovery. */
-  public boolean takeOver(String dead) {
-    return db.callAdmin("taking over frontend " + dead, "@AdHoc",
-        "DELETE FROM " + SystemSchema.FRONTENDS + " WHERE frontend = ? AND lease_expires_ms < " + NOW_MS, dead)
+  /**
+   * Removes a dead frontend's lease if it is still expired (the last step of a takeover, after its invocations
+   * moved); false if it renewed in between.
+   */
+  public boolean forget(String dead) {
+    return db.callAdmin("forgetting frontend " + dead, SystemSchema.EXPIRE_LEASE, dead)
         .getResults()[0].asScalarLong() == 1;
   }
 }

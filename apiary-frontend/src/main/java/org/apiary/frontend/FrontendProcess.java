@@ -19,16 +19,25 @@ import org.apiary.database.LocalCluster;
 public final class FrontendProcess implements AutoCloseable {
   private static final Pattern LISTENING = Pattern.compile("frontend (\\S+) listening on (tcp://\\S+)");
 
+  private static final Pattern PORT = Pattern.compile(":(\\d+)$");
+  private static final Duration SIGNAL_TIMEOUT = Duration.ofSeconds(10);
+
   private final Process process;
   private final Path log;
   private final String id;
   private final String endpoint;
+  private final List<String> databaseHosts;
+  private final List<String> options;
+  private volatile boolean paused;
 
-  private FrontendProcess(Process process, Path log, String id, String endpoint) {
+  private FrontendProcess(Process process, Path log, String id, String endpoint, List<String> databaseHosts,
+                          List<String> options) {
     this.process = process;
     this.log = log;
     this.id = id;
     this.endpoint = endpoint;
+    this.databaseHosts = List.copyOf(databaseHosts);
+    this.options = List.copyOf(options);
   }
 
   /**
@@ -56,7 +65,7 @@ public final class FrontendProcess implements AutoCloseable {
       while (System.nanoTime() < deadline) {
         Matcher m = LISTENING.matcher(Files.readString(log));
         if (m.find()) {
-          return new FrontendProcess(p, log, m.group(1), m.group(2));
+          return new FrontendProcess(p, log, m.group(1), m.group(2), databaseHosts, options);
         }
         if (!p.isAlive()) {
           throw new IllegalStateException("frontend process exited with code " + p.exitValue() + " before listening:\n"
@@ -71,6 +80,96 @@ public final class FrontendProcess implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while starting a frontend process", e);
+    }
+  }
+
+  /**
+   * Starts a replacement for this frontend on the same port, so clients configured with its endpoint reach the
+   * replacement (it has a new frontend ID). Kills this process first if it still runs. Retries a few times if the
+   * port is not free yet.
+   *
+   * @param extraOptions options for the replacement only, e.g. {@code --crash-after f}
+   */
+  public FrontendProcess restart(List<String> extraOptions, Duration timeout) {
+    if (process.isAlive()) {
+      kill();
+    }
+    Matcher port = PORT.matcher(endpoint);
+    if (!port.find()) {
+      throw new IllegalStateException("cannot tell the port of endpoint " + endpoint);
+    }
+    List<String> replacementOptions = new ArrayList<>();
+    for (int i = 0; i < options.size(); i++) {
+      if (options.get(i).equals("--port")) {
+        i++; // and its value
+      } else if (!options.get(i).startsWith("--port=")) {
+        replacementOptions.add(options.get(i));
+      }
+    }
+    replacementOptions.add("--port");
+    replacementOptions.add(port.group(1));
+    List<String> all = new ArrayList<>(replacementOptions);
+    all.addAll(extraOptions);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    IllegalStateException last = null;
+    for (int attempt = 0; attempt < 3 && System.nanoTime() < deadline; attempt++) {
+      try {
+        FrontendProcess next = start(databaseHosts, all, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+        // The replacement's own restart must not inherit the extra options.
+        return new FrontendProcess(next.process, next.log, next.id, next.endpoint, databaseHosts, replacementOptions);
+      } catch (IllegalStateException e) {
+        last = e;
+      }
+    }
+    throw last != null ? last : new IllegalStateException("no time left to restart frontend " + endpoint);
+  }
+
+  /** The operating system's process ID. */
+  public long pid() {
+    return process.pid();
+  }
+
+  /**
+   * Freezes the process with SIGSTOP: it keeps its sockets and its lease row but does nothing (a "slow, not dead"
+   * frontend) until {@link #resume()}.
+   */
+  public void pause() {
+    signal("STOP");
+    paused = true;
+  }
+
+  /** Lets a {@link #pause() paused} process go on with SIGCONT. */
+  public void resume() {
+    signal("CONT");
+    paused = false;
+  }
+
+  /** Whether the process was paused and not resumed since. */
+  public boolean isPaused() {
+    return paused;
+  }
+
+  private void signal(String name) {
+    if (!process.isAlive()) {
+      throw new IllegalStateException("frontend " + endpoint + " (pid " + process.pid() + ") is not running");
+    }
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid()))
+          .redirectErrorStream(true).start();
+      if (!kill.waitFor(SIGNAL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+        kill.destroyForcibly();
+        throw new IllegalStateException("kill -" + name + " " + process.pid() + " did not finish within "
+            + SIGNAL_TIMEOUT);
+      }
+      if (kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed with exit code "
+            + kill.exitValue() + ": " + new String(kill.getInputStream().readAllBytes()).trim());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot send SIG" + name + " to frontend " + endpoint, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while sending SIG" + name + " to frontend " + endpoint, e);
     }
   }
 
@@ -90,6 +189,7 @@ public final class FrontendProcess implements AutoCloseable {
   public void kill() {
     process.destroyForcibly();
     awaitExit(Duration.ofSeconds(30));
+    paused = false;
   }
 
   /**
@@ -118,6 +218,9 @@ public final class FrontendProcess implements AutoCloseable {
   @Override
   public void close() {
     if (process.isAlive()) {
+      if (paused) {
+        resume(); // a stopped process would not act on SIGTERM until continued
+      }
       process.destroy();
       if (awaitExit(Duration.ofSeconds(10)) < 0) {
         kill();

@@ -24,6 +24,8 @@ import org.apiary.InvalidRequestException;
 import org.apiary.OutcomeUnknownException;
 import org.apiary.Output;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.runtime.SystemSchema;
+import org.apiary.internal.Invocation;
 import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
@@ -90,7 +92,8 @@ public final class FrontendServer implements AutoCloseable {
     this.hooks = hooks;
     this.catalog = new GraphCatalog(db, Duration.ofSeconds(1));
     this.log = new InvocationLog(db);
-    this.maintenance = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "apiary-frontend-maintenance"));
+    // Lease renewal, recovery, retention and retries each get a thread, so a slow one never delays the lease.
+    this.maintenance = Executors.newScheduledThreadPool(4, r -> daemon(r, "apiary-frontend-maintenance"));
     this.dispatcher = new Dispatcher(db, catalog, (graph, invocation, function, result) -> {
       hooks.afterFunction(invocation, function);
       if (function.equals(config.crashAfterFunction())) {
@@ -132,7 +135,8 @@ public final class FrontendServer implements AutoCloseable {
     if (config.invocationLog()) {
       server.leases.renew(config.leaseDuration());
       long every = config.heartbeatInterval().toMillis();
-      server.maintenance.scheduleWithFixedDelay(server::heartbeat, every, every, TimeUnit.MILLISECONDS);
+      server.maintenance.scheduleWithFixedDelay(server::renewLease, every, every, TimeUnit.MILLISECONDS);
+      server.maintenance.scheduleWithFixedDelay(server::recoverDeadFrontends, every, every, TimeUnit.MILLISECONDS);
       long clean = config.cleanupInterval().toMillis();
       server.maintenance.scheduleWithFixedDelay(server::cleanUp, clean, clean, TimeUnit.MILLISECONDS);
     }
@@ -250,22 +254,36 @@ public final class FrontendServer implements AutoCloseable {
 
   // ---------------------------------------------------------------- invocations
 
+  /** The most attempts an invocation gets (the first, retries after transient errors, takeovers) before it fails. */
+  static final int MAX_ATTEMPTS = 8;
+  /** Back-off before the second attempt; doubled for each later one, up to {@link #MAX_BACKOFF_MS}. */
+  static final long FIRST_BACKOFF_MS = 50;
+  static final long MAX_BACKOFF_MS = 2_000;
+
+  /** One attempt at an invocation: what to run, under which graph version, and whether it is the very first. */
+  private record Attempt(String invocation, RegisteredGraph graph, int version, JsonNode key, List<JsonNode> args,
+                         String caller, int number, boolean firstRun) {
+    Attempt next(RegisteredGraph newGraph, int newVersion) {
+      return new Attempt(invocation, newGraph, newVersion, key, args, caller, number + 1, false);
+    }
+  }
+
   private void invoke(byte[] client, WireRequest request, byte[] frame) {
     if (request.graph() == null) {
       throw new InvalidRequestException("an invoke request needs a graph name");
     }
     List<JsonNode> args = request.args() == null ? List.of() : request.args();
     JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
-    RegisteredGraph graph = catalog.graph(request.graph()).orElseThrow(() -> new InvalidRequestException(
+    GraphCatalog.Versioned graph = catalog.latest(request.graph()).orElseThrow(() -> new InvalidRequestException(
         "unknown graph '" + request.graph() + "'; registered graphs are " + catalog.graphNames()));
-    Dispatcher.checkRequest(graph, key, args);
+    Dispatcher.checkRequest(graph.graph(), key, args);
 
-    Pending pending = new Pending(graph.name(), key, args);
+    Pending pending = new Pending(graph.graph().name(), key, args);
     synchronized (pending) {
       Pending existing = inFlight.putIfAbsent(request.id(), pending);
       if (existing != null) {
         synchronized (existing) {
-          if (!existing.sameRequest(graph.name(), key, args)) {
+          if (!existing.sameRequest(graph.graph().name(), key, args)) {
             reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "invocation ID " + request.id()
                 + " was already used for a different request (graph '" + existing.graph + "'); use a new ID"));
             return;
@@ -280,43 +298,49 @@ public final class FrontendServer implements AutoCloseable {
       }
       pending.waiters.add(client);
     }
+    Attempt first = new Attempt(request.id(), graph.graph(), graph.version(), key, args, request.caller(), 1, true);
     if (!config.invocationLog()) {
-      run(request.id(), graph, key, args, request.caller(), false);
+      execute(first);
       return;
     }
-    log.begin(request.id(), graph.name(), frame, id).whenComplete((ok, err) -> {
+    log.begin(request.id(), graph.graph().name(), graph.version(), frame, id).whenComplete((ok, err) -> {
       if (err == null) {
-        run(request.id(), graph, key, args, request.caller(), true); // logged as new: nothing can be recorded yet
+        execute(first); // logged as new: nothing can be recorded yet
       } else {
-        resume(request, graph, key, args, unwrap(err));
+        resume(request, key, args, unwrap(err));
       }
     });
   }
 
   /** The ID is already logged: a retry (after a frontend failure) or a client reusing an ID. */
-  private void resume(WireRequest request, RegisteredGraph graph, JsonNode key, List<JsonNode> args, Throwable beginFailure) {
+  private void resume(WireRequest request, JsonNode key, List<JsonNode> args, Throwable beginFailure) {
     String invocation = request.id();
     log.get(invocation).whenComplete((entry, err) -> guarded(invocation, () -> {
       if (err != null || entry.isEmpty()) {
-        complete(invocation, toReply(invocation, err != null ? unwrap(err) : beginFailure), false);
+        deliver(invocation, toReply(invocation, err != null ? unwrap(err) : beginFailure));
         return;
       }
       InvocationLog.Entry e = entry.get();
       WireRequest logged = Json.read(e.request(), WireRequest.class, "logged request of invocation " + invocation);
-      if (!e.graph().equals(graph.name()) || !Objects.equals(logged.key(), request.key())
+      if (!e.graph().equals(request.graph()) || !Objects.equals(logged.key(), request.key())
           || !Objects.equals(normalize(logged.args()), normalize(request.args()))) {
-        complete(invocation, WireReply.error(invocation, WireReply.INVALID_REQUEST, "invocation ID " + invocation
-            + " was already used for a different request (graph '" + e.graph() + "'); use a new ID"), false);
+        deliver(invocation, WireReply.error(invocation, WireReply.INVALID_REQUEST, "invocation ID " + invocation
+            + " was already used for a different request (graph '" + e.graph() + "'); use a new ID"));
       } else if (!InvocationLog.RUNNING.equals(e.status())) {
-        complete(invocation, withId(Json.read(e.result(), WireReply.class, "logged result"), invocation), false);
+        deliver(invocation, storedReply(e, invocation));
       } else {
-        log.claim(invocation, id).whenComplete((ok, claimErr) -> {
-          if (claimErr != null) {
-            complete(invocation, toReply(invocation, unwrap(claimErr)), false);
-          } else {
-            run(invocation, graph, key, args, request.caller(), false);
-          }
-        });
+        Optional<RegisteredGraph> graph = catalog.graph(e.graph(), e.graphVersion());
+        if (graph.isEmpty()) { // registered after our last catalog load: load it off this (database) thread
+          maintenance.execute(() -> guarded(invocation, () -> {
+            catalog.reload();
+            claimAndRun(new Attempt(invocation, catalog.graph(e.graph(), e.graphVersion()).orElseThrow(() ->
+                new IllegalStateException("graph '" + e.graph() + "' version " + e.graphVersion() + " is not "
+                    + "registered")), e.graphVersion(), key, args, request.caller(), e.attempts() + 1, false));
+          }));
+        } else {
+          claimAndRun(new Attempt(invocation, graph.get(), e.graphVersion(), key, args, request.caller(),
+              e.attempts() + 1, false));
+        }
       }
     }));
   }
@@ -326,7 +350,7 @@ public final class FrontendServer implements AutoCloseable {
     try {
       body.run();
     } catch (RuntimeException e) {
-      complete(invocation, toReply(invocation, e), false);
+      conclude(invocation, toReply(invocation, e));
     }
   }
 
@@ -334,52 +358,149 @@ public final class FrontendServer implements AutoCloseable {
     return args == null ? List.of() : args;
   }
 
-  private void run(String invocation, RegisteredGraph graph, JsonNode key, List<JsonNode> args, String caller,
-                   boolean firstRun) {
-    dispatcher.execute(graph, invocation, key, args, caller, firstRun).whenComplete((outputs, err) -> {
-      WireReply reply = err == null ? WireReply.ok(invocation, outputs) : toReply(invocation, unwrap(err));
-      boolean ended = WireReply.OK.equals(reply.status()) || WireReply.FUNCTION_FAILED.equals(reply.error())
-          || WireReply.INVALID_REQUEST.equals(reply.error());
-      complete(invocation, reply, ended && config.invocationLog());
-    });
+  /** Takes a logged, running invocation for another attempt here, unless it has had its attempts or has ended. */
+  private void claimAndRun(Attempt attempt) {
+    String invocation = attempt.invocation();
+    if (attempt.number() > MAX_ATTEMPTS) {
+      conclude(invocation, WireReply.error(invocation, WireReply.INVOCATION_FAILED, "invocation " + invocation
+          + " gave up after " + MAX_ATTEMPTS + " attempts without a definite outcome"));
+      return;
+    }
+    log.claim(invocation, id, attempt.version()).whenComplete((stillRunning, err) -> guarded(invocation, () -> {
+      if (err != null) {
+        deliver(invocation, toReply(invocation, unwrap(err))); // stays running in the log; recovery retries
+      } else if (stillRunning) {
+        execute(attempt);
+      } else {
+        answerFromLog(invocation); // another frontend stored its outcome meanwhile
+      }
+    }));
+  }
+
+  private void execute(Attempt attempt) {
+    String invocation = attempt.invocation();
+    dispatcher.execute(attempt.graph(), invocation, attempt.key(), attempt.args(), attempt.caller(),
+        attempt.firstRun()).whenComplete((outputs, err) -> guarded(invocation, () -> {
+          if (err == null) {
+            conclude(invocation, WireReply.ok(invocation, outputs));
+            return;
+          }
+          Throwable cause = unwrap(err);
+          if (!config.invocationLog() || !transientFailure(cause)) {
+            conclude(invocation, toReply(invocation, cause));
+          } else if (attempt.number() >= MAX_ATTEMPTS) {
+            conclude(invocation, WireReply.error(invocation, WireReply.INVOCATION_FAILED, "invocation " + invocation
+                + " gave up after " + attempt.number() + " attempts; the last failed with: " + cause.getMessage()));
+          } else {
+            retryLater(attempt, cause);
+          }
+        }));
   }
 
   /**
-   * Replies to every waiting client and, if the outcome is final, stores it in the log. The invocation stays in
-   * flight here until it is stored, so a request for it in between gets the same answer from memory.
+   * Errors after which running the invocation again may succeed: no answer from the database, the database
+   * refusing work, or a graph version older than a function's deployment. Every other error is final.
    */
-  private void complete(String invocation, WireReply reply, boolean store) {
-    Pending pending = inFlight.get(invocation);
-    List<byte[]> waiters = List.of();
-    if (pending != null) {
-      synchronized (pending) {
-        pending.reply = reply;
-        waiters = List.copyOf(pending.waiters);
-        pending.waiters.clear();
+  private static boolean transientFailure(Throwable cause) {
+    return cause instanceof OutcomeUnknownException || cause instanceof DatabaseException
+        || cause instanceof FunctionFailedException f && Invocation.STALE_GRAPH.equals(f.errorType());
+  }
+
+  private void retryLater(Attempt attempt, Throwable cause) {
+    long backoff = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS << Math.min(20, attempt.number() - 1));
+    boolean stale = cause instanceof FunctionFailedException f && Invocation.STALE_GRAPH.equals(f.errorType());
+    LOG.log(Level.DEBUG, () -> "frontend " + id + ": attempt " + attempt.number() + " of invocation "
+        + attempt.invocation() + " failed (" + cause.getMessage() + "); retrying in " + backoff + " ms");
+    maintenance.schedule(() -> guarded(attempt.invocation(), () -> {
+      if (!stale) {
+        claimAndRun(attempt.next(attempt.graph(), attempt.version()));
+        return;
       }
-    }
-    for (byte[] client : waiters) {
-      reply(client, reply);
-    }
-    if (!store) {
-      inFlight.remove(invocation);
+      // The graph was registered again: the next attempt runs its newest version, which matches the functions.
+      catalog.reload();
+      GraphCatalog.Versioned newest = catalog.latest(attempt.graph().name()).orElseThrow(() ->
+          new InvalidRequestException("graph '" + attempt.graph().name() + "' is no longer registered"));
+      claimAndRun(attempt.next(newest.graph(), newest.version()));
+    }), backoff, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Ends an invocation with a final outcome: stores it unless another attempt stored one first, then tells every
+   * waiting client the stored outcome. Without an invocation log the outcome goes to the clients directly.
+   */
+  private void conclude(String invocation, WireReply outcome) {
+    if (!config.invocationLog()) {
+      deliver(invocation, outcome);
       return;
     }
+    byte[] bytes = Json.bytes(outcome);
+    if (bytes.length > SystemSchema.MAX_RESULT_BYTES) {
+      outcome = WireReply.error(invocation, WireReply.INVOCATION_FAILED, "the result of invocation " + invocation
+          + " is too large: " + bytes.length + " bytes encoded, and at most " + SystemSchema.MAX_RESULT_BYTES
+          + " bytes can be stored as its outcome; return less to the sink");
+      bytes = Json.bytes(outcome);
+    }
+    WireReply reply = outcome;
     String status = WireReply.OK.equals(reply.status()) ? InvocationLog.DONE : InvocationLog.FAILED;
     try {
       hooks.beforeStoringOutcome(invocation);
     } catch (RuntimeException e) {
-      inFlight.remove(invocation);
+      outcomeNotStored(invocation, e);
       return;
     }
-    log.finish(invocation, status, Json.bytes(reply)).whenComplete((ok, err) -> {
+    log.finish(invocation, status, bytes).whenComplete((stored, err) -> {
       if (err != null) {
-        // The invocation stays RUNNING in the log; recovery runs it again, replaying its recorded functions.
-        LOG.log(Level.WARNING, "frontend " + id + ": could not store the outcome of invocation " + invocation + ": "
-            + unwrap(err).getMessage());
+        outcomeNotStored(invocation, unwrap(err));
+      } else if (stored) {
+        deliver(invocation, reply);
+      } else {
+        answerFromLog(invocation); // another attempt ended it first: its outcome is the one
       }
-      inFlight.remove(invocation);
     });
+  }
+
+  /** The outcome could not be stored: the invocation stays running in the log and is attempted again later. */
+  private void outcomeNotStored(String invocation, Throwable cause) {
+    LOG.log(Level.WARNING, "frontend " + id + ": could not store the outcome of invocation " + invocation
+        + "; it will be attempted again: " + cause.getMessage());
+    deliver(invocation, WireReply.error(invocation, WireReply.OUTCOME_UNKNOWN, "the outcome of invocation "
+        + invocation + " could not be stored (" + cause.getMessage() + "); it will be completed, and resending "
+        + "the same ID returns its outcome"));
+  }
+
+  /** Tells the waiting clients the stored outcome of an invocation that ended (here or elsewhere). */
+  private void answerFromLog(String invocation) {
+    log.get(invocation).whenComplete((entry, err) -> {
+      if (err == null && entry.isPresent() && !InvocationLog.RUNNING.equals(entry.get().status())) {
+        deliver(invocation, storedReply(entry.get(), invocation));
+      } else {
+        deliver(invocation, WireReply.error(invocation, WireReply.OUTCOME_UNKNOWN, "the outcome of invocation "
+            + invocation + " could not be read" + (err == null ? "" : ": " + unwrap(err).getMessage())
+            + "; resending the same ID is safe"));
+      }
+    });
+  }
+
+  private static WireReply storedReply(InvocationLog.Entry e, String invocation) {
+    return withId(Json.read(e.result(), WireReply.class, "logged result of invocation " + invocation), invocation);
+  }
+
+  /** Replies to every client waiting for an invocation and forgets it here. */
+  private void deliver(String invocation, WireReply reply) {
+    Pending pending = inFlight.get(invocation);
+    if (pending == null) {
+      return;
+    }
+    List<byte[]> waiters;
+    synchronized (pending) {
+      pending.reply = reply;
+      waiters = List.copyOf(pending.waiters);
+      pending.waiters.clear();
+    }
+    for (byte[] client : waiters) {
+      reply(client, reply);
+    }
+    inFlight.remove(invocation, pending);
   }
 
   private void result(byte[] client, String invocation) {
@@ -413,7 +534,7 @@ public final class FrontendServer implements AutoCloseable {
     } else if (InvocationLog.RUNNING.equals(entry.get().status())) {
       reply(client, WireReply.running(invocation));
     } else {
-      reply(client, withId(Json.read(entry.get().result(), WireReply.class, "logged result"), invocation));
+      reply(client, storedReply(entry.get(), invocation));
     }
   }
 
@@ -439,64 +560,67 @@ public final class FrontendServer implements AutoCloseable {
       return WireReply.error(invocation, WireReply.DATABASE, e.getMessage());
     }
     LOG.log(Level.ERROR, "invocation " + invocation + " failed unexpectedly", e);
-    return WireReply.error(invocation, WireReply.OUTCOME_UNKNOWN, "the frontend failed: " + e);
+    return WireReply.error(invocation, WireReply.INVOCATION_FAILED, "the frontend failed: " + e);
   }
 
   // ---------------------------------------------------------------- leases, recovery, retention
 
-  private void heartbeat() {
+  private void renewLease() {
     try {
       leases.renew(config.leaseDuration());
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "frontend " + id + ": lease renewal failed; retrying in " + config.heartbeatInterval()
+          + ": " + e.getMessage());
+    }
+  }
+
+  /** Refreshes the catalog, takes over dead frontends' invocations and runs whatever is ours and not running. */
+  private void recoverDeadFrontends() {
+    try {
+      catalog.reload();
       for (String dead : leases.expired()) {
-        if (!dead.equals(id) && leases.takeOver(dead)) {
-          hooks.duringTakeover(dead);
+        if (!dead.equals(id)) {
+          // Invocations first, lease last: a takeover cut short leaves the lease for the next round to find.
           long moved = log.reassign(dead, id);
-          LOG.log(Level.INFO, "frontend " + id + ": took over " + moved + " running invocation(s) of dead frontend " + dead);
+          hooks.duringTakeover(dead);
+          if (leases.forget(dead) || moved > 0) {
+            LOG.log(Level.INFO, "frontend " + id + ": took over " + moved + " running invocation(s) of dead frontend "
+                + dead);
+          }
         }
       }
       recover();
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "frontend " + id + ": lease renewal or recovery failed; retrying in "
-          + config.heartbeatInterval() + ": " + e.getMessage());
+      LOG.log(Level.WARNING, "frontend " + id + ": recovery failed; retrying in " + config.heartbeatInterval() + ": "
+          + e.getMessage());
     }
   }
 
-  /** Runs every invocation logged as ours that is not running here (taken over, or left by a failed dispatch). */
+  /** Runs every invocation logged as ours that is not running here (taken over, or left by a failed attempt). */
   private void recover() {
     for (InvocationLog.Entry e : log.running(id)) {
-      if (inFlight.containsKey(e.invocationId())) {
-        continue;
-      }
-      Optional<RegisteredGraph> graph = catalog.graph(e.graph());
       WireRequest request = Json.read(e.request(), WireRequest.class, "logged request of invocation " + e.invocationId());
-      Pending pending = new Pending(e.graph(), request.key() == null || request.key().isNull() ? null : request.key(),
-          normalize(request.args()));
+      JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
+      Pending pending = new Pending(e.graph(), key, normalize(request.args()));
       if (inFlight.putIfAbsent(e.invocationId(), pending) != null) {
         continue;
       }
-      if (graph.isEmpty()) {
-        complete(e.invocationId(), WireReply.error(e.invocationId(), WireReply.INVALID_REQUEST, "graph '" + e.graph()
-            + "' is no longer registered"), true);
-        continue;
-      }
-      // The scan may predate this invocation's end here: run it only if the log still says it is ours and running.
-      log.get(e.invocationId()).whenComplete((now, err) -> guarded(e.invocationId(), () -> {
-        if (err != null || now.isEmpty() || !InvocationLog.RUNNING.equals(now.get().status())
-            || !id.equals(now.get().frontend())) {
-          inFlight.remove(e.invocationId());
-          return;
-        }
-        LOG.log(Level.INFO, "frontend " + id + ": recovering invocation " + e.invocationId() + " of graph " + e.graph());
-        run(e.invocationId(), graph.get(), request.key() == null || request.key().isNull() ? null : request.key(),
-            normalize(request.args()), request.caller(), false);
-      }));
+      guarded(e.invocationId(), () -> {
+        RegisteredGraph graph = catalog.graph(e.graph(), e.graphVersion()).orElseThrow(() ->
+            new InvalidRequestException("graph '" + e.graph() + "' version " + e.graphVersion()
+                + " is no longer registered"));
+        LOG.log(Level.INFO, "frontend " + id + ": recovering invocation " + e.invocationId() + " of graph "
+            + e.graph() + " (attempt " + (e.attempts() + 1) + ")");
+        claimAndRun(new Attempt(e.invocationId(), graph, e.graphVersion(), key, normalize(request.args()),
+            request.caller(), e.attempts() + 1, false));
+      });
     }
   }
 
   private void cleanUp() {
     try {
       hooks.beforeCleanup();
-      long deleted = log.deleteBefore(System.currentTimeMillis() - config.retention().toMillis());
+      long deleted = deleteExpiredRecords();
       if (deleted > 0) {
         LOG.log(Level.DEBUG, "frontend " + id + ": deleted " + deleted + " old invocation record(s)");
       }
@@ -505,9 +629,13 @@ public final class FrontendServer implements AutoCloseable {
     }
   }
 
-  /** Runs one retention pass now (normally scheduled every {@link FrontendConfig#cleanupInterval()}). */
+  /**
+   * Runs one retention pass now (normally scheduled every {@link FrontendConfig#cleanupInterval()}): deletes ended
+   * invocations and recorded outputs older than the retention by the database's clock, never those of a running
+   * invocation.
+   */
   public long deleteExpiredRecords() {
-    return log.deleteBefore(System.currentTimeMillis() - config.retention().toMillis());
+    return log.deleteOlderThan(config.retention());
   }
 
   /** How many invocations this frontend is running. */

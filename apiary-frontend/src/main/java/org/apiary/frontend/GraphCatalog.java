@@ -1,7 +1,9 @@
 package org.apiary.frontend;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.Json;
@@ -10,17 +12,23 @@ import org.apiary.runtime.SystemSchema;
 import org.voltdb.VoltTable;
 
 /**
- * The registered graphs and deployed functions, read from the database. A graph registered after this catalog was
- * read is found by {@link #graph} after a reload, at most once per {@code reloadInterval}.
+ * The registered graphs, every version of each, and the deployed functions, read from the database. New
+ * invocations run the newest version known; an invocation keeps the version it started with. The catalog is read
+ * again by {@link #reload} (a frontend does so at every heartbeat) and, for a graph name it does not know, by
+ * {@link #latest} at most once per {@code reloadInterval}.
  */
 public final class GraphCatalog {
-  private record Snapshot(Map<String, RegisteredGraph> graphs, FunctionCatalog functions, long loadedAtNanos) {}
+  /** One version of a registered graph. */
+  public record Versioned(RegisteredGraph graph, int version) {}
+
+  private record Snapshot(Map<String, TreeMap<Integer, RegisteredGraph>> graphs, FunctionCatalog functions,
+                          long loadedAtNanos) {}
 
   private final ApiaryDatabase db;
   private final long reloadIntervalNanos;
   private volatile Snapshot snapshot;
 
-  public GraphCatalog(ApiaryDatabase db, java.time.Duration reloadInterval) {
+  public GraphCatalog(ApiaryDatabase db, Duration reloadInterval) {
     this.db = db;
     this.reloadIntervalNanos = reloadInterval.toNanos();
     this.snapshot = load();
@@ -29,24 +37,38 @@ public final class GraphCatalog {
   private Snapshot load() {
     FunctionCatalog functions = FunctionCatalog.load(db);
     VoltTable t = db.callAdmin("reading registered graphs", "@AdHoc",
-        "SELECT name, definition FROM " + SystemSchema.GRAPHS).getResults()[0];
-    Map<String, RegisteredGraph> graphs = new TreeMap<>();
+        "SELECT name, version, definition FROM " + SystemSchema.GRAPHS).getResults()[0];
+    Map<String, TreeMap<Integer, RegisteredGraph>> graphs = new TreeMap<>();
     while (t.advanceRow()) {
-      graphs.put(t.getString(0), Json.read(t.getVarbinary(1), RegisteredGraph.class,
-          "stored definition of graph '" + t.getString(0) + "'"));
+      String name = t.getString(0);
+      int version = (int) t.getLong(1);
+      graphs.computeIfAbsent(name, n -> new TreeMap<>()).put(version, Json.read(t.getVarbinary(2),
+          RegisteredGraph.class, "stored definition of graph '" + name + "' version " + version));
     }
     return new Snapshot(graphs, functions, System.nanoTime());
   }
 
-  /** A graph by name, reloading the catalog if it is unknown and the last load is old enough. */
-  public Optional<RegisteredGraph> graph(String name) {
+  /** The newest version of a graph, reloading the catalog if the name is unknown and the last load is old enough. */
+  public Optional<Versioned> latest(String name) {
     Snapshot s = snapshot;
-    RegisteredGraph g = s.graphs().get(name);
-    if (g == null && System.nanoTime() - s.loadedAtNanos() > reloadIntervalNanos) {
+    if (!s.graphs().containsKey(name) && System.nanoTime() - s.loadedAtNanos() > reloadIntervalNanos) {
       reload();
-      g = snapshot.graphs().get(name);
+      s = snapshot;
     }
-    return Optional.ofNullable(g);
+    TreeMap<Integer, RegisteredGraph> versions = s.graphs().get(name);
+    return versions == null ? Optional.empty()
+        : Optional.of(new Versioned(versions.lastEntry().getValue(), versions.lastKey()));
+  }
+
+  /** The newest version of a graph, as {@link #latest}. */
+  public Optional<RegisteredGraph> graph(String name) {
+    return latest(name).map(Versioned::graph);
+  }
+
+  /** One version of a graph as of the last load (never reloads: callers may be on the database's threads). */
+  public Optional<RegisteredGraph> graph(String name, int version) {
+    TreeMap<Integer, RegisteredGraph> versions = snapshot.graphs().get(name);
+    return versions == null ? Optional.empty() : Optional.ofNullable(versions.get(version));
   }
 
   /** Reads the graphs and functions again. */
@@ -60,7 +82,7 @@ public final class GraphCatalog {
   }
 
   /** The names of the known graphs. */
-  public java.util.Set<String> graphNames() {
+  public Set<String> graphNames() {
     return snapshot.graphs().keySet();
   }
 }

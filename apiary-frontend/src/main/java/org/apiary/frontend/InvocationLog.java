@@ -29,10 +29,17 @@ public final class InvocationLog {
   /**
    * One logged invocation.
    *
+   * @param graphVersion the version of the graph the invocation runs under
    * @param request the client's request as received (JSON)
+   * @param attempts how many attempts were started (the first, and one per claim)
    * @param result the reply for the client (JSON), once ended
    */
-  public record Entry(String invocationId, String graph, byte[] request, String frontend, String status, byte[] result) {}
+  public record Entry(String invocationId, String graph, int graphVersion, byte[] request, String frontend,
+                      String status, int attempts, byte[] result) {}
+
+  /** Records of a running invocation are never older than its start minus this (clock skew between hosts). */
+  private static final long SKEW_MARGIN_MS = 1_000;
+  private static final String COLUMNS = "invocation_id, graph, graph_version, request, frontend, status, attempts, result";
 
   private final ApiaryDatabase db;
 
@@ -41,9 +48,10 @@ public final class InvocationLog {
   }
 
   /** Logs a new invocation run by {@code frontend}; fails if the ID is already logged. */
-  public CompletableFuture<Void> begin(String invocationId, String graph, byte[] request, String frontend) {
-    return call("logging invocation " + invocationId, SystemSchema.BEGIN_INVOCATION, invocationId, graph, request,
-        frontend).thenApply(r -> null);
+  public CompletableFuture<Void> begin(String invocationId, String graph, int graphVersion, byte[] request,
+                                       String frontend) {
+    return call("logging invocation " + invocationId, SystemSchema.BEGIN_INVOCATION, invocationId, graph,
+        graphVersion, request, frontend).thenApply(r -> null);
   }
 
   /** The logged invocation, if there is one. */
@@ -52,26 +60,37 @@ public final class InvocationLog {
         .thenApply(r -> read(r.getResults()[0]).stream().findFirst());
   }
 
-  /** Stores an invocation's outcome. */
-  public CompletableFuture<Void> finish(String invocationId, String status, byte[] result) {
+  /**
+   * Stores an invocation's outcome if it is still running: the first outcome stored is the only one.
+   *
+   * @return true if this call stored it, false if the invocation had ended already (or is unknown)
+   */
+  public CompletableFuture<Boolean> finish(String invocationId, String status, byte[] result) {
     return call("storing the outcome of invocation " + invocationId, SystemSchema.FINISH_INVOCATION, status, result,
-        invocationId).thenApply(r -> null);
+        invocationId).thenApply(r -> r.getResults()[0].asScalarLong() == 1);
   }
 
-  /** Makes {@code frontend} the runner of a still-running invocation. */
-  public CompletableFuture<Void> claim(String invocationId, String frontend) {
-    return call("claiming invocation " + invocationId, SystemSchema.CLAIM_INVOCATION, frontend, invocationId)
-        .thenApply(r -> null);
+  /**
+   * Makes {@code frontend} the runner of a still-running invocation for its next attempt, under a graph version.
+   *
+   * @return true if the invocation is still running (and now claimed), false if it ended
+   */
+  public CompletableFuture<Boolean> claim(String invocationId, String frontend, int graphVersion) {
+    return call("claiming invocation " + invocationId, SystemSchema.CLAIM_INVOCATION, frontend, graphVersion,
+        invocationId).thenApply(r -> r.getResults()[0].asScalarLong() == 1);
   }
 
   /** Every running invocation logged by {@code frontend} (a multi-partition read; for recovery). */
   public List<Entry> running(String frontend) {
     return read(db.callAdmin("listing running invocations", "@AdHoc",
-        "SELECT invocation_id, graph, request, frontend, status, result FROM " + SystemSchema.INVOCATIONS
-            + " WHERE frontend = ? AND status = 'RUNNING'", frontend).getResults()[0]);
+        "SELECT " + COLUMNS + " FROM " + SystemSchema.INVOCATIONS + " WHERE frontend = ? AND status = 'RUNNING'",
+        frontend).getResults()[0]);
   }
 
-  /** Moves every running invocation of {@code from} to {@code to}; returns how many moved. */
+  /**
+   * Moves every running invocation of {@code from} to {@code to}; returns how many moved. Idempotent: a takeover
+   * that fails after this still leaves the dead frontend's lease for the next attempt to find.
+   */
   public long reassign(String from, String to) {
     return db.callAdmin("taking over the invocations of frontend " + from, "@AdHoc",
         "UPDATE " + SystemSchema.INVOCATIONS + " SET frontend = ? WHERE frontend = ? AND status = 'RUNNING'", to, from)
@@ -79,11 +98,20 @@ public final class InvocationLog {
   }
 
   /**
-   * Deletes ended invocations and recorded outputs older than {@code cutoffMillis} (epoch milliseconds).
+   * Deletes ended invocations and recorded outputs older than {@code retention} by the database's clock, never a
+   * record of a running invocation: the cutoff is also kept before the start of the oldest running invocation.
    *
    * @return rows deleted
    */
-  public long deleteBefore(long cutoffMillis) {
+  public long deleteOlderThan(java.time.Duration retention) {
+    VoltTable clock = db.callAdmin("reading the database clock", "@AdHoc", "SELECT SINCE_EPOCH(MILLISECOND, NOW), "
+        + "MIN(started_at) FROM " + SystemSchema.INVOCATIONS + " WHERE status = 'RUNNING'").getResults()[0];
+    clock.advanceRow();
+    long cutoffMillis = clock.getLong(0) - retention.toMillis();
+    TimestampType oldestRunning = clock.getTimestampAsTimestamp(1);
+    if (oldestRunning != null && !clock.wasNull()) {
+      cutoffMillis = Math.min(cutoffMillis, oldestRunning.getTime() / 1000L - SKEW_MARGIN_MS);
+    }
     TimestampType cutoff = new TimestampType(cutoffMillis * 1000L);
     // Recorded outputs go first: once an invocation's log entry is gone, a new invocation with its ID is a first
     // run that skips the lookup, so no record of the old one may be left.
@@ -101,14 +129,21 @@ public final class InvocationLog {
     List<Entry> entries = new ArrayList<>();
     t.resetRowPosition();
     while (t.advanceRow()) {
-      byte[] result = t.getVarbinary(5);
-      entries.add(new Entry(t.getString(0), t.getString(1), t.getVarbinary(2), t.getString(3), t.getString(4),
-          t.wasNull() ? null : result));
+      byte[] result = t.getVarbinary(7);
+      boolean noResult = t.wasNull();
+      entries.add(new Entry(t.getString(0), t.getString(1), (int) t.getLong(2), t.getVarbinary(3), t.getString(4),
+          t.getString(5), (int) t.getLong(6), noResult ? null : result));
     }
     return entries;
   }
 
   private CompletableFuture<ClientResponse> call(String what, String procedure, Object... params) {
+    return callAsync(db, what, procedure, params);
+  }
+
+  /** Calls a procedure through VoltDB's asynchronous client; failures complete the future with Apiary's exceptions. */
+  static CompletableFuture<ClientResponse> callAsync(ApiaryDatabase db, String what, String procedure,
+                                                     Object... params) {
     CompletableFuture<ClientResponse> f = new CompletableFuture<>();
     try {
       boolean queued = db.client().callProcedure(r -> {

@@ -73,11 +73,30 @@ public final class Registrar {
     List<RegisteredGraph> registered = new ArrayList<>();
     for (Graph g : app.graphs()) {
       RegisteredGraph r = describe(g, compiled.byName(), recordedByGraph.get(g.name()), mode);
-      db.callAdmin("storing graph '" + g.name() + "'", "@AdHoc",
-          "UPSERT INTO " + SystemSchema.GRAPHS + " VALUES (?, ?, NOW())", g.name(), Json.bytes(r));
+      store(db, r);
       registered.add(r);
     }
     return registered;
+  }
+
+  /**
+   * Stores a graph as its next version if its definition changed: frontends see the new version at their next
+   * catalog refresh, and invocations already started keep running (and are recovered) under their own version.
+   */
+  private static void store(ApiaryDatabase db, RegisteredGraph graph) {
+    byte[] definition = Json.bytes(graph);
+    org.voltdb.VoltTable latest = db.callAdmin("reading graph '" + graph.name() + "'", "@AdHoc",
+        "SELECT version, definition FROM " + SystemSchema.GRAPHS + " WHERE name = ? ORDER BY version DESC LIMIT 1",
+        graph.name()).getResults()[0];
+    int version = 1;
+    if (latest.advanceRow()) {
+      if (java.util.Arrays.equals(latest.getVarbinary(1), definition)) {
+        return;
+      }
+      version = (int) latest.getLong(0) + 1;
+    }
+    db.callAdmin("storing graph '" + graph.name() + "'", "@AdHoc",
+        "INSERT INTO " + SystemSchema.GRAPHS + " VALUES (?, ?, ?, NOW())", graph.name(), version, definition);
   }
 
   /** Functions recorded by registered graphs that this registration does not replace. */

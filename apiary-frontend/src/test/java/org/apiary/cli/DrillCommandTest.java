@@ -8,7 +8,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** Runs {@code apiary drill frontend-crash} as a user would: its own process, its own embedded database. */
+/** Runs {@code apiary drill ...} as a user would: its own process, its own embedded database. */
 class DrillCommandTest {
   @Test
   void theFrontendCrashDrillLosesAndDuplicatesNothing() throws Exception {
@@ -24,5 +24,31 @@ class DrillCommandTest {
     assertEquals("0", m.group(4));
     assertTrue(Long.parseLong(m.group(1)) > 0, output);
     assertTrue(output.contains("killed frontend"), output);
+  }
+
+  /**
+   * The randomized exactly-once checker in its short CI form, with a fresh seed each run (printed first, so a
+   * failing run can be repeated with {@code ./apiary drill exactly-once --seconds 15 --clients 4 --seed N}). Every
+   * invocation must agree: client answers, stored outcome and the effects in the data. Bounded: about 40 s when all
+   * is well, 110 s at most.
+   */
+  @Test
+  void theExactlyOnceDrillFindsEveryInvocationAgreed() throws Exception {
+    CommandProcess drill = CommandProcess.run(Duration.ofSeconds(110),
+        "drill", "exactly-once", "--seconds", "15", "--clients", "4", "--recovery-seconds", "15");
+    String output = drill.output();
+    Matcher m = Pattern.compile("drill exactly-once: invocations=(\\d+) agreed=(\\d+) duplicates=(\\d+) lost=(\\d+) "
+        + "stuck=(\\d+) disagreed=(\\d+)").matcher(output);
+    assertTrue(m.find(), output);
+    assertTrue(Long.parseLong(m.group(1)) > 0, output);
+    assertTrue(output.contains("SIGKILL frontend") || output.contains("SIGSTOP frontend"), "no fault was injected:\n"
+        + output);
+    String counts = m.group();
+    assertEquals("0", m.group(3), counts + "\n" + output);
+    assertEquals("0", m.group(4), counts + "\n" + output);
+    assertEquals("0", m.group(5), counts + "\n" + output);
+    assertEquals("0", m.group(6), counts + "\n" + output);
+    assertEquals(m.group(1), m.group(2), counts + "\n" + output);
+    assertEquals(0, drill.exitCode(), output);
   }
 }

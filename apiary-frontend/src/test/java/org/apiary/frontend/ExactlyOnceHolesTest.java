@@ -75,6 +75,10 @@ class ExactlyOnceHolesTest {
     return t.advanceRow() ? t.getLong(0) : 0L;
   }
 
+  private int flakyVersion() {
+    return new GraphCatalog(db, Duration.ZERO).latest("h_flaky").orElseThrow().version();
+  }
+
   // 1. An invocation that never ends.
 
   @Test
@@ -141,7 +145,7 @@ class ExactlyOnceHolesTest {
     new FrontendLeases(db, dead, "tcp://127.0.0.1:1").renew(Duration.ofMillis(1));
     String id = "orphan-" + System.nanoTime();
     byte[] request = Json.bytes(WireRequest.invoke(id, "h_flaky", Json.tree(6L), List.of(Json.tree(4L)), null));
-    new InvocationLog(db).begin(id, "h_flaky", request, dead).get();
+    new InvocationLog(db).begin(id, "h_flaky", flakyVersion(), request, dead).get();
     AtomicBoolean failedOnce = new AtomicBoolean();
     FrontendHooks hooks = new FrontendHooks() {
       @Override
@@ -163,14 +167,16 @@ class ExactlyOnceHolesTest {
 
   @Test
   void retentionKeepsTheRecordedOutputsOfARunningInvocationAndDeletesThoseOfEndedOnes() throws Exception {
+    // An invocation that ended (no log entry any more), then, over a second later, one still running.
+    String ended = "ended-" + System.nanoTime();
+    db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER VALUES (7, ?, 'h_bump', x'5B5D', NOW)", ended);
+    Thread.sleep(1_500);
     String owner = "slow-" + System.nanoTime();
     new FrontendLeases(db, owner, "tcp://127.0.0.1:1").renew(Duration.ofHours(1)); // alive: nobody takes it over
     String running = "running-" + System.nanoTime();
     byte[] request = Json.bytes(WireRequest.invoke(running, "h_flaky", Json.tree(7L), List.of(Json.tree(1L)), null));
-    new InvocationLog(db).begin(running, "h_flaky", request, owner).get();
-    String ended = "ended-" + System.nanoTime();
+    new InvocationLog(db).begin(running, "h_flaky", flakyVersion(), request, owner).get();
     db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER VALUES (7, ?, 'h_bump', x'5B5D', NOW)", running);
-    db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER VALUES (7, ?, 'h_bump', x'5B5D', NOW)", ended);
     Thread.sleep(50);
     try (FrontendServer frontend = FrontendServer.start(db, FAST.withRetention(Duration.ofMillis(10), Duration.ofHours(1)))) {
       frontend.deleteExpiredRecords();

@@ -187,7 +187,7 @@ final class VariantRun {
     private static SystemUnderTest direct(ApiaryDatabase db, List<RegisteredGraph> graphs) {
       GraphCatalog catalog = new GraphCatalog(db, Duration.ZERO);
       FunctionInvoker invoker = new FunctionInvoker(db, FunctionCatalog.load(db));
-      Dispatcher dispatcher = new Dispatcher(db, catalog, (graph, function, result) -> { });
+      Dispatcher dispatcher = new Dispatcher(db, catalog, (graph, invocation, function, result) -> { });
       Map<String, RegisteredGraph> byName = new ConcurrentHashMap<>();
       graphs.forEach(g -> byName.put(g.name(), g));
       AtomicLong ids = new AtomicLong();

@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.apiary.ApiaryFunction;
+import org.apiary.FunctionFailedException;
+import org.apiary.runtime.SystemSchema;
 import org.apiary.Output;
 import org.apiary.ProvenanceLevel;
 import org.apiary.QueryResult;
@@ -53,6 +55,8 @@ public abstract class FunctionProcedure extends VoltProcedure {
   private final Map<String, StatementBinding> statements = new HashMap<>();
   private final Map<String, Capture> captures = new HashMap<>();
   private SQLStmt findRecorded;
+  /** Whether any of the function's statements writes. */
+  private boolean writes;
   private SQLStmt record;
 
   /** Facts the compiler established about one statement. */
@@ -65,6 +69,7 @@ public abstract class FunctionProcedure extends VoltProcedure {
   /** Called by the generated constructor once its statement fields are set. */
   protected final void bind(SQLStmt stmt, String sql, boolean readOnly, int partitionParameter, String partitionColumn) {
     statements.put(sql, new StatementBinding(stmt, readOnly, partitionParameter, partitionColumn));
+    writes |= !readOnly;
   }
 
   /**
@@ -108,16 +113,39 @@ public abstract class FunctionProcedure extends VoltProcedure {
     Invocation call = Invocation.fromBytes(invocation);
     // A global function's record lives in the partition its invocation ID hashes to.
     Object recordKey = partitionKey != null ? partitionKey : call.invocationId();
+    if (call.exactlyOnce() && (call.record() ? findRecorded == null : writes)) {
+      // The caller's graph version predates a redeployment that changed whether this function writes.
+      throw new VoltAbortException(FunctionErrors.encode(functionName, Invocation.STALE_GRAPH, "function '"
+          + functionName + "' " + (writes ? "writes, but was called unrecorded" : "no longer writes, but was asked to "
+          + "record") + " by graph '" + call.graph() + "' as its caller knows it; the graph was registered again"));
+    }
     if (call.record() && findRecorded == null) {
       throw new VoltAbortException(FunctionErrors.encode(functionName, new IllegalStateException(
           "function '" + functionName + "' was asked to record its outputs but was not registered as recordable; "
               + "register its graphs again")));
     }
+    if (call.record() && recordKey instanceof String text
+        && text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > SystemSchema.RECORDED_KEY_BYTES) {
+      throw new VoltAbortException(FunctionErrors.encode(functionName, "KeyTooLong", "partition key of "
+          + text.length() + " characters is longer than the " + SystemSchema.RECORDED_KEY_BYTES + " bytes under "
+          + "which a recorded function's outputs can be stored"));
+    }
+    if (call.record() && recordKey instanceof byte[] bytes && bytes.length > SystemSchema.RECORDED_KEY_BYTES) {
+      throw new VoltAbortException(FunctionErrors.encode(functionName, "KeyTooLong", "partition key of "
+          + bytes.length + " bytes is longer than the " + SystemSchema.RECORDED_KEY_BYTES + " bytes under which a "
+          + "recorded function's outputs can be stored"));
+    }
     if (call.record() && !call.firstRun()) {
       voltQueueSQL(findRecorded, recordKey, call.invocationId(), functionName);
       VoltTable earlier = voltExecuteSQL()[0];
       if (earlier.advanceRow()) {
-        return result(earlier.getVarbinary(0), true);
+        byte[] recorded = earlier.getVarbinary(0);
+        var failure = FunctionErrors.fromRecorded(recorded);
+        if (failure.isPresent()) { // an earlier execution failed and recorded its failure: replay it
+          FunctionFailedException f = failure.get();
+          throw new VoltAbortException(FunctionErrors.encode(f.functionName(), f.errorType(), f.errorMessage()));
+        }
+        return result(recorded, true);
       }
     }
     Runtime runtime = new Runtime(partitionKey, call);
@@ -129,6 +157,11 @@ public abstract class FunctionProcedure extends VoltProcedure {
       throw new VoltAbortException(FunctionErrors.encode(functionName, e));
     }
     byte[] outputs = FunctionOutputs.encode(runtime.outputs);
+    if (outputs.length > SystemSchema.MAX_OUTPUTS_BYTES) {
+      throw new VoltAbortException(FunctionErrors.encode(functionName, "OutputTooLarge", "function '" + functionName
+          + "' returned " + outputs.length + " bytes of outputs; at most " + SystemSchema.MAX_OUTPUTS_BYTES
+          + " bytes can be returned (and recorded) per execution"));
+    }
     if (call.record()) {
       voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime());
       try {
@@ -306,7 +339,41 @@ public abstract class FunctionProcedure extends VoltProcedure {
       if (edge == null || edge.isBlank()) {
         throw new IllegalArgumentException("function '" + functionName + "' returned an output without an edge");
       }
-      outputs.add(new Output(edge, key == null ? null : Json.tree(key), Json.tree(value)));
+      JsonNode keyTree = key == null ? null : Json.tree(key);
+      JsonNode valueTree = Json.tree(value);
+      Map<String, Invocation.OutputEdge> edges = invocation.outputEdges();
+      if (edges != null) {
+        checkOutput(edge, edges, valueTree, keyTree);
+      }
+      outputs.add(new Output(edge, keyTree, valueTree));
+    }
+
+    /** An output the graph cannot route fails the function here, inside its transaction, so its writes roll back. */
+    private void checkOutput(String edge, Map<String, Invocation.OutputEdge> edges, JsonNode value, JsonNode key) {
+      Invocation.OutputEdge out = edges.get(edge);
+      if (out == null) {
+        throw new IllegalArgumentException("function '" + functionName + "' returned a value on edge '" + edge
+            + "', but graph '" + invocation.graph() + "' has no edge '" + edge + "' out of it; its edges are "
+            + edges.keySet());
+      }
+      if (!out.kind().accepts(value)) {
+        throw new IllegalArgumentException("function '" + functionName + "' sent "
+            + org.apiary.internal.ValueKind.describe(value) + " on edge '" + edge + "', which carries "
+            + out.kind().describe());
+      }
+      if (out.targetKey() != null) {
+        if (key == null) {
+          throw new IllegalArgumentException("function '" + functionName + "' sent a value on edge '" + edge
+              + "' into a local function without a partition key; send it with returnOutput(value, edge, key)");
+        }
+        try {
+          out.targetKey().fromJson(key, "partition key");
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("function '" + functionName + "' sent a value on edge '" + edge
+              + "' with partition key " + key + ", but the local function it leads to is keyed by "
+              + out.targetKey().javaType().getSimpleName() + ": " + e.getMessage(), e);
+        }
+      }
     }
 
     @Override

@@ -30,6 +30,11 @@ public record WireReply(String id, String status, List<Output> outputs, String e
   public static final String OUTCOME_UNKNOWN = "outcome-unknown";
   /** The database refused or failed the work; retrying with the same ID is safe. */
   public static final String DATABASE = "database";
+  /**
+   * The invocation ended without a result for a reason other than a function's failure (retries exhausted, a
+   * result too large to store, an internal error); this is its stored outcome, and resending its ID returns it.
+   */
+  public static final String INVOCATION_FAILED = "invocation-failed";
 
   public static WireReply ok(String id, List<Output> outputs) {
     return new WireReply(id, OK, List.copyOf(outputs), null, null, null, null);

@@ -81,7 +81,7 @@ class ProvenanceScenarioTest {
     register(db);
     FunctionInvoker invoker = new FunctionInvoker(db, FunctionCatalog.load(db));
     Invocation stock = new Invocation(Map.of("source", List.of(Json.tree("replayed"))), "inv-replay-51", true,
-        "itemLifecycle", null, false);
+        "itemLifecycle", null, false, false, null);
     assertEquals(false, invoker.callAsync("stock", 51L, stock).get(30, TimeUnit.SECONDS).replayed());
     assertEquals(true, invoker.callAsync("stock", 51L, stock).get(30, TimeUnit.SECONDS).replayed());
     String url = db.config().provenance().sinkUrl();
