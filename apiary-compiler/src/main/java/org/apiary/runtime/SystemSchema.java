@@ -44,14 +44,12 @@ public final class SystemSchema {
   /** The most bytes of an invocation's stored outcome (the reply for its clients). */
   public static final int MAX_RESULT_BYTES = 1048576;
 
-  /** Begins an invocation: fails with a constraint violation if the ID is already logged. */
-  public static final String BEGIN_INVOCATION = "ApiaryBeginInvocation";
   /** Reads one invocation's log row. */
   public static final String GET_INVOCATION = "ApiaryGetInvocation";
-  /** Stores an invocation's outcome if it is still running (compare-and-set: one outcome per invocation). */
-  public static final String FINISH_INVOCATION = "ApiaryFinishInvocation";
   /** Hands a running invocation to a frontend for its next attempt, under a graph version. */
   public static final String CLAIM_INVOCATION = "ApiaryClaimInvocation";
+  /** Begins invocations and stores outcomes, many of one partition per transaction ({@code InvocationLogBatch}). */
+  public static final String LOG_BATCH = "InvocationLogBatch";
   /** Extends (or creates) a frontend's lease: a single-partition write. */
   public static final String RENEW_LEASE = "ApiaryRenewLease";
   /** Deletes a frontend's lease if it has expired. */
@@ -111,19 +109,14 @@ public final class SystemSchema {
           PRIMARY KEY (frontend)
         );
         PARTITION TABLE APIARY_FRONTENDS ON COLUMN frontend;""");
-    PROCEDURES.put(BEGIN_INVOCATION, "CREATE PROCEDURE " + BEGIN_INVOCATION
-        + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0 AS INSERT INTO APIARY_INVOCATIONS "
-        + "(invocation_id, graph, graph_version, request, frontend, status, attempts, started_at) "
-        + "VALUES (?, ?, ?, ?, ?, 'RUNNING', 1, NOW);");
     PROCEDURES.put(GET_INVOCATION, "CREATE PROCEDURE " + GET_INVOCATION
         + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0 AS SELECT invocation_id, graph, "
         + "graph_version, request, frontend, status, attempts, result FROM APIARY_INVOCATIONS WHERE invocation_id = ?;");
-    PROCEDURES.put(FINISH_INVOCATION, "CREATE PROCEDURE " + FINISH_INVOCATION
-        + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 2 AS UPDATE APIARY_INVOCATIONS "
-        + "SET status = ?, result = ?, finished_at = NOW WHERE invocation_id = ? AND status = 'RUNNING';");
     PROCEDURES.put(CLAIM_INVOCATION, "CREATE PROCEDURE " + CLAIM_INVOCATION
         + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 2 AS UPDATE APIARY_INVOCATIONS "
         + "SET frontend = ?, graph_version = ?, attempts = attempts + 1 WHERE invocation_id = ? AND status = 'RUNNING';");
+    PROCEDURES.put(LOG_BATCH, "CREATE PROCEDURE PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0 "
+        + "FROM CLASS " + org.apiary.runtime.procedure.InvocationLogBatch.class.getName() + ";");
     PROCEDURES.put(RENEW_LEASE, "CREATE PROCEDURE " + RENEW_LEASE
         + " PARTITION ON TABLE APIARY_FRONTENDS COLUMN frontend PARAMETER 0 AS UPSERT INTO APIARY_FRONTENDS "
         + "(frontend, endpoint, lease_expires_ms) VALUES (?, ?, SINCE_EPOCH(MILLISECOND, NOW) + ?);");

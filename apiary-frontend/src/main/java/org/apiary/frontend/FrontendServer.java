@@ -303,11 +303,12 @@ public final class FrontendServer implements AutoCloseable {
       execute(first);
       return;
     }
-    log.begin(request.id(), graph.graph().name(), graph.version(), frame, id).whenComplete((ok, err) -> {
-      if (err == null) {
+    log.begin(request.id(), graph.graph().name(), graph.version(), frame, id).whenComplete((logged, err) -> {
+      if (err == null && logged) {
         execute(first); // logged as new: nothing can be recorded yet
       } else {
-        resume(request, key, args, unwrap(err));
+        resume(request, key, args, err == null ? new InvalidRequestException("invocation " + request.id()
+            + " is already logged") : unwrap(err));
       }
     });
   }

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apiary.DatabaseException;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.procedure.InvocationLogBatch;
 import org.voltdb.VoltTable;
 import org.voltdb.client.ClientResponse;
 import org.voltdb.types.TimestampType;
@@ -42,16 +43,21 @@ public final class InvocationLog {
   private static final String COLUMNS = "invocation_id, graph, graph_version, request, frontend, status, attempts, result";
 
   private final ApiaryDatabase db;
+  private final InvocationLogBatcher batcher;
 
   public InvocationLog(ApiaryDatabase db) {
     this.db = db;
+    this.batcher = new InvocationLogBatcher(db);
   }
 
-  /** Logs a new invocation run by {@code frontend}; fails if the ID is already logged. */
-  public CompletableFuture<Void> begin(String invocationId, String graph, int graphVersion, byte[] request,
-                                       String frontend) {
-    return call("logging invocation " + invocationId, SystemSchema.BEGIN_INVOCATION, invocationId, graph,
-        graphVersion, request, frontend).thenApply(r -> null);
+  /**
+   * Logs a new invocation run by {@code frontend} (batched with other log writes of its partition).
+   *
+   * @return true if it was logged now, false if the ID was already logged
+   */
+  public CompletableFuture<Boolean> begin(String invocationId, String graph, int graphVersion, byte[] request,
+                                          String frontend) {
+    return batcher.submit(new InvocationLogBatch.Begin(invocationId, graph, graphVersion, request, frontend));
   }
 
   /** The logged invocation, if there is one. */
@@ -66,8 +72,7 @@ public final class InvocationLog {
    * @return true if this call stored it, false if the invocation had ended already (or is unknown)
    */
   public CompletableFuture<Boolean> finish(String invocationId, String status, byte[] result) {
-    return call("storing the outcome of invocation " + invocationId, SystemSchema.FINISH_INVOCATION, status, result,
-        invocationId).thenApply(r -> r.getResults()[0].asScalarLong() == 1);
+    return batcher.submit(new InvocationLogBatch.Finish(invocationId, status, result));
   }
 
   /**

@@ -1,0 +1,141 @@
+package org.apiary.runtime.procedure;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.voltdb.SQLStmt;
+import org.voltdb.VoltProcedure;
+import org.voltdb.VoltTable;
+import org.voltdb.VoltType;
+
+/**
+ * Many invocation-log writes of one partition in one single-partition transaction: invocations that begin (inserted
+ * as RUNNING unless their ID is already logged) and outcomes to store (a compare-and-set from RUNNING). A frontend
+ * batches the writes whose invocation IDs hash to the same partition, so under load the log costs a fraction of a
+ * transaction per invocation instead of two. Routed by its first parameter, one of the batch's IDs.
+ */
+public class InvocationLogBatch extends VoltProcedure {
+  /** One write of a batch. */
+  public sealed interface Write permits Begin, Finish {
+    String invocationId();
+  }
+
+  /** Logs a new invocation as RUNNING. */
+  public record Begin(String invocationId, String graph, int graphVersion, byte[] request, String frontend)
+      implements Write {}
+
+  /** Stores an invocation's outcome if it is still RUNNING. */
+  public record Finish(String invocationId, String status, byte[] result) implements Write {}
+
+  public final SQLStmt exists = new SQLStmt("SELECT COUNT(*) FROM APIARY_INVOCATIONS WHERE invocation_id = ?;");
+  public final SQLStmt begin = new SQLStmt("INSERT INTO APIARY_INVOCATIONS (invocation_id, graph, graph_version, "
+      + "request, frontend, status, attempts, started_at) VALUES (?, ?, ?, ?, ?, 'RUNNING', 1, ?);");
+  public final SQLStmt finish = new SQLStmt("UPDATE APIARY_INVOCATIONS SET status = ?, result = ?, finished_at = ? "
+      + "WHERE invocation_id = ? AND status = 'RUNNING';");
+
+  /**
+   * Applies a batch.
+   *
+   * @param route an invocation ID of the batch (all hash to this partition)
+   * @param batch the writes, encoded by {@link #encode}
+   * @return one row per write, in order: {@code APPLIED} 1 if the invocation began (was not logged yet) or its
+   *     outcome was stored (it was still running), else 0
+   */
+  public VoltTable run(String route, byte[] batch) {
+    List<Write> writes = decode(batch);
+    for (Write w : writes) {
+      if (w instanceof Begin) {
+        voltQueueSQL(exists, w.invocationId());
+      }
+    }
+    VoltTable[] found = writes.stream().anyMatch(w -> w instanceof Begin) ? voltExecuteSQL() : new VoltTable[0];
+    VoltTable result = new VoltTable(new VoltTable.ColumnInfo("APPLIED", VoltType.TINYINT));
+    boolean[] applied = new boolean[writes.size()];
+    java.util.Set<String> begun = new java.util.HashSet<>();
+    int b = 0;
+    int queued = 0;
+    java.util.Map<Integer, Integer> finishes = new java.util.HashMap<>(); // write index -> statement index
+    for (int i = 0; i < writes.size(); i++) {
+      Write w = writes.get(i);
+      if (w instanceof Begin begin) {
+        boolean absent = found[b++].asScalarLong() == 0 && begun.add(begin.invocationId());
+        if (absent) {
+          voltQueueSQL(this.begin, begin.invocationId(), begin.graph(), begin.graphVersion(), begin.request(),
+              begin.frontend(), getTransactionTime());
+          applied[i] = true;
+          queued++;
+        }
+      } else {
+        Finish f = (Finish) w;
+        voltQueueSQL(finish, f.status(), f.result(), getTransactionTime(), f.invocationId());
+        finishes.put(i, queued++);
+      }
+    }
+    VoltTable[] done = queued == 0 ? new VoltTable[0] : voltExecuteSQL(true);
+    finishes.forEach((write, statement) -> applied[write] = done[statement].asScalarLong() == 1);
+    for (boolean a : applied) {
+      result.addRow(a ? (byte) 1 : (byte) 0);
+    }
+    return result;
+  }
+
+  /** Encodes a batch for {@link #run}. */
+  public static byte[] encode(List<? extends Write> writes) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeInt(writes.size());
+      for (Write w : writes) {
+        if (w instanceof Begin b) {
+          out.writeByte(0);
+          out.writeUTF(b.invocationId());
+          out.writeUTF(b.graph());
+          out.writeInt(b.graphVersion());
+          writeBytes(out, b.request());
+          out.writeUTF(b.frontend());
+        } else {
+          Finish f = (Finish) w;
+          out.writeByte(1);
+          out.writeUTF(f.invocationId());
+          out.writeUTF(f.status());
+          writeBytes(out, f.result());
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot encode an invocation-log batch", e);
+    }
+    return bytes.toByteArray();
+  }
+
+  private static void writeBytes(DataOutputStream out, byte[] b) throws IOException {
+    out.writeInt(b.length);
+    out.write(b);
+  }
+
+  static List<Write> decode(byte[] batch) {
+    try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(batch))) {
+      int n = in.readInt();
+      List<Write> writes = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        if (in.readByte() == 0) {
+          writes.add(new Begin(in.readUTF(), in.readUTF(), in.readInt(), readBytes(in), in.readUTF()));
+        } else {
+          writes.add(new Finish(in.readUTF(), in.readUTF(), readBytes(in)));
+        }
+      }
+      return writes;
+    } catch (IOException e) {
+      throw new VoltAbortException("malformed invocation-log batch: " + e.getMessage());
+    }
+  }
+
+  private static byte[] readBytes(DataInputStream in) throws IOException {
+    byte[] b = new byte[in.readInt()];
+    in.readFully(b);
+    return b;
+  }
+}

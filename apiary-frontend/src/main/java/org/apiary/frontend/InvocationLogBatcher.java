@@ -1,0 +1,136 @@
+package org.apiary.frontend;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apiary.DatabaseException;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.procedure.InvocationLogBatch;
+import org.voltdb.VoltTable;
+import org.voltdb.VoltType;
+import org.voltdb.client.ClientImpl;
+import org.voltdb.client.ClientResponse;
+
+/**
+ * Groups the invocation-log writes (begins and outcomes) of one partition into one transaction. Each partition has
+ * at most one batch in flight: a write that arrives while one is in flight waits for it and goes with the next, so
+ * an idle frontend sends each write at once and a loaded one sends many per transaction. Writes whose partition
+ * the client cannot tell, and large outcomes, go alone.
+ */
+final class InvocationLogBatcher {
+  /** A batch stops growing at about this many bytes (VoltDB bounds a parameter's size). */
+  private static final int MAX_BATCH_BYTES = 256 * 1024;
+
+  private record Pending(InvocationLogBatch.Write write, CompletableFuture<Boolean> applied, int bytes) {}
+
+  /** The writes waiting for one partition, and whether a batch of it is in flight. Guarded by itself. */
+  private static final class PartitionQueue {
+    final List<Pending> waiting = new ArrayList<>();
+    boolean inFlight;
+  }
+
+  private final ApiaryDatabase db;
+  private final Map<Long, PartitionQueue> queues = new ConcurrentHashMap<>();
+
+  InvocationLogBatcher(ApiaryDatabase db) {
+    this.db = db;
+  }
+
+  /** Applies one write; completes with whether it applied (began a new invocation, or stored the outcome). */
+  CompletableFuture<Boolean> submit(InvocationLogBatch.Write write) {
+    int bytes = 64 + (write instanceof InvocationLogBatch.Begin b ? b.request().length
+        : ((InvocationLogBatch.Finish) write).result().length);
+    Pending p = new Pending(write, new CompletableFuture<>(), bytes);
+    long partition = partitionOf(write.invocationId());
+    if (partition < 0 || bytes > MAX_BATCH_BYTES) {
+      send(null, List.of(p));
+      return p.applied();
+    }
+    PartitionQueue q = queues.computeIfAbsent(partition, k -> new PartitionQueue());
+    List<Pending> batch;
+    synchronized (q) {
+      q.waiting.add(p);
+      if (q.inFlight) {
+        return p.applied();
+      }
+      q.inFlight = true;
+      batch = take(q);
+    }
+    send(q, batch);
+    return p.applied();
+  }
+
+  private long partitionOf(String invocationId) {
+    try {
+      return db.client() instanceof ClientImpl c
+          ? c.getPartitionForParameter(VoltType.STRING.getValue(), invocationId) : -1;
+    } catch (RuntimeException e) { // no hashinator yet (topology unknown): send it alone
+      return -1;
+    }
+  }
+
+  /** Takes up to {@link #MAX_BATCH_BYTES} of waiting writes. Holds the queue's monitor. */
+  private static List<Pending> take(PartitionQueue q) {
+    List<Pending> batch = new ArrayList<>();
+    int bytes = 0;
+    while (!q.waiting.isEmpty() && (batch.isEmpty() || bytes + q.waiting.get(0).bytes() <= MAX_BATCH_BYTES)) {
+      Pending p = q.waiting.remove(0);
+      bytes += p.bytes();
+      batch.add(p);
+    }
+    return batch;
+  }
+
+  private void send(PartitionQueue q, List<Pending> batch) {
+    String what = "writing " + batch.size() + " invocation-log entr" + (batch.size() == 1 ? "y" : "ies");
+    byte[] encoded = InvocationLogBatch.encode(batch.stream().map(Pending::write).toList());
+    try {
+      boolean queued = db.client().callProcedure(r -> {
+        completed(batch, what, r);
+        next(q);
+      }, SystemSchema.LOG_BATCH, batch.get(0).write().invocationId(), encoded);
+      if (!queued) {
+        fail(batch, new DatabaseException(what + ": the database client has no connection"));
+        next(q);
+      }
+    } catch (IOException | RuntimeException e) {
+      fail(batch, new DatabaseException(what + ": " + e.getMessage(), e));
+      next(q);
+    }
+  }
+
+  private void next(PartitionQueue q) {
+    if (q == null) {
+      return;
+    }
+    List<Pending> batch;
+    synchronized (q) {
+      if (q.waiting.isEmpty()) {
+        q.inFlight = false;
+        return;
+      }
+      batch = take(q);
+    }
+    send(q, batch);
+  }
+
+  private static void completed(List<Pending> batch, String what, ClientResponse r) {
+    if (r.getStatus() != ClientResponse.SUCCESS) {
+      fail(batch, ApiaryDatabase.failure(what, r, null));
+      return;
+    }
+    VoltTable t = r.getResults()[0];
+    for (Pending p : batch) {
+      t.advanceRow();
+      p.applied().complete(t.getLong(0) == 1);
+    }
+  }
+
+  private static void fail(List<Pending> batch, RuntimeException e) {
+    batch.forEach(p -> p.applied().completeExceptionally(e));
+  }
+}
