@@ -78,8 +78,9 @@ public final class ProvenanceQueries {
   public static final int DEFAULT_MAX_ROWS = 1_000_000;
 
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
-  private static final Set<String> EVENT_COLUMNS = Set.of(ProvenanceSchema.EVENT_TIME, ProvenanceSchema.TX_ID,
-      ProvenanceSchema.EVENT_TYPE, ProvenanceSchema.EVENT_SEQ);
+  private static final Set<String> EVENT_COLUMNS = Set.copyOf(ProvenanceSchema.EVENT_COLUMNS);
+  /** The order of one record's events (see {@link ProvenanceSchema#EVENT_ORDER}). */
+  public static final String EVENT_ORDER = ProvenanceSchema.EVENT_ORDER;
   private static final String WRITE_TYPES = "('" + ProvenanceSchema.INSERT + "', '" + ProvenanceSchema.UPDATE
       + "', '" + ProvenanceSchema.DELETE + "')";
   private static final String READ_TYPE = "'" + ProvenanceSchema.READ + "'";
@@ -146,7 +147,7 @@ public final class ProvenanceQueries {
    * @param eventType {@code insert}, {@code update} or {@code delete}
    * @param key the written record's key: the events table's record key columns, or all its application columns if
    *     it has no record key; in column order
-   * @param txId the writing transaction
+   * @param txId the write's {@code tx_id}: the writing transaction's position in the record's partition
    */
   public record WrittenRecord(String table, String executionId, String functionName, String eventType,
                               Map<String, Object> key, long txId) {
@@ -159,22 +160,28 @@ public final class ProvenanceQueries {
 
   /**
    * The state of a record as a graph execution read it (the paper's debugging query): the values of the last
-   * insert or update of the record committed by a transaction before the execution's first transaction that read
-   * it.
+   * insert or update of the record that came before the execution's first read of it.
    *
-   * <p>The read is the execution's read event of the record with the smallest {@code tx_id} (all reads of one
-   * record happen on its partition, whose transaction IDs follow commit order). "Before" means a smaller
-   * {@code tx_id}; among the writes of one transaction the one with the largest {@code event_seq} is the last. Writes
-   * by the reading transaction itself are not counted: capture does not order a transaction's reads against its
-   * writes, so a function that writes a record and then reads it in one transaction gets the state before that
-   * transaction.
+   * <p>"Before" is the partition's order ({@link ProvenanceSchema#EVENT_ORDER}): the read is the execution's read
+   * event of the record that comes first by {@code (tx_id, exec_seq)} among reads on the record's partition; a write
+   * comes before it if its {@code tx_id} is smaller, or equal and the read is a read-only execution that followed
+   * that transaction ({@code exec_seq > 0}). Among the writes of one transaction the one with the largest
+   * {@code event_seq} is the last. Writes by the reading transaction itself are not counted: capture does not order
+   * a transaction's reads against its writes, so a function that writes a record and then reads it in one
+   * transaction gets the state before that transaction. Writes are ordered the same way whether single- or
+   * multi-partition transactions made them (export gives every write its partition's position).
    *
-   * <p>SQL (keys bound once per use):
+   * <p>SQL (keys bound once per use): first the read,
+   * <pre>
+   * SELECT r.tx_id, r.exec_seq, r.partition_id FROM &lt;events&gt; r JOIN FunctionInvocations f ON f.exec_id = r.exec_id
+   * WHERE f.execution_id = ? AND r.event_type = 'read' AND r.&lt;key&gt; = ?
+   * </pre>
+   * (the first by {@code (tx_id, exec_seq)} whose {@code partition_id} is not {@value ProvenanceSchema#MULTI_PARTITION}),
+   * then the last write before it:
    * <pre>
    * SELECT w.event_type, w.&lt;application columns&gt; FROM &lt;events&gt; w
-   * WHERE w.&lt;key&gt; = ? AND w.event_type IN ('insert', 'update', 'delete')
-   *   AND w.tx_id &lt; (SELECT MIN(r.tx_id) FROM &lt;events&gt; r JOIN FunctionInvocations f ON f.tx_id = r.tx_id
-   *                   WHERE f.execution_id = ? AND r.event_type = 'read' AND r.&lt;key&gt; = ?)
+   * WHERE w.&lt;key&gt; = ? AND w.event_type IN ('insert', 'update', 'delete') AND w.partition_id = ?
+   *   AND (w.tx_id &lt; ? [OR w.tx_id = ?, if the read's exec_seq &gt; 0])
    * ORDER BY w.tx_id DESC, w.event_seq DESC LIMIT 1
    * </pre>
    *
@@ -183,7 +190,8 @@ public final class ProvenanceQueries {
    * @param executionId the graph execution
    * @return the record's application column values, in column order; empty if the execution never read the record,
    *     or no insert or update came before the read, or the last write before it was a delete
-   * @throws IllegalArgumentException if the table or key is not valid
+   * @throws IllegalArgumentException if the table or key is not valid, or the execution read the record only from
+   *     global functions, whose reads capture has no position in the record's partition for
    * @throws SQLException if the query fails or times out
    */
   public Optional<Map<String, Object>> stateWhenRead(ProvenanceTable events, Map<String, Object> recordKey,
@@ -192,17 +200,34 @@ public final class ProvenanceQueries {
     Map<ProvenanceColumn, Object> key = recordKey(events, recordKey);
     Objects.requireNonNull(executionId, "executionId");
     String table = quote(events.name());
+    String txId = quote(ProvenanceSchema.TX_ID);
+    String execSeq = quote(ProvenanceSchema.EXEC_SEQ);
+    String partition = quote(ProvenanceSchema.PARTITION_ID);
+    Sql read = new Sql().add("SELECT r.").add(txId).add(", r.").add(execSeq).add(", r.").add(partition)
+        .add(" FROM ").add(table).add(" r JOIN ").add(INVOCATIONS).add(" f ON f.").add(quote(ProvenanceSchema.EXEC_ID))
+        .add(" = r.").add(quote(ProvenanceSchema.EXEC_ID)).add(" WHERE f.").add(quote("execution_id")).add(" = ")
+        .param(ColumnType.VARCHAR, executionId).add(" AND r.").add(quote(ProvenanceSchema.EVENT_TYPE)).add(" = ")
+        .add(READ_TYPE).add(" AND ").keyMatch("r", key);
+    List<long[]> reads = query(read, rs -> new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)});
+    long[] first = reads.stream().filter(r -> r[2] != ProvenanceSchema.MULTI_PARTITION)
+        .min(Comparator.<long[]>comparingLong(r -> r[0]).thenComparingLong(r -> r[1])).orElse(null);
+    if (first == null) {
+      if (!reads.isEmpty()) {
+        throw new IllegalArgumentException("execution " + executionId + " read this record only from global "
+            + "functions, whose reads are not ordered against the record's writes");
+      }
+      return Optional.empty();
+    }
     Sql sql = new Sql().add("SELECT w.").add(quote(ProvenanceSchema.EVENT_TYPE));
     applicationColumns(events).forEach(c -> sql.add(", w.").add(quote(c.name())));
     sql.add(" FROM ").add(table).add(" w WHERE ").keyMatch("w", key)
         .add(" AND w.").add(quote(ProvenanceSchema.EVENT_TYPE)).add(" IN ").add(WRITE_TYPES)
-        .add(" AND w.").add(quote(ProvenanceSchema.TX_ID)).add(" < (SELECT MIN(r.").add(quote(ProvenanceSchema.TX_ID))
-        .add(") FROM ").add(table).add(" r JOIN ").add(INVOCATIONS).add(" f ON f.").add(quote(ProvenanceSchema.TX_ID))
-        .add(" = r.").add(quote(ProvenanceSchema.TX_ID)).add(" WHERE f.").add(quote("execution_id")).add(" = ")
-        .param(ColumnType.VARCHAR, executionId).add(" AND r.").add(quote(ProvenanceSchema.EVENT_TYPE)).add(" = ")
-        .add(READ_TYPE).add(" AND ").keyMatch("r", key).add(")")
-        .add(" ORDER BY w.").add(quote(ProvenanceSchema.TX_ID)).add(" DESC, w.").add(quote(ProvenanceSchema.EVENT_SEQ))
-        .add(" DESC LIMIT 1");
+        .add(" AND w.").add(partition).add(" = ").param(ColumnType.BIGINT, first[2])
+        .add(" AND (w.").add(txId).add(" < ").param(ColumnType.BIGINT, first[0]);
+    if (first[1] > 0) { // a read-only execution follows the writes of the transaction whose ID it was given
+      sql.add(" OR w.").add(txId).add(" = ").param(ColumnType.BIGINT, first[0]);
+    }
+    sql.add(") ORDER BY w.").add(txId).add(" DESC, w.").add(quote(ProvenanceSchema.EVENT_SEQ)).add(" DESC LIMIT 1");
     return lastState(events, sql);
   }
 
@@ -214,7 +239,11 @@ public final class ProvenanceQueries {
    * <pre>
    * SELECT event_type, &lt;application columns&gt; FROM &lt;events&gt;
    * WHERE &lt;key&gt; = ? AND event_type IN ('insert', 'update', 'delete') AND event_time &lt;= CAST(? AS TIMESTAMP)
-   * ORDER BY event_time DESC, tx_id DESC, event_seq DESC LIMIT 1
+   * ORDER BY tx_id DESC, event_seq DESC LIMIT 1
+   * </pre>
+   * The last write is the last in the partition's order ({@link ProvenanceSchema#EVENT_ORDER}) among those with
+   * {@code event_time} at or before the moment.
+   * <pre>
    * </pre>
    *
    * @param events the record's events table
@@ -235,8 +264,7 @@ public final class ProvenanceQueries {
     sql.add(" FROM ").add(quote(events.name())).add(" w WHERE ").keyMatch("w", key)
         .add(" AND w.").add(quote(ProvenanceSchema.EVENT_TYPE)).add(" IN ").add(WRITE_TYPES)
         .add(" AND w.").add(quote(ProvenanceSchema.EVENT_TIME)).add(" <= ").param(ColumnType.TIMESTAMP, time)
-        .add(" ORDER BY w.").add(quote(ProvenanceSchema.EVENT_TIME)).add(" DESC, w.").add(quote(ProvenanceSchema.TX_ID))
-        .add(" DESC, w.").add(quote(ProvenanceSchema.EVENT_SEQ)).add(" DESC LIMIT 1");
+        .add(" ORDER BY w.").add(quote(ProvenanceSchema.TX_ID)).add(" DESC, w.").add(quote(ProvenanceSchema.EVENT_SEQ)).add(" DESC LIMIT 1");
     return lastState(events, sql);
   }
 
@@ -248,8 +276,8 @@ public final class ProvenanceQueries {
    *
    * <p><b>"Later"</b> is decided by the {@code event_time} of the two functions' rows in {@code FunctionInvocations}
    * (their transactions' times), not by {@code tx_id}: functions of one graph run on different partitions, whose
-   * transaction IDs are not ordered against each other. A write counts if its transaction is a transaction that read
-   * the record, or its function's {@code event_time} is greater than or equal to that of a function of the same
+   * transaction IDs are not ordered against each other. A write counts if its execution is an execution that read
+   * the record (the same {@code exec_id}), or its function's {@code event_time} is greater than or equal to that of a function of the same
    * execution that read the record. Ties count, erring towards reporting a record: writes of the reading transaction
    * itself all count, even any that preceded the read within it; so do writes of a function of the same execution on
    * another partition whose transaction time equals the reading one's. This relies on the functions of a graph
@@ -259,11 +287,11 @@ public final class ProvenanceQueries {
    * <pre>
    * SELECT fw.execution_id, fw.function_name, fw.event_time, w.event_type, w.tx_id, w.&lt;key of W&gt;,
    *        MIN(w.event_seq)
-   * FROM W w JOIN FunctionInvocations fw ON fw.tx_id = w.tx_id
-   * JOIN (SELECT fr.execution_id, fr.tx_id, fr.event_time
-   *       FROM &lt;readTable&gt; r JOIN FunctionInvocations fr ON fr.tx_id = r.tx_id
+   * FROM W w JOIN FunctionInvocations fw ON fw.exec_id = w.exec_id
+   * JOIN (SELECT fr.execution_id, fr.exec_id, fr.event_time
+   *       FROM &lt;readTable&gt; r JOIN FunctionInvocations fr ON fr.exec_id = r.exec_id
    *       WHERE r.event_type = 'read' AND r.&lt;key&gt; = ?) rd
-   *   ON rd.execution_id = fw.execution_id AND (rd.tx_id = w.tx_id OR fw.event_time &gt;= rd.event_time)
+   *   ON rd.execution_id = fw.execution_id AND (rd.exec_id = w.exec_id OR fw.event_time &gt;= rd.event_time)
    * WHERE w.event_type IN ('insert', 'update', 'delete')
    * GROUP BY fw.execution_id, fw.function_name, fw.event_time, w.event_type, w.tx_id, w.&lt;key of W&gt;
    * </pre>
@@ -292,6 +320,7 @@ public final class ProvenanceQueries {
     record Found(WrittenRecord record, Instant functionTime, int tableIndex, long firstSeq) {}
     List<Found> found = new ArrayList<>();
     String txId = quote(ProvenanceSchema.TX_ID);
+    String execId = quote(ProvenanceSchema.EXEC_ID);
     String execution = quote("execution_id");
     String eventTime = quote(ProvenanceSchema.EVENT_TIME);
     for (int t = 0; t < allEventsTables.size(); t++) {
@@ -302,12 +331,12 @@ public final class ProvenanceQueries {
       String grouped = "fw." + execution + ", fw." + quote("function_name") + ", fw." + eventTime + ", w."
           + quote(ProvenanceSchema.EVENT_TYPE) + ", w." + txId + keyList;
       Sql sql = new Sql().add("SELECT ").add(grouped).add(", MIN(w.").add(quote(ProvenanceSchema.EVENT_SEQ))
-          .add(") FROM ").add(quote(written.name())).add(" w JOIN ").add(INVOCATIONS).add(" fw ON fw.").add(txId)
-          .add(" = w.").add(txId).add(" JOIN (SELECT fr.").add(execution).add(", fr.").add(txId).add(", fr.")
+          .add(") FROM ").add(quote(written.name())).add(" w JOIN ").add(INVOCATIONS).add(" fw ON fw.").add(execId)
+          .add(" = w.").add(execId).add(" JOIN (SELECT fr.").add(execution).add(", fr.").add(execId).add(", fr.")
           .add(eventTime).add(" FROM ").add(quote(readTable.name())).add(" r JOIN ").add(INVOCATIONS).add(" fr ON fr.")
-          .add(txId).add(" = r.").add(txId).add(" WHERE r.").add(quote(ProvenanceSchema.EVENT_TYPE)).add(" = ")
+          .add(execId).add(" = r.").add(execId).add(" WHERE r.").add(quote(ProvenanceSchema.EVENT_TYPE)).add(" = ")
           .add(READ_TYPE).add(" AND ").keyMatch("r", key).add(") rd ON rd.").add(execution).add(" = fw.")
-          .add(execution).add(" AND (rd.").add(txId).add(" = w.").add(txId).add(" OR fw.").add(eventTime)
+          .add(execution).add(" AND (rd.").add(execId).add(" = w.").add(execId).add(" OR fw.").add(eventTime)
           .add(" >= rd.").add(eventTime).add(") WHERE w.").add(quote(ProvenanceSchema.EVENT_TYPE)).add(" IN ")
           .add(WRITE_TYPES).add(" GROUP BY ").add(grouped);
       int tableIndex = t;
@@ -340,7 +369,7 @@ public final class ProvenanceQueries {
    * CREATE LOCAL TEMPORARY TABLE apiary_allowed_&lt;random&gt; ON COMMIT PRESERVE ROWS AS
    *   SELECT &lt;key&gt; FROM &lt;events&gt; WHERE 1 = 0
    * INSERT INTO apiary_allowed_&lt;random&gt; (&lt;key&gt;) VALUES (?)                  -- batched
-   * SELECT DISTINCT e.&lt;key&gt; FROM &lt;events&gt; e JOIN FunctionInvocations f ON f.tx_id = e.tx_id
+   * SELECT DISTINCT e.&lt;key&gt; FROM &lt;events&gt; e JOIN FunctionInvocations f ON f.exec_id = e.exec_id
    * WHERE f.function_name = ? AND e.event_type = 'read'
    *   AND NOT EXISTS (SELECT 1 FROM apiary_allowed_&lt;random&gt; a WHERE a.&lt;key&gt; = e.&lt;key&gt;)
    * ORDER BY e.&lt;key&gt;
@@ -385,7 +414,7 @@ public final class ProvenanceQueries {
         sql.add(i == 0 ? "e." : ", e.").add(quote(keyColumns.get(i).name()));
       }
       sql.add(" FROM ").add(quote(events.name())).add(" e JOIN ").add(INVOCATIONS).add(" f ON f.")
-          .add(quote(ProvenanceSchema.TX_ID)).add(" = e.").add(quote(ProvenanceSchema.TX_ID)).add(" WHERE f.")
+          .add(quote(ProvenanceSchema.EXEC_ID)).add(" = e.").add(quote(ProvenanceSchema.EXEC_ID)).add(" WHERE f.")
           .add(quote("function_name")).add(" = ").param(ColumnType.VARCHAR, functionName).add(" AND e.")
           .add(quote(ProvenanceSchema.EVENT_TYPE)).add(" = ").add(READ_TYPE).add(" AND NOT EXISTS (SELECT 1 FROM ")
           .add(temp).add(" a WHERE ");

@@ -9,22 +9,42 @@ import java.util.Set;
  * The provenance tables (paper section 6.1) and how they are named.
  *
  * <ul>
- *   <li>{@value #FUNCTION_INVOCATIONS}{@code (event_time, tx_id, function_name, graph_id, execution_id,
- *       partition_key, caller, latency_us)}: one row per committed function execution (workflow provenance);</li>
- *   <li>{@value #FUNCTION_EXEC_TIMES}{@code (event_time, tx_id, latency_us)}: monitoring, a view over
+ *   <li>{@value #FUNCTION_INVOCATIONS}{@code (event_time, exec_id, tx_id, exec_seq, partition_id, function_name,
+ *       graph_id, execution_id, partition_key, caller, latency_us)}: one row per committed function execution
+ *       (workflow provenance), keyed by {@code exec_id};</li>
+ *   <li>{@value #FUNCTION_EXEC_TIMES}{@code (event_time, exec_id, tx_id, latency_us)}: monitoring, a view over
  *       FunctionInvocations ({@link #FUNCTION_EXEC_TIMES_VIEW}) so each execution is loaded once;</li>
- *   <li>{@code <table>Events(event_time, tx_id, event_type, event_seq, <the table's columns>)} per application
- *       table, {@code event_type} one of insert, update, delete, read (data provenance).</li>
+ *   <li>{@code <table>Events(event_time, exec_id, tx_id, exec_seq, partition_id, event_type, event_seq, <the table's
+ *       columns>)} per application table, {@code event_type} one of insert, update, delete, read (data provenance),
+ *       keyed by {@code (exec_id, partition_id, event_type, event_seq)}.</li>
  * </ul>
- * The paper's {@code timestamp} column is {@code event_time} here, because {@code timestamp} is a keyword in some
- * analytical databases. {@code tx_id} is the VoltDB transaction's unique ID; all functions of one graph invocation
- * share {@code execution_id}, the invocation ID.
+ *
+ * <p><b>Identity.</b> {@code exec_id} identifies one function execution (one VoltDB transaction) and joins events
+ * with executions. A transaction that VoltDB gives a transaction ID of its own (every writing or multi-partition
+ * one) has that ID, in decimal, as {@code exec_id}; replicas of a single-partition writer run it with the same ID,
+ * so they capture the same rows. A read-only single-partition transaction is given the partition's last transaction
+ * ID by VoltDB, shared with the writer before it and with every other read since; it runs once (on one replica), and
+ * its {@code exec_id} is {@code <tx_id>r<exec_seq>@<server>}: the k-th read-only execution since that transaction
+ * on that partition in one server process, whose random 64-bit identity is {@code <server>}.
+ *
+ * <p><b>Order.</b> {@code tx_id} is VoltDB's position of the transaction in its partition's serial order (its
+ * single-partition transaction ID, or for a multi-partition write the ID the partition gave its part of it, which is
+ * what VoltDB's export carries); {@code exec_seq} is 0 except for read-only executions, numbered from 1 after the
+ * transaction {@code tx_id} names. A multi-partition execution's own row and its reads carry the multi-partition
+ * transaction ID and {@code partition_id} {@value #MULTI_PARTITION}: they are not ordered against partitions'
+ * events. See {@link #EVENT_ORDER}.
+ *
+ * <p>The paper's {@code timestamp} column is {@code event_time} here, because {@code timestamp} is a keyword in some
+ * analytical databases. All functions of one graph invocation share {@code execution_id}, the invocation ID.
  */
 public final class ProvenanceSchema {
   public static final String FUNCTION_INVOCATIONS = "FunctionInvocations";
   public static final String FUNCTION_EXEC_TIMES = "FunctionExecTimes";
   public static final String EVENT_TIME = "event_time";
+  public static final String EXEC_ID = "exec_id";
   public static final String TX_ID = "tx_id";
+  public static final String EXEC_SEQ = "exec_seq";
+  public static final String PARTITION_ID = "partition_id";
   public static final String EVENT_TYPE = "event_type";
   public static final String EVENT_SEQ = "event_seq";
   /** Event types. */
@@ -33,32 +53,60 @@ public final class ProvenanceSchema {
   public static final String DELETE = "delete";
   public static final String READ = "read";
 
-  private static final Set<String> META = Set.of(EVENT_TIME, TX_ID, EVENT_TYPE, EVENT_SEQ);
+  /** The {@code partition_id} of a multi-partition execution's own row and reads (VoltDB's MP initiator). */
+  public static final int MULTI_PARTITION = 16383;
+
+  /**
+   * The order of one record's events, as an {@code ORDER BY} list over an events table: its partition's serial
+   * order of transactions ({@code tx_id}), read-only executions after the transaction they follow
+   * ({@code exec_seq}), within one transaction its reads before its writes (capture does not record how they
+   * interleave), then {@code event_seq} (writes in the order the transaction made them). Correct for single- and
+   * multi-partition writers alike, because every write event carries its partition's position; reads by
+   * multi-partition executions are not ordered against a partition's events.
+   */
+  public static final String EVENT_ORDER = eventOrder("");
+
+  /** {@link #EVENT_ORDER} with every column qualified by {@code alias} (empty for none), for queries that join. */
+  public static String eventOrder(String alias) {
+    String q = alias.isEmpty() ? "" : alias + ".";
+    return q + TX_ID + ", " + q + EXEC_SEQ + ", CASE WHEN " + q + EVENT_TYPE + " = '" + READ + "' THEN 0 ELSE 1 END, "
+        + q + EVENT_SEQ;
+  }
+
+  /** The columns every events table starts with, in order. */
+  public static final List<String> EVENT_COLUMNS = List.of(EVENT_TIME, EXEC_ID, TX_ID, EXEC_SEQ, PARTITION_ID,
+      EVENT_TYPE, EVENT_SEQ);
+
+  private static final Set<String> META = Set.copyOf(EVENT_COLUMNS);
 
   private ProvenanceSchema() {}
 
   public static ProvenanceTable functionInvocations() {
     return new ProvenanceTable(FUNCTION_INVOCATIONS, List.of(
         new ProvenanceColumn(EVENT_TIME, ColumnType.TIMESTAMP),
+        new ProvenanceColumn(EXEC_ID, ColumnType.VARCHAR),
         new ProvenanceColumn(TX_ID, ColumnType.BIGINT),
+        new ProvenanceColumn(EXEC_SEQ, ColumnType.BIGINT),
+        new ProvenanceColumn(PARTITION_ID, ColumnType.INTEGER),
         new ProvenanceColumn("function_name", ColumnType.VARCHAR),
         new ProvenanceColumn("graph_id", ColumnType.VARCHAR),
         new ProvenanceColumn("execution_id", ColumnType.VARCHAR),
         new ProvenanceColumn("partition_key", ColumnType.VARCHAR),
         new ProvenanceColumn("caller", ColumnType.VARCHAR),
-        new ProvenanceColumn("latency_us", ColumnType.BIGINT)), List.of(TX_ID), List.of());
+        new ProvenanceColumn("latency_us", ColumnType.BIGINT)), List.of(EXEC_ID), List.of());
   }
 
   /** The monitoring view of execution times, over {@value #FUNCTION_INVOCATIONS}. */
   public static final String FUNCTION_EXEC_TIMES_VIEW = "CREATE OR REPLACE VIEW " + FUNCTION_EXEC_TIMES
-      + " AS SELECT event_time, tx_id, latency_us FROM " + FUNCTION_INVOCATIONS;
+      + " AS SELECT event_time, exec_id, tx_id, latency_us FROM " + FUNCTION_INVOCATIONS;
 
   /** The layout of {@value #FUNCTION_EXEC_TIMES} as a table of its own (Apiary creates it as a view). */
   public static ProvenanceTable functionExecTimes() {
     return new ProvenanceTable(FUNCTION_EXEC_TIMES, List.of(
         new ProvenanceColumn(EVENT_TIME, ColumnType.TIMESTAMP),
+        new ProvenanceColumn(EXEC_ID, ColumnType.VARCHAR),
         new ProvenanceColumn(TX_ID, ColumnType.BIGINT),
-        new ProvenanceColumn("latency_us", ColumnType.BIGINT)), List.of(TX_ID), List.of());
+        new ProvenanceColumn("latency_us", ColumnType.BIGINT)), List.of(EXEC_ID), List.of());
   }
 
   /** The events table's name for an application table: its name in lower case followed by {@code Events}. */
@@ -77,7 +125,10 @@ public final class ProvenanceSchema {
                                             List<String> primaryKey) {
     List<ProvenanceColumn> all = new ArrayList<>(List.of(
         new ProvenanceColumn(EVENT_TIME, ColumnType.TIMESTAMP),
+        new ProvenanceColumn(EXEC_ID, ColumnType.VARCHAR),
         new ProvenanceColumn(TX_ID, ColumnType.BIGINT),
+        new ProvenanceColumn(EXEC_SEQ, ColumnType.BIGINT),
+        new ProvenanceColumn(PARTITION_ID, ColumnType.INTEGER),
         new ProvenanceColumn(EVENT_TYPE, ColumnType.VARCHAR),
         new ProvenanceColumn(EVENT_SEQ, ColumnType.BIGINT)));
     for (ProvenanceColumn c : columns) {
@@ -88,7 +139,7 @@ public final class ProvenanceSchema {
       }
       all.add(new ProvenanceColumn(name, c.type()));
     }
-    return new ProvenanceTable(eventsTableName(applicationTable), all, List.of(TX_ID, EVENT_TYPE, EVENT_SEQ),
+    return new ProvenanceTable(eventsTableName(applicationTable), all, List.of(EXEC_ID, PARTITION_ID, EVENT_TYPE, EVENT_SEQ),
         primaryKey.stream().map(k -> k.toLowerCase(Locale.ROOT)).toList());
   }
 }

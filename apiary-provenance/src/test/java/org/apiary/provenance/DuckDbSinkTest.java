@@ -51,7 +51,7 @@ class DuckDbSinkTest {
       ProvenanceTable invocations = ProvenanceSchema.functionInvocations();
       sink.ensureTable(invocations);
       ProvenanceRow row = new ProvenanceRow(invocations.name(), List.of(java.time.Instant.parse("2024-01-01T00:00:00Z"),
-          42L, "inc", "graph", "exec-1", "p1", "caller", 17L));
+          "42", 42L, 0L, 1, "inc", "graph", "exec-1", "p1", "caller", 17L));
       sink.load(invocations, List.of(row));
       sink.load(invocations, List.of(row));
       assertEquals(1, SinkChecks.count(sink, invocations));
@@ -80,13 +80,13 @@ class DuckDbSinkTest {
       ProvenanceTable table = SinkChecks.typedTable("strict");
       sink.ensureTable(table);
       List<Object> values = new ArrayList<>(SinkChecks.typedRow(table, 1, "x").values());
-      values.set(4, "not a number");
+      values.set(7, "not a number");
       IllegalArgumentException wrongType = assertThrows(IllegalArgumentException.class,
           () -> sink.load(table, List.of(new ProvenanceRow(table.name(), values))));
       assertTrue(wrongType.getMessage().contains("column id"), wrongType.getMessage());
 
-      values.set(4, 1L);
-      values.set(3, null);
+      values.set(7, 1L);
+      values.set(6, null);
       assertThrows(IllegalArgumentException.class,
           () -> sink.load(table, List.of(new ProvenanceRow(table.name(), values))), "NULL key");
       assertThrows(IllegalArgumentException.class,
@@ -109,16 +109,18 @@ class DuckDbSinkTest {
   @Test
   void dialectsWriteTheDocumentedStatements() {
     ProvenanceTable table = ProvenanceSchema.functionExecTimes();
-    assertEquals("INSERT INTO \"functionexectimes\" (\"event_time\", \"tx_id\", \"latency_us\") VALUES (?, ?, ?) "
-        + "ON CONFLICT DO NOTHING", SinkDialect.POSTGRESQL.describeLoad(table));
-    assertEquals("INSERT INTO \"FunctionExecTimes\" (\"event_time\", \"tx_id\", \"latency_us\") VALUES (?, ?, ?) "
-        + "ON CONFLICT DO NOTHING", SinkDialect.DUCKDB.describeLoad(table));
-    assertEquals("INSERT INTO \"apiary_stage_functionexectimes\" (\"event_time\", \"tx_id\", \"latency_us\") "
-        + "VALUES (?, ?, ?); MERGE INTO \"FunctionExecTimes\" t USING \"apiary_stage_functionexectimes\" s "
-        + "ON t.\"tx_id\" = s.\"tx_id\" WHEN NOT MATCHED THEN INSERT (\"event_time\", \"tx_id\", \"latency_us\") "
-        + "VALUES (CAST(s.\"event_time\" AS TIMESTAMP), s.\"tx_id\", s.\"latency_us\")",
+    assertEquals("INSERT INTO \"functionexectimes\" (\"event_time\", \"exec_id\", \"tx_id\", \"latency_us\") "
+        + "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", SinkDialect.POSTGRESQL.describeLoad(table));
+    assertEquals("INSERT INTO \"FunctionExecTimes\" (\"event_time\", \"exec_id\", \"tx_id\", \"latency_us\") "
+        + "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", SinkDialect.DUCKDB.describeLoad(table));
+    assertEquals("INSERT INTO \"apiary_stage_functionexectimes\" (\"event_time\", \"exec_id\", \"tx_id\", "
+        + "\"latency_us\") VALUES (?, ?, ?, ?); MERGE INTO \"FunctionExecTimes\" t USING "
+        + "\"apiary_stage_functionexectimes\" s ON t.\"exec_id\" = s.\"exec_id\" WHEN NOT MATCHED THEN INSERT "
+        + "(\"event_time\", \"exec_id\", \"tx_id\", \"latency_us\") VALUES (CAST(s.\"event_time\" AS TIMESTAMP), "
+        + "s.\"exec_id\", s.\"tx_id\", s.\"latency_us\")",
         SinkDialect.VERTICA.describeLoad(table));
-    assertEquals("CREATE TABLE IF NOT EXISTS \"functionexectimes\" (\"event_time\" TIMESTAMP, \"tx_id\" BIGINT, "
-        + "\"latency_us\" BIGINT, PRIMARY KEY (\"tx_id\"))", SinkDialect.POSTGRESQL.createTableSql(table));
+    assertEquals("CREATE TABLE IF NOT EXISTS \"functionexectimes\" (\"event_time\" TIMESTAMP, \"exec_id\" TEXT, "
+        + "\"tx_id\" BIGINT, \"latency_us\" BIGINT, PRIMARY KEY (\"exec_id\"))",
+        SinkDialect.POSTGRESQL.createTableSql(table));
   }
 }

@@ -111,7 +111,7 @@ class ProvenanceQueriesTest {
           ACCOUNTS.columns(), ACCOUNTS.key(), ACCOUNTS.recordKey());
       assertThrows(IllegalArgumentException.class, () -> queries.stateAt(evil, Map.of("id", 1L), Instant.now()));
       assertThrows(IllegalArgumentException.class,
-          () -> queries.readsOutside(ProvenanceSchema.eventsTable("accounts", ACCOUNTS.columns().subList(4, 7),
+          () -> queries.readsOutside(ProvenanceSchema.eventsTable("accounts", ACCOUNTS.columns().subList(7, 10),
               List.of()), "debit", List.of()), "no record key");
       assertThrows(IllegalArgumentException.class, () -> new ProvenanceQueries(sink.connection(), Duration.ZERO, 1));
 
@@ -224,7 +224,7 @@ class ProvenanceQueriesTest {
     // raw SQL, with bound parameters
     Map<String, Long> byType = new TreeMap<>();
     for (ProvenanceRow row : h.rows.get(ACCOUNTS.name())) {
-      byType.merge((String) row.values().get(2), 1L, Long::sum);
+      byType.merge((String) row.values().get(5), 1L, Long::sum);
     }
     List<Map<String, Object>> counted = queries.sql("SELECT event_type AS t, COUNT(*) AS n FROM accountsEvents "
         + "GROUP BY event_type ORDER BY event_type");
@@ -457,15 +457,16 @@ class ProvenanceQueriesTest {
         this.time = time();
         this.txId = (partition + 1) * 1_000_000_000_000L + ++txCounter[partition];
         execTxIds.computeIfAbsent(execution.id, k -> new ArrayList<>()).add(txId);
-        invocations.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_INVOCATIONS, Arrays.asList(time, txId, function,
-            execution.graph, execution.id, "p" + partition, null, 1L)));
+        invocations.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_INVOCATIONS, Arrays.asList(time, Long.toString(txId),
+            txId, 0L, partition, function, execution.graph, execution.id, "p" + partition, null, 1L)));
         invocationTimes.add(time);
       }
 
       /** A read event; the model notes the record's committed state (this transaction writes after reading). */
       void read(int table, long key) {
         Rec rec = new Rec(table, key);
-        List<Object> values = Arrays.asList(time, txId, ProvenanceSchema.READ, readSeq++, key, null, null);
+        List<Object> values = Arrays.asList(time, Long.toString(txId), txId, 0L, partition,
+            ProvenanceSchema.READ, readSeq++, key, null, null);
         rows.get(TABLES.get(table).name()).add(new ProvenanceRow(TABLES.get(table).name(), values));
         events++;
         List<Object> state = current.get(rec);
@@ -498,7 +499,7 @@ class ProvenanceQueriesTest {
         long key = (Long) eventValues.get(0);
         Rec rec = new Rec(table, key);
         long seq = ++exportSeq[table][partition];
-        List<Object> values = new ArrayList<>(List.of(time, txId, type, seq));
+        List<Object> values = new ArrayList<>(List.of(time, Long.toString(txId), txId, 0L, partition, type, seq));
         values.addAll(eventValues);
         rows.get(TABLES.get(table).name()).add(new ProvenanceRow(TABLES.get(table).name(), values));
         events++;
@@ -564,7 +565,7 @@ class ProvenanceQueriesTest {
       List<ProvenanceColumn> columns = TABLES.get(table).columns();
       Map<String, Object> map = new LinkedHashMap<>();
       for (int i = 0; i < values.size(); i++) {
-        map.put(columns.get(4 + i).name(), values.get(i));
+        map.put(columns.get(ProvenanceSchema.EVENT_COLUMNS.size() + i).name(), values.get(i));
       }
       return map;
     }

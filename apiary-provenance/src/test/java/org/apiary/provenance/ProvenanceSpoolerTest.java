@@ -68,7 +68,7 @@ class ProvenanceSpoolerTest {
       for (int chunk = 0; chunk < 12; chunk++) {
         List<ProvenanceRow> rows = new ArrayList<>(SinkChecks.typedRows(typed, chunk * 500L, chunk * 500L + 500, "v"));
         for (long tx = chunk * 500L; tx < chunk * 500L + 500; tx++) {
-          rows.add(new ProvenanceRow(times.name(), List.of(Instant.EPOCH.plusSeconds(tx), tx, tx * 3)));
+          rows.add(new ProvenanceRow(times.name(), List.of(Instant.EPOCH.plusSeconds(tx), Long.toString(tx), tx, tx * 3)));
         }
         spooler.offer(rows);
       }
@@ -96,7 +96,7 @@ class ProvenanceSpoolerTest {
 
       spooler.register(typed);
       List<Object> values = new ArrayList<>(SinkChecks.typedRow(typed, 1, "v").values());
-      values.set(5, "not an integer");
+      values.set(8, "not an integer"); // c_int
       List<ProvenanceRow> mixed = List.of(SinkChecks.typedRow(typed, 0, "v"), new ProvenanceRow(typed.name(), values));
       assertThrows(IllegalArgumentException.class, () -> spooler.offer(mixed));
       assertEquals(0, spooler.stats().rowsOffered(), "a rejected offer takes none of its rows");

@@ -49,7 +49,10 @@ final class SinkChecks {
     boolean nulls = seq % 7 == 0;
     List<Object> values = new ArrayList<>();
     values.add(nulls ? null : BASE_TIME.plusSeconds(seq));
+    values.add(Long.toString(1000 + seq / 4));
     values.add(1000 + seq / 4);
+    values.add(0L);
+    values.add((int) (seq % 2));
     values.add(EVENT_TYPES[(int) (seq % 4)]);
     values.add(seq);
     values.add(seq * 10);
@@ -126,15 +129,15 @@ final class SinkChecks {
       throws SQLException {
     String columns = table.columns().stream().map(ProvenanceColumn::name).collect(Collectors.joining(", "));
     List<ProvenanceRow> sorted = expected.stream()
-        .sorted((a, b) -> Long.compare((Long) a.values().get(3), (Long) b.values().get(3))).toList();
+        .sorted((a, b) -> Long.compare((Long) a.values().get(6), (Long) b.values().get(6))).toList();
     try (Statement statement = sink.connection().createStatement();
          ResultSet rs = statement.executeQuery("SELECT " + columns + " FROM " + table.name()
              + " ORDER BY event_seq")) {
       for (ProvenanceRow row : sorted) {
-        assertTrue(rs.next(), "missing row " + row.values().get(3));
+        assertTrue(rs.next(), "missing row " + row.values().get(6));
         for (int i = 0; i < table.columns().size(); i++) {
           ProvenanceColumn column = table.columns().get(i);
-          assertValue(sink, rs, i + 1, column, row.values().get(i), "row " + row.values().get(3));
+          assertValue(sink, rs, i + 1, column, row.values().get(i), "row " + row.values().get(6));
         }
       }
       assertFalse(rs.next(), "more rows stored than expected");

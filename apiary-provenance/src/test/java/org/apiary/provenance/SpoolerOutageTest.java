@@ -96,13 +96,13 @@ class SpoolerOutageTest {
   }
 
   private static ProvenanceRow invocation(long n) {
-    return new ProvenanceRow(INVOCATIONS.name(), List.of(Instant.parse("2024-05-01T00:00:00Z").plusMillis(n), n,
-        "function" + (n % 7), "graph" + (n % 3), "exec-" + n / 4, "key-" + n, n % 4 == 0 ? "client" : "function0", n % 1000));
+    return new ProvenanceRow(INVOCATIONS.name(), List.of(Instant.parse("2024-05-01T00:00:00Z").plusMillis(n),
+        Long.toString(n), n, 0L, (int) (n % 2), "function" + (n % 7), "graph" + (n % 3), "exec-" + n / 4, "key-" + n, n % 4 == 0 ? "client" : "function0", n % 1000));
   }
 
   private static ProvenanceRow itemEvent(long n) {
-    return new ProvenanceRow(ITEM_EVENTS.name(), List.of(Instant.parse("2024-05-01T00:00:00Z").plusMillis(n), n,
-        n % 2 == 0 ? ProvenanceSchema.INSERT : ProvenanceSchema.UPDATE, n % 5, n * 11, "item " + n,
+    return new ProvenanceRow(ITEM_EVENTS.name(), List.of(Instant.parse("2024-05-01T00:00:00Z").plusMillis(n),
+        Long.toString(n), n, 0L, (int) (n % 2), n % 2 == 0 ? ProvenanceSchema.INSERT : ProvenanceSchema.UPDATE, n % 5, n * 11, "item " + n,
         new BigDecimal(n).movePointLeft(2)));
   }
 
@@ -115,7 +115,7 @@ class SpoolerOutageTest {
         List<Object> expected = invocation(n).values();
         assertEquals(expected.get(0), rs.getObject(1, java.time.LocalDateTime.class).toInstant(java.time.ZoneOffset.UTC));
         for (int i = 2; i <= 6; i++) {
-          assertEquals(expected.get(i), rs.getString(i), "invocation " + n + " column " + i);
+          assertEquals(expected.get(i + 3), rs.getString(i), "invocation " + n + " column " + i);
         }
       }
     }
@@ -128,11 +128,11 @@ class SpoolerOutageTest {
       try (ResultSet rs = query.executeQuery()) {
         assertTrue(rs.next(), "item event " + n + " missing");
         List<Object> expected = itemEvent(n).values();
-        assertEquals(expected.get(2), rs.getString(1));
-        assertEquals(expected.get(3), rs.getLong(2));
-        assertEquals(expected.get(4), rs.getLong(3));
-        assertEquals(expected.get(5), rs.getString(4));
-        assertEquals(0, ((BigDecimal) expected.get(6)).compareTo(rs.getBigDecimal(5)));
+        assertEquals(expected.get(5), rs.getString(1));
+        assertEquals(expected.get(6), rs.getLong(2));
+        assertEquals(expected.get(7), rs.getLong(3));
+        assertEquals(expected.get(8), rs.getString(4));
+        assertEquals(0, ((BigDecimal) expected.get(9)).compareTo(rs.getBigDecimal(5)));
       }
     }
   }

@@ -187,25 +187,29 @@ public abstract class FunctionProcedure extends VoltProcedure {
 
   /**
    * Hands the committed execution's provenance to the server's buffer: the invocation, its latency and the rows it
-   * read. A replayed execution (outputs found recorded) did not run, so it captures nothing a second time.
+   * read, all under the execution's identity (see {@link org.apiary.runtime.provenance.ExecutionIds}). A replayed
+   * execution (outputs found recorded) did not run, so it captures nothing a second time.
    */
   private void captureExecution(ServerProvenance p, Invocation call, Object partitionKey, Runtime runtime,
                                 long started) {
-    long txId = TransactionIds.of(this);
+    org.apiary.runtime.provenance.ExecutionIds.ExecutionId id = TransactionIds.of(this);
     Instant time = getTransactionTime().toInstant();
     List<ProvenanceRow> rows = new ArrayList<>(1 + runtime.reads.size());
-    rows.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_INVOCATIONS, Arrays.asList(time, txId, functionName,
-        call.graph(), call.invocationId(), partitionKey == null ? null : describe(partitionKey), call.caller(),
-        (System.nanoTime() - started) / 1_000L)));
+    rows.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_INVOCATIONS, Arrays.asList(time, id.execId(), id.txId(),
+        id.execSeq(), id.partitionId(), functionName, call.graph(), call.invocationId(),
+        partitionKey == null ? null : describe(partitionKey), call.caller(), (System.nanoTime() - started) / 1_000L)));
     for (int i = 0; i < runtime.reads.size(); i++) {
       CapturedRead read = runtime.reads.get(i);
       long seq = i;
       p.eventsTable(read.table()).ifPresent(t -> {
         Object[] values = new Object[t.columns().size()];
         values[0] = time;
-        values[1] = txId;
-        values[2] = ProvenanceSchema.READ;
-        values[3] = seq;
+        values[1] = id.execId();
+        values[2] = id.txId();
+        values[3] = id.execSeq();
+        values[4] = id.partitionId();
+        values[5] = ProvenanceSchema.READ;
+        values[6] = seq;
         for (int k = 0; k < read.keyColumns().size(); k++) {
           int at = t.indexOf(read.keyColumns().get(k));
           if (at >= 0) {

@@ -18,7 +18,7 @@ import org.voltdb.types.TimestampType;
  * table (a row per insert, delete and update, written by committed transactions only) and loads it into the
  * table's events table. A block is acknowledged only once loaded; if the analytical database is unreachable the
  * block is handed back to VoltDB, which keeps it (on disk if need be) and offers it again: nothing is lost, and
- * loads are idempotent by (tx_id, event_type, event_seq), so nothing is loaded twice.
+ * loads are idempotent by (exec_id, partition_id, event_type, event_seq), so nothing is loaded twice.
  */
 public final class ProvenanceExporter extends ExportClientBase {
   private static final String CHECK_ONLY = "__voltdb_config_check_only__";
@@ -68,9 +68,17 @@ public final class ProvenanceExporter extends ExportClientBase {
       }
       Object[] v = row.values;
       int first = ExportRow.INTERNAL_FIELD_COUNT;
-      List<Object> values = new ArrayList<>(4 + v.length - first);
+      // The transaction ID export carries is the partition's position of the writing transaction (for a
+      // multi-partition one, of its part on this partition); the sequence number counts this table's exported rows
+      // on this partition.
+      ExecutionIds.ExecutionId id = ExecutionIds.ofExportedWrite(((Number) v[0]).longValue(),
+          ((Number) v[3]).intValue());
+      List<Object> values = new ArrayList<>(ProvenanceSchema.EVENT_COLUMNS.size() + v.length - first);
       values.add(Instant.ofEpochSecond(0, ((Number) v[1]).longValue() * 1_000L)); // export timestamp, microseconds
-      values.add(((Number) v[0]).longValue()); // transaction id
+      values.add(id.execId());
+      values.add(id.txId());
+      values.add(id.execSeq());
+      values.add(id.partitionId());
       values.add(type);
       values.add(((Number) v[2]).longValue()); // export sequence number
       for (int i = first; i < v.length; i++) {

@@ -22,6 +22,7 @@ import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
 import org.apiary.frontend.Registrar;
 import org.apiary.provenance.PostgresTestSchema;
+import org.apiary.provenance.ProvenanceQueries;
 import org.apiary.provenance.TcpProxy;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -47,7 +48,8 @@ class ProvenancePostgresTest {
         client.invoke("itemLifecycle", 41L, "widget");
         assertEquals(4, awaitCount(pg, "SELECT COUNT(*) FROM itemsEvents WHERE id = 41", 4));
         assertEquals(List.of("insert|widget|1", "update|widget|5", "read|null|null", "delete|widget|5"),
-            rows(pg, "SELECT event_type, name, qty FROM itemsEvents WHERE id = 41 ORDER BY tx_id, event_seq"));
+            rows(pg, "SELECT event_type, name, qty FROM itemsEvents WHERE id = 41 ORDER BY "
+                + ProvenanceQueries.EVENT_ORDER));
 
         int n = 400;
         int connectionsBeforeCut = -1;
@@ -67,7 +69,7 @@ class ProvenancePostgresTest {
           c.get(60, TimeUnit.SECONDS);
         }
         assertEquals(4L * n, awaitCount(pg, "SELECT COUNT(*) FROM itemsEvents WHERE id >= 1000", 4L * n));
-        assertEquals(4L * n, scalar(pg, "SELECT COUNT(*) FROM (SELECT DISTINCT tx_id, event_type, event_seq "
+        assertEquals(4L * n, scalar(pg, "SELECT COUNT(*) FROM (SELECT DISTINCT exec_id, partition_id, event_type, event_seq "
             + "FROM itemsEvents WHERE id >= 1000) d"));
         assertEquals(2L * n, awaitCount(pg, "SELECT COUNT(*) FROM FunctionInvocations WHERE partition_key >= '1000'"
             + " AND LENGTH(partition_key) = 4", 2L * n));

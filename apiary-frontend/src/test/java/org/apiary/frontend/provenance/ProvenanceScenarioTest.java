@@ -20,9 +20,9 @@ import org.apiary.client.GraphResult;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
-import org.apiary.frontend.Registrar;
 import org.apiary.internal.Invocation;
 import org.apiary.internal.Json;
+import org.apiary.provenance.ProvenanceSchema;
 import org.apiary.runtime.FunctionCatalog;
 import org.apiary.runtime.FunctionInvoker;
 import org.apiary.runtime.provenance.ServerProvenance;
@@ -33,13 +33,8 @@ import org.junit.jupiter.api.Test;
 /** The provenance scenario against the embedded database, captured into its DuckDB sink. */
 @DatabaseTest
 class ProvenanceScenarioTest {
-  private static boolean registered;
-
-  private static synchronized void register(ApiaryDatabase db) {
-    if (!registered) {
-      Registrar.register(db, ItemsApp.APP);
-      registered = true;
-    }
+  private static void register(ApiaryDatabase db) {
+    ItemsApp.registerOnce(db);
   }
 
   @Test
@@ -62,7 +57,7 @@ class ProvenanceScenarioTest {
       assertEquals(List.of(), awaitEvents(url, 42L, 0), "an aborted function leaves no events");
       try (Connection c = DriverManager.getConnection(url);
            PreparedStatement s = c.prepareStatement("SELECT function_name, graph_id, caller FROM FunctionInvocations "
-               + "WHERE execution_id = ? ORDER BY tx_id")) {
+               + "WHERE execution_id = ? ORDER BY event_time, tx_id")) {
         s.setString(1, r.invocationId());
         List<String> functions = new ArrayList<>();
         try (ResultSet rs = s.executeQuery()) {
@@ -96,7 +91,7 @@ class ProvenanceScenarioTest {
     }
   }
 
-  /** Events about item {@code id}, as "function type id name qty", in transaction then sequence order. */
+  /** Events about item {@code id}, as "function type id name qty", in the documented order of a record's events. */
   private static List<String> awaitEvents(String url, long id, int expected) throws Exception {
     // Writes arrive through VoltDB's export within its flush interval; wait for them, or (expecting none) long
     // enough that any would have arrived.
@@ -116,8 +111,8 @@ class ProvenanceScenarioTest {
   private static List<String> events(String url, long id) throws Exception {
     try (Connection c = DriverManager.getConnection(url);
          PreparedStatement s = c.prepareStatement("SELECT f.function_name, e.event_type, e.id, e.name, e.qty "
-             + "FROM itemsEvents e LEFT JOIN FunctionInvocations f ON f.tx_id = e.tx_id WHERE e.id = ? "
-             + "ORDER BY e.tx_id, e.event_seq")) {
+             + "FROM itemsEvents e LEFT JOIN FunctionInvocations f ON f.exec_id = e.exec_id WHERE e.id = ? "
+             + "ORDER BY " + ProvenanceSchema.eventOrder("e"))) {
       s.setLong(1, id);
       List<String> rows = new ArrayList<>();
       try (ResultSet rs = s.executeQuery()) {
