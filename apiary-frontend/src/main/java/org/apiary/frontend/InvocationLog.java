@@ -85,6 +85,11 @@ public final class InvocationLog {
         invocationId).thenApply(r -> r.getResults()[0].asScalarLong() == 1);
   }
 
+  /** How many transactions the batched log writes took so far. */
+  long batchedTransactions() {
+    return batcher.transactions();
+  }
+
   /** Every running invocation logged by {@code frontend} (a multi-partition read; for recovery). */
   public List<Entry> running(String frontend) {
     return read(db.callAdmin("listing running invocations", "@AdHoc",

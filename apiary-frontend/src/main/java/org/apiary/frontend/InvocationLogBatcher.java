@@ -17,24 +17,27 @@ import org.voltdb.client.ClientResponse;
 
 /**
  * Groups the invocation-log writes (begins and outcomes) of one partition into one transaction. Each partition has
- * at most one batch in flight: a write that arrives while one is in flight waits for it and goes with the next, so
- * an idle frontend sends each write at once and a loaded one sends many per transaction. Writes whose partition
- * the client cannot tell, and large outcomes, go alone.
+ * at most {@value #MAX_IN_FLIGHT} batches in flight: a write that arrives while they are waits for one to return and
+ * goes with the next, so an idle frontend sends each write at once and a loaded one sends many per transaction.
+ * Writes whose partition the client cannot tell, and large outcomes, go alone.
  */
 final class InvocationLogBatcher {
   /** A batch stops growing at about this many bytes (VoltDB bounds a parameter's size). */
   private static final int MAX_BATCH_BYTES = 256 * 1024;
+  /** Batches of one partition in flight at once: more overlap round trips, fewer share transactions. */
+  private static final int MAX_IN_FLIGHT = 4;
 
   private record Pending(InvocationLogBatch.Write write, CompletableFuture<Boolean> applied, int bytes) {}
 
   /** The writes waiting for one partition, and whether a batch of it is in flight. Guarded by itself. */
   private static final class PartitionQueue {
     final List<Pending> waiting = new ArrayList<>();
-    boolean inFlight;
+    int inFlight;
   }
 
   private final ApiaryDatabase db;
   private final Map<Long, PartitionQueue> queues = new ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.AtomicLong transactions = new java.util.concurrent.atomic.AtomicLong();
 
   InvocationLogBatcher(ApiaryDatabase db) {
     this.db = db;
@@ -54,10 +57,10 @@ final class InvocationLogBatcher {
     List<Pending> batch;
     synchronized (q) {
       q.waiting.add(p);
-      if (q.inFlight) {
+      if (q.inFlight >= MAX_IN_FLIGHT) {
         return p.applied();
       }
-      q.inFlight = true;
+      q.inFlight++;
       batch = take(q);
     }
     send(q, batch);
@@ -85,7 +88,13 @@ final class InvocationLogBatcher {
     return batch;
   }
 
+  /** How many transactions this batcher has sent (tests check that writes share them). */
+  long transactions() {
+    return transactions.get();
+  }
+
   private void send(PartitionQueue q, List<Pending> batch) {
+    transactions.incrementAndGet();
     String what = "writing " + batch.size() + " invocation-log entr" + (batch.size() == 1 ? "y" : "ies");
     byte[] encoded = InvocationLogBatch.encode(batch.stream().map(Pending::write).toList());
     try {
@@ -110,10 +119,10 @@ final class InvocationLogBatcher {
     List<Pending> batch;
     synchronized (q) {
       if (q.waiting.isEmpty()) {
-        q.inFlight = false;
+        q.inFlight--;
         return;
       }
-      batch = take(q);
+      batch = take(q); // this batch's slot passes to the next
     }
     send(q, batch);
   }
