@@ -570,8 +570,10 @@ public final class FrontendServer implements AutoCloseable {
     try {
       leases.renew(config.leaseDuration());
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "frontend " + id + ": lease renewal failed; retrying in " + config.heartbeatInterval()
-          + ": " + e.getMessage());
+      if (running) { // after close, an interrupted call is expected
+        LOG.log(Level.WARNING, "frontend " + id + ": lease renewal failed; retrying in " + config.heartbeatInterval()
+            + ": " + e.getMessage());
+      }
     }
   }
 
@@ -592,8 +594,10 @@ public final class FrontendServer implements AutoCloseable {
       }
       recover();
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "frontend " + id + ": recovery failed; retrying in " + config.heartbeatInterval() + ": "
-          + e.getMessage());
+      if (running) { // after close, an interrupted call is expected
+        LOG.log(Level.WARNING, "frontend " + id + ": recovery failed; retrying in " + config.heartbeatInterval() + ": "
+            + e.getMessage());
+      }
     }
   }
 
@@ -626,7 +630,9 @@ public final class FrontendServer implements AutoCloseable {
         LOG.log(Level.DEBUG, "frontend " + id + ": deleted " + deleted + " old invocation record(s)");
       }
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "frontend " + id + ": retention cleanup failed: " + e.getMessage());
+      if (running) { // after close, an interrupted call is expected
+        LOG.log(Level.WARNING, "frontend " + id + ": retention cleanup failed: " + e.getMessage());
+      }
     }
   }
 
