@@ -40,7 +40,18 @@ class BenchCommandTest {
   private JsonNode run(String workload, List<String> variants) throws Exception {
     int code = new CommandLine(new WorkloadBenchmark()).execute(workload, "--quick", "--out", out.toString(),
         "--variants", String.join(",", variants));
-    assertEquals(0, code, "the benchmark failed; see the variant logs in " + out.resolve("logs"));
+    if (code != 0) {
+      // The temporary directory goes with the test: show the variant logs' ends here, so a CI failure says why.
+      StringBuilder logs = new StringBuilder();
+      try (var files = Files.list(out.resolve("logs"))) {
+        for (Path log : (Iterable<Path>) files.sorted()::iterator) {
+          List<String> lines = Files.readAllLines(log);
+          logs.append("\n== ").append(log.getFileName()).append('\n')
+              .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size())));
+        }
+      }
+      assertEquals(0, code, "the benchmark failed; the variant logs end:" + logs);
+    }
     JsonNode json = Json.MAPPER.readTree(out.resolve(workload + ".json").toFile());
     assertEquals(0, json.get("failedVariants").size(), json.get("failedVariants").toString());
     for (String v : variants) {
