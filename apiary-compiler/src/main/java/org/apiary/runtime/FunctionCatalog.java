@@ -31,9 +31,14 @@ public final class FunctionCatalog {
     return new FunctionCatalog(m);
   }
 
-  /** Every function deployed to the database, from Apiary's system table. */
+  /** Every function deployed to the database, from Apiary's system table (created first if missing). */
   public static FunctionCatalog load(ApiaryDatabase db) {
     SystemSchema.ensure(db);
+    return read(db);
+  }
+
+  /** Every function deployed to the database, where Apiary's system tables are known to exist. */
+  public static FunctionCatalog read(ApiaryDatabase db) {
     VoltTable t = db.callAdmin("reading deployed functions", "@AdHoc",
         "SELECT name, kind, key_type, partition_table, partition_column, has_writes FROM "
             + SystemSchema.FUNCTIONS + " ORDER BY name").getResults()[0];

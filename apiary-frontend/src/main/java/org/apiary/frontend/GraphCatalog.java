@@ -31,11 +31,10 @@ public final class GraphCatalog {
   public GraphCatalog(ApiaryDatabase db, Duration reloadInterval) {
     this.db = db;
     this.reloadIntervalNanos = reloadInterval.toNanos();
-    this.snapshot = load();
+    this.snapshot = load(FunctionCatalog.load(db)); // creates the system tables on first use
   }
 
-  private Snapshot load() {
-    FunctionCatalog functions = FunctionCatalog.load(db);
+  private Snapshot load(FunctionCatalog functions) {
     VoltTable t = db.callAdmin("reading registered graphs", "@AdHoc",
         "SELECT name, version, definition FROM " + SystemSchema.GRAPHS).getResults()[0];
     Map<String, TreeMap<Integer, RegisteredGraph>> graphs = new TreeMap<>();
@@ -73,7 +72,8 @@ public final class GraphCatalog {
 
   /** Reads the graphs and functions again. */
   public synchronized void reload() {
-    snapshot = load();
+    // Every heartbeat: read the tables the constructor ensured, without checking the schema again.
+    snapshot = load(FunctionCatalog.read(db));
   }
 
   /** The deployed functions as of the last load. */
