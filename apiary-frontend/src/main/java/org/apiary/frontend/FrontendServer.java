@@ -162,11 +162,15 @@ public final class FrontendServer implements AutoCloseable {
     poller.register(pull, ZMQ.Poller.POLLIN);
     try {
       boolean busy = false;
-      while (running && !Thread.currentThread().isInterrupted()) {
+      while (running) {
         // Block only when the last round found nothing: under load, polling every round costs more (JeroMQ
         // re-registers its sockets with the selector each time) than the work itself.
-        if (!busy && poller.poll(100) < 0) {
-          break;
+        if (!busy && poller.poll(100) < 0 && running) {
+          // JeroMQ reports an interrupt (EINTR) this way. Only close() ends this loop: a socket thread that stopped
+          // here would leave a frontend that renews its lease but answers no one.
+          boolean interrupted = Thread.interrupted();
+          LOG.log(Level.WARNING, "frontend " + id + ": polling its sockets failed (errno " + router.errno()
+              + (interrupted ? ", thread interrupted" : "") + "); polling again");
         }
         busy = false;
         // Drain both sockets whatever the poll said: ZeroMQ signals readiness by edges, and a message that arrived
@@ -186,9 +190,14 @@ public final class FrontendServer implements AutoCloseable {
           request = ZMsg.recvMsg(router, false);
         }
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       if (running) {
-        LOG.log(Level.ERROR, "frontend " + id + ": the socket thread stopped", e);
+        LOG.log(Level.ERROR, "frontend " + id + ": the socket thread stopped; this frontend answers no one and "
+            + "releases its lease", e);
+        // Stop visibly: without its lease, other frontends take over what was running here.
+        Thread stop = new Thread(this::close, "apiary-frontend-stop");
+        stop.setDaemon(true);
+        stop.start();
       }
     } finally {
       poller.close();

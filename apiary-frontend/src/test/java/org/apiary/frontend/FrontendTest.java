@@ -131,6 +131,8 @@ class FrontendTest {
     try (ZContext ctx = new ZContext()) {
       ZMQ.Socket s = ctx.createSocket(SocketType.DEALER);
       s.setReceiveTimeOut(10_000);
+      s.setSendTimeOut(10_000);
+      s.setImmediate(true); // a send waits for the connection, so a lost first frame cannot pass for no reply
       s.connect(frontend.endpoint());
       assertRawError(s, "not json".getBytes(StandardCharsets.UTF_8), "malformed request");
       assertRawError(s, "{\"type\":\"invoke\"}".getBytes(StandardCharsets.UTF_8), "invocation ID");
@@ -193,13 +195,26 @@ class FrontendTest {
   }
 
   private static void assertRawError(ZMQ.Socket s, byte[] frame, String expected) {
-    s.send(frame, 0);
+    assertTrue(s.send(frame, 0), "could not send within 10 s (no connection to the frontend)");
     byte[] answer = s.recv();
-    assertTrue(answer != null, "no reply within 10 s");
+    assertTrue(answer != null, () -> "no reply within 10 s; the frontends' socket threads:\n" + socketThreads());
     WireReply reply = Json.read(answer, WireReply.class, "reply");
     assertEquals(WireReply.ERROR, reply.status());
     assertEquals(WireReply.INVALID_REQUEST, reply.error());
     assertTrue(reply.message().contains(expected), reply.message());
+  }
+
+  private static String socketThreads() {
+    StringBuilder out = new StringBuilder();
+    Thread.getAllStackTraces().forEach((thread, stack) -> {
+      if (thread.getName().startsWith("apiary-frontend")) {
+        out.append(thread.getName()).append(' ').append(thread.getState()).append('\n');
+        for (StackTraceElement frame : stack) {
+          out.append("    at ").append(frame).append('\n');
+        }
+      }
+    });
+    return out.toString();
   }
 
   private static void assertMessage(Exception e, String expected) {
