@@ -1,6 +1,5 @@
 package org.apiary.provenance;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
@@ -36,11 +35,9 @@ import java.util.stream.Stream;
  * <p>Life cycle: {@link #start}, {@link #register} each table, {@link #offer} rows, {@link #close()}. Rows wait in
  * memory; once more than {@link SpoolerConfig#maxMemoryRows()} wait, further rows go to spill files in
  * {@link SpoolerConfig#spillDirectory()} until memory has room again. A spill file,
- * {@code segment-<20-digit id>.spill}, is append-only and holds at most {@code maxBatchRows} rows: the header
- * {@code APSPILL1}, then per row a big-endian int32 length, that many bytes of JSON
- * ({@code {"table": ..., "values": [...]}}, each value {@code null} or a {@code [type tag, value]} pair so that
- * Long, Integer, Short, Byte, Double, BigDecimal, String, byte[] and Instant read back as what was written), and a
- * CRC-32 of the JSON. One background thread wakes every {@link SpoolerConfig#flushInterval()} (earlier when a full batch waits)
+ * {@code segment-<20-digit id>.spill}, is append-only and holds about {@code maxBatchRows} rows in units, each the
+ * rows of one append with checksums, and the definitions of the tables it holds rows of (the format is described in
+ * the package-private {@code SpillFile}). One background thread wakes every {@link SpoolerConfig#flushInterval()} (earlier when a full batch waits)
  * and loads waiting rows in the order they were offered, in batches of at most
  * {@link SpoolerConfig#maxBatchRows()} rows of one table, each batch one transaction of
  * {@link ProvenanceSink#load}. Within a table rows are loaded in offer order, spilled rows before the newer rows
@@ -56,8 +53,8 @@ import java.util.stream.Stream;
  * behind it: the spooler keeps retrying, never dropping it, and {@link SpoolerStats#lastError()} says why.
  *
  * <p>Spill files survive {@link #close()} and process restarts: a spooler started on the same directory loads the
- * files it finds there first, once the tables they hold rows of are registered (until then loading waits, with a
- * warning naming the missing tables). They are written to the operating system as each {@code offer} returns and
+ * files it finds there first, whether or not anybody registers their tables again. A damaged unit is skipped with a
+ * warning and counted in {@link SpoolerStats#rowsDamaged()}; the units after it are loaded. They are written to the operating system as each {@code offer} returns and
  * forced to the storage device when a file is complete, so a crash of the process loses none of them, but a crash of
  * the machine may lose the file being written. Rows waiting in memory are lost by a process crash.
  *
@@ -92,7 +89,10 @@ public final class ProvenanceSpooler implements AutoCloseable {
   private long rowsInMemory;
   private long rowsOnDisk;
   private long failedLoadAttempts;
+  private long rowsDamaged;
   private String lastError;
+  /** Set once a durable append could not be undone: every later durable offer fails (capture stops, visibly). */
+  private String durableFailure;
   private boolean spillFailing;
   private boolean wakeRequested;
   private boolean closing;
@@ -109,9 +109,12 @@ public final class ProvenanceSpooler implements AutoCloseable {
   private int consecutiveFailures;
   private long stallWarnedSegment = -1;
 
+  private final SpillFile.Channels channels;
+
   private ProvenanceSpooler(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory, FileChannel lockChannel,
-                            FileLock directoryLock) {
+                            FileLock directoryLock, SpillFile.Channels channels) {
     this.config = config;
+    this.channels = channels;
     this.sinkFactory = sinkFactory;
     this.lockChannel = lockChannel;
     this.directoryLock = directoryLock;
@@ -131,6 +134,12 @@ public final class ProvenanceSpooler implements AutoCloseable {
    * @throws UncheckedIOException if the spill directory or a spill file in it cannot be read or written
    */
   public static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory) {
+    return start(config, sinkFactory, SpillFile.Channels.FILES);
+  }
+
+  /** Starts a spooler whose spill files are written through {@code channels} (tests inject failures). */
+  static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory,
+                                 SpillFile.Channels channels) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(sinkFactory, "sinkFactory");
     Path directory = config.spillDirectory();
@@ -148,7 +157,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
         throw new IllegalStateException("spill directory " + directory + " is in use by another provenance "
             + "spooler; give each spooler its own");
       }
-      ProvenanceSpooler spooler = new ProvenanceSpooler(config, sinkFactory, channel, directoryLock);
+      ProvenanceSpooler spooler = new ProvenanceSpooler(config, sinkFactory, channel, directoryLock, channels);
       spooler.recover();
       spooler.loader.start();
       return spooler;
@@ -261,25 +270,38 @@ public final class ProvenanceSpooler implements AutoCloseable {
       if (closing) {
         throw new IllegalStateException("offerDurably() after close(): the provenance spooler no longer takes rows");
       }
-      int next = 0;
-      while (next < rows.size()) {
-        DiskSegment disk = openDiskTail();
-        int count = Math.min(rows.size() - next, Math.max(1, config.maxBatchRows() - disk.rows));
-        ByteArrayOutputStream records = new ByteArrayOutputStream(count * 128);
-        for (ProvenanceRow row : rows.subList(next, next + count)) {
-          SpillFile.encode(row, records);
-        }
-        disk.writer.append(records.toByteArray());
-        disk.writer.force();
-        disk.rows += count;
-        rowsOnDisk += count;
-        rowsSpilled += count;
-        next += count;
-        if (disk.rows >= config.maxBatchRows()) {
-          seal(disk);
-        }
+      if (durableFailure != null) {
+        throw new java.io.UncheckedIOException(new java.io.IOException("durable provenance capture has stopped: "
+            + durableFailure));
       }
-      rowsOffered += rows.size();
+      // One unit, in one file: the rows of one execution are on disk whole or not at all.
+      DiskSegment disk = openDiskTail();
+      Set<String> newlyDefined = new HashSet<>();
+      byte[] unit = SpillFile.encodeUnit(rows, tables, disk.writer.defined, newlyDefined);
+      try {
+        disk.writer.appendDurably(unit);
+      } catch (SpillFile.Tainted e) {
+        durableFailure = e.getMessage();
+        lastError = durableFailure;
+        LOG.log(System.Logger.Level.ERROR, "durable provenance capture stops: " + durableFailure + "; every later "
+            + "function execution that captures provenance fails until this server restarts", e);
+        disk.validBytes = e.offset;
+        seal(disk);
+        throw e;
+      } catch (java.io.IOException e) {
+        seal(disk); // the unit was taken out again; later units go to a new file
+        throw e;
+      }
+      disk.writer.defined.addAll(newlyDefined);
+      disk.validBytes = disk.writer.size();
+      int count = rows.size();
+      disk.rows += count;
+      rowsOnDisk += count;
+      rowsSpilled += count;
+      if (disk.rows >= config.maxBatchRows()) {
+        seal(disk);
+      }
+      rowsOffered += count;
       wakeRequested = true;
       wake.signalAll();
     } catch (java.io.IOException e) {
@@ -326,7 +348,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
   public SpoolerStats stats() {
     lock.lock();
     try {
-      return new SpoolerStats(rowsOffered, rowsRecovered, rowsLoaded, rowsSpilled, rowsInMemory, rowsOnDisk,
+      return new SpoolerStats(rowsOffered, rowsRecovered, rowsLoaded, rowsSpilled, rowsInMemory, rowsOnDisk, rowsDamaged,
           failedLoadAttempts, lastError);
     } finally {
       lock.unlock();
@@ -395,11 +417,11 @@ public final class ProvenanceSpooler implements AutoCloseable {
     try {
       disk = openDiskTail();
       count = Math.min(rows.size() - from, config.maxBatchRows() - disk.rows);
-      ByteArrayOutputStream records = new ByteArrayOutputStream(count * 128);
-      for (ProvenanceRow row : rows.subList(from, from + count)) {
-        SpillFile.encode(row, records);
-      }
-      disk.writer.append(records.toByteArray());
+      Set<String> newlyDefined = new HashSet<>();
+      disk.writer.append(SpillFile.encodeUnit(rows.subList(from, from + count), tables, disk.writer.defined,
+          newlyDefined));
+      disk.writer.defined.addAll(newlyDefined);
+      disk.validBytes = disk.writer.size();
       disk.rows += count;
       rowsOnDisk += count;
       rowsSpilled += count;
@@ -432,7 +454,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
     }
     long id = nextSegmentId++;
     DiskSegment disk = new DiskSegment(id, SpillFile.path(config.spillDirectory(), id), 0);
-    disk.writer = SpillFile.Writer.create(disk.file);
+    disk.writer = SpillFile.Writer.create(disk.file, channels);
+    disk.validBytes = disk.writer.size();
     queue.addLast(disk);
     return disk;
   }
@@ -465,8 +488,14 @@ public final class ProvenanceSpooler implements AutoCloseable {
     long rows = 0;
     int segments = 0;
     for (Map.Entry<Long, Path> file : files.entrySet()) {
-      int count = SpillFile.count(file.getValue());
+      SpillFile.Contents contents = SpillFile.read(file.getValue());
+      int count = contents.rows().size();
       nextSegmentId = Math.max(nextSegmentId, file.getKey() + 1);
+      if (contents.damagedUnits() > 0) {
+        lastError = "spill file " + file.getValue() + " had " + contents.damagedUnits() + " damaged unit(s) ("
+            + contents.damagedRows() + " rows or more); they were skipped, its " + count + " intact rows are loaded";
+        LOG.log(System.Logger.Level.WARNING, lastError);
+      }
       if (count == 0) {
         Files.delete(file.getValue());
         continue;
@@ -494,12 +523,14 @@ public final class ProvenanceSpooler implements AutoCloseable {
       } else if (segment instanceof MemorySegment memory && !memory.rows.isEmpty()) {
         int count = memory.rows.size();
         DiskSegment disk = new DiskSegment(memory.id, SpillFile.path(config.spillDirectory(), memory.id), count);
-        ByteArrayOutputStream records = new ByteArrayOutputStream(count * 128);
-        for (ProvenanceRow row : memory.rows) {
-          SpillFile.encode(row, records);
-        }
-        try (SpillFile.Writer writer = SpillFile.Writer.create(disk.file)) {
-          writer.append(records.toByteArray());
+        List<ProvenanceRow> waiting = new ArrayList<>(memory.rows);
+        try (SpillFile.Writer writer = SpillFile.Writer.create(disk.file, channels)) {
+          for (int from = 0; from < count; from += config.maxBatchRows()) {
+            Set<String> newlyDefined = new HashSet<>();
+            writer.append(SpillFile.encodeUnit(waiting.subList(from, Math.min(count, from + config.maxBatchRows())),
+                tables, writer.defined, newlyDefined));
+            writer.defined.addAll(newlyDefined);
+          }
           rowsInMemory -= count;
           rowsOnDisk += count;
           rowsSpilled += count;
@@ -601,18 +632,21 @@ public final class ProvenanceSpooler implements AutoCloseable {
       if (finalPass && System.nanoTime() - closeDeadlineNanos > 0) {
         return false;
       }
-      List<ProvenanceRow> rows;
+      SpillFile.Contents contents;
       try {
-        rows = batch.rows();
+        contents = batch.contents();
       } catch (IOException e) {
         recordFailure("cannot read spill file " + ((DiskSegment) batch.segment).file + ": " + e.getMessage(), e);
         return false;
       }
       Map<String, List<ProvenanceRow>> byTable = new LinkedHashMap<>();
-      for (ProvenanceRow row : rows) {
+      for (ProvenanceRow row : contents.rows()) {
         byTable.computeIfAbsent(row.table(), name -> new ArrayList<>()).add(row);
       }
-      List<String> unregistered = byTable.keySet().stream().filter(name -> !tables.containsKey(name)).toList();
+      // A spill file's own definitions come first: its rows were written under them, and nobody need register them
+      // again after a restart. Only files of the first format carry none.
+      List<String> unregistered = byTable.keySet().stream()
+          .filter(name -> !contents.tables().containsKey(name) && !tables.containsKey(name)).toList();
       if (!unregistered.isEmpty()) {
         reportStall(batch.segment, unregistered);
         return true;
@@ -623,7 +657,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
           ensured.clear();
         }
         for (Map.Entry<String, List<ProvenanceRow>> group : byTable.entrySet()) {
-          ProvenanceTable table = tables.get(group.getKey());
+          ProvenanceTable table = contents.tables().getOrDefault(group.getKey(), tables.get(group.getKey()));
           if (!ensured.contains(table.name())) {
             sink.ensureTable(table);
             ensured.add(table.name());
@@ -698,6 +732,13 @@ public final class ProvenanceSpooler implements AutoCloseable {
       } else {
         DiskSegment disk = (DiskSegment) queue.pollFirst();
         rowsOnDisk -= disk.rows;
+        int intact = disk.cached == null ? disk.rows : disk.cached.rows().size();
+        if (intact < disk.rows) {
+          rowsDamaged += disk.rows - intact;
+          lastError = "spill file " + disk.file + " lost " + (disk.rows - intact) + " rows to damage on disk; its "
+              + intact + " intact rows are loaded";
+          LOG.log(System.Logger.Level.WARNING, lastError);
+        }
         try {
           Files.deleteIfExists(disk.file);
         } catch (IOException e) {
@@ -705,7 +746,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
               + "); a later spooler will load it again, which is harmless as loads skip rows already present", e);
         }
       }
-      rowsLoaded += batch.count;
+      rowsLoaded += batch.segment instanceof DiskSegment d && d.cached != null
+          ? Math.min(batch.count, d.cached.rows().size()) : batch.count;
       progress.signalAll();
       return true;
     } finally {
@@ -798,8 +840,10 @@ public final class ProvenanceSpooler implements AutoCloseable {
     int rows;
     /** Open while offers may still append; null once sealed. */
     SpillFile.Writer writer;
-    /** The file's rows once read by the loader, kept while a load of them is retried. */
-    List<ProvenanceRow> cached;
+    /** Where the last unit appended whole by this process ends; the loader reads no further. */
+    long validBytes = Long.MAX_VALUE;
+    /** The file's content once read by the loader, kept while a load of them is retried. */
+    SpillFile.Contents cached;
 
     DiskSegment(long id, Path file, int rows) {
       super(id);
@@ -820,13 +864,13 @@ public final class ProvenanceSpooler implements AutoCloseable {
       this.count = count;
     }
 
-    List<ProvenanceRow> rows() throws IOException {
+    SpillFile.Contents contents() throws IOException {
       if (memoryRows != null) {
-        return memoryRows;
+        return new SpillFile.Contents(Map.of(), memoryRows, 0, 0);
       }
       DiskSegment disk = (DiskSegment) segment;
       if (disk.cached == null) {
-        disk.cached = SpillFile.read(disk.file);
+        disk.cached = SpillFile.read(disk.file, disk.validBytes);
       }
       return disk.cached;
     }

@@ -2,7 +2,8 @@ package org.apiary.provenance;
 
 /**
  * A snapshot of a {@link ProvenanceSpooler}'s counters. Every row that entered the spooler is loaded, waiting in
- * memory, or waiting on disk: {@code rowsOffered + rowsRecovered == rowsLoaded + rowsInMemory + rowsOnDisk}.
+ * memory, waiting on disk, or lost to damage on disk:
+ * {@code rowsOffered + rowsRecovered == rowsLoaded + rowsInMemory + rowsOnDisk + rowsDamaged}.
  *
  * @param rowsOffered rows accepted by {@link ProvenanceSpooler#offer} since start
  * @param rowsRecovered rows found in spill files left by an earlier spooler when this one started
@@ -10,10 +11,13 @@ package org.apiary.provenance;
  * @param rowsSpilled rows written to spill files since start (while memory was full, and at close)
  * @param rowsInMemory rows waiting in memory
  * @param rowsOnDisk rows waiting in spill files
+ * @param rowsDamaged rows offered or recovered here that were lost because their spill file was damaged before they
+ *     were loaded (damage found when the spooler starts is logged and reported in {@code lastError}, and those rows
+ *     are not counted in {@code rowsRecovered})
  * @param failedLoadAttempts attempts that failed: connecting, creating a table, or loading a batch
  * @param lastError the message of the last failure or stall (for example a spill file waiting for its table to be
  *     registered), or {@code null} if there was none
  */
 public record SpoolerStats(long rowsOffered, long rowsRecovered, long rowsLoaded, long rowsSpilled,
-                           long rowsInMemory, long rowsOnDisk, long failedLoadAttempts, String lastError) {
+                           long rowsInMemory, long rowsOnDisk, long rowsDamaged, long failedLoadAttempts, String lastError) {
 }

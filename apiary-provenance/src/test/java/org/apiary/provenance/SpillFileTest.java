@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.file.Files;
@@ -35,7 +34,7 @@ class SpillFileTest {
     rows.add(new ProvenanceRow("edge", EDGE_VALUES));
     Path file = write(1, rows);
 
-    List<ProvenanceRow> read = SpillFile.read(file);
+    List<ProvenanceRow> read = SpillFile.read(file).rows();
     assertEquals(rows.size(), read.size());
     assertEquals(rows.size(), SpillFile.count(file));
     for (int i = 0; i < rows.size(); i++) {
@@ -44,27 +43,42 @@ class SpillFileTest {
   }
 
   @Test
-  void anIncompleteLastRecordIsIgnored() throws IOException {
+  void anIncompleteLastUnitIsIgnored() throws IOException {
     ProvenanceTable table = SinkChecks.typedTable("torn");
     Path file = write(2, SinkChecks.typedRows(table, 0, 10, "v"));
     long size = Files.size(file);
     try (var channel = java.nio.channels.FileChannel.open(file, StandardOpenOption.WRITE)) {
-      channel.truncate(size - 5); // the process stopped in the middle of the last record
+      channel.truncate(size - 5); // the process stopped in the middle of the last unit (rows 7 to 9)
     }
-    assertEquals(9, SpillFile.count(file));
-    assertEquals(9, SpillFile.read(file).size());
+    assertEquals(7, SpillFile.count(file));
+    assertEquals(7, SpillFile.read(file).rows().size());
   }
 
   @Test
-  void aCorruptRecordEndsTheFile() throws IOException {
+  void aDamagedUnitCostsItsRowsOnlyAndTheFileCarriesItsTablesDefinitions() throws IOException {
     ProvenanceTable table = SinkChecks.typedTable("corrupt");
-    Path file = write(3, SinkChecks.typedRows(table, 0, 10, "v"));
+    Path file = write(3, SinkChecks.typedRows(table, 0, 70, "v")); // 10 units of 7 rows
     byte[] bytes = Files.readAllBytes(file);
     bytes[bytes.length / 2] ^= 0x55;
     Files.write(file, bytes);
-    int kept = SpillFile.count(file);
-    assertEquals(kept, SpillFile.read(file).size());
-    assertEquals(true, kept < 10 && kept > 0, "records before the damage are kept: " + kept);
+    SpillFile.Contents contents = SpillFile.read(file);
+    assertEquals(63, contents.rows().size());
+    assertEquals(1, contents.damagedUnits());
+    assertEquals(63, SpillFile.count(file));
+    assertEquals(java.util.Map.of(table.name(), table), contents.tables());
+  }
+
+  @Test
+  void aDamagedUnitHeaderIsSkippedToTheNextIntactUnit() throws IOException {
+    ProvenanceTable table = SinkChecks.typedTable("header");
+    Path file = write(4, SinkChecks.typedRows(table, 0, 21, "v")); // 3 units of 7 rows
+    byte[] bytes = Files.readAllBytes(file);
+    bytes[8 + 6] ^= 0x01; // the first unit's row count
+    Files.write(file, bytes);
+    SpillFile.Contents contents = SpillFile.read(file);
+    assertEquals(14, contents.rows().size());
+    assertEquals(1, contents.damagedUnits());
+    assertEquals(7L, (Long) contents.rows().get(0).values().get(6), "reading resumes at the second unit");
   }
 
   @Test
@@ -79,13 +93,18 @@ class SpillFileTest {
 
   private Path write(long id, List<ProvenanceRow> rows) throws IOException {
     Path file = SpillFile.path(dir, id);
+    java.util.Map<String, ProvenanceTable> tables = new java.util.HashMap<>();
+    for (ProvenanceRow row : rows) {
+      if (row.table().endsWith("Events")) {
+        tables.put(row.table(), SinkChecks.typedTable(row.table().substring(0, row.table().length() - 6)));
+      }
+    }
     try (SpillFile.Writer writer = SpillFile.Writer.create(file)) {
       for (int from = 0; from < rows.size(); from += 7) {
-        ByteArrayOutputStream records = new ByteArrayOutputStream();
-        for (ProvenanceRow row : rows.subList(from, Math.min(rows.size(), from + 7))) {
-          SpillFile.encode(row, records);
-        }
-        writer.append(records.toByteArray());
+        java.util.Set<String> newlyDefined = new java.util.HashSet<>();
+        writer.append(SpillFile.encodeUnit(rows.subList(from, Math.min(rows.size(), from + 7)), tables,
+            writer.defined, newlyDefined));
+        writer.defined.addAll(newlyDefined);
       }
     }
     return file;
