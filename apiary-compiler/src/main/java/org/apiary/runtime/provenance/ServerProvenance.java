@@ -66,8 +66,37 @@ public final class ServerProvenance implements AutoCloseable {
   private ServerProvenance(Settings settings) {
     this.settings = settings;
     this.spooler = ProvenanceSpooler.start(SpoolerConfig.defaults().withFlushInterval(settings.flushInterval())
-        .withSpillDirectory(settings.spillDirectory()), ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties()));
+        .withSpillDirectory(serverSpillDirectory(settings.spillDirectory(), voltdbRoot())),
+        ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties()));
     spooler.register(ProvenanceSchema.functionInvocations());
+  }
+
+  /**
+   * The spill directory of one server: a subdirectory of the configured one named after the server's VoltDB root, so
+   * servers that share a deployment (and a machine) never share spill files, and a server restarted on the same root
+   * finds its own.
+   */
+  public static Path serverSpillDirectory(Path configured, Path voltdbRoot) {
+    if (voltdbRoot == null) {
+      return configured;
+    }
+    String path = voltdbRoot.toAbsolutePath().normalize().toString();
+    String name = path.replaceAll("[^A-Za-z0-9._-]+", "_").replaceAll("^_+", "");
+    if (name.length() > 96) { // keep the most specific end, and the whole path's hash against collisions
+      name = name.substring(name.length() - 87) + "-" + String.format("%08x", path.hashCode());
+    }
+    return configured.resolve("server-" + name);
+  }
+
+  private static Path voltdbRoot() {
+    try {
+      String root = org.voltdb.VoltDB.instance().getVoltDBRootPath();
+      return root == null ? null : Path.of(root);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "cannot tell this server's VoltDB root (" + e + "); its provenance spill files go to the "
+          + "configured directory itself, which no other server on this machine may use");
+      return null;
+    }
   }
 
   /** Starts capture in this process, or keeps the running one if its settings are the same. */

@@ -83,6 +83,37 @@ class ProvenancePostgresTest {
   }
 
   /**
+   * Two servers from one deployment on one machine (so the same configured spill directory): each captures into a
+   * spill directory of its own, and every event of functions on either server arrives.
+   */
+  @Test
+  void twoServersOfOneDeploymentBothCapture() throws Exception {
+    try (PostgresTestSchema pg = new PostgresTestSchema();
+         LocalCluster cluster = LocalCluster.start(2, 2, 0,
+             ProvenanceConfig.sink(pg.url()).withCredentials("postgres", null), Duration.ofSeconds(120));
+         ApiaryDatabase db = ApiaryDatabase.open(cluster.config())) {
+      Registrar.register(db, ItemsApp.APP);
+      int n = 40; // keys spread over the four partitions, two on each server
+      try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults());
+           ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint()))) {
+        List<CompletableFuture<GraphResult>> calls = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+          calls.add(client.invokeAsync("itemLifecycle", 7000L + i, "pair" + i));
+        }
+        for (CompletableFuture<GraphResult> c : calls) {
+          c.get(60, TimeUnit.SECONDS);
+        }
+      }
+      assertEquals(4L * n, awaitCount(pg, "SELECT COUNT(*) FROM itemsEvents WHERE id >= 7000 AND id < 8000", 4L * n));
+      assertEquals(2L * n, awaitCount(pg, "SELECT COUNT(*) FROM FunctionInvocations WHERE partition_key LIKE '70%'",
+          2L * n));
+      try (var servers = java.nio.file.Files.list(cluster.directory().toPath().resolve("provenance-spill"))) {
+        assertEquals(2, servers.count(), "a spill directory per server");
+      }
+    }
+  }
+
+  /**
    * Durable capture: with the sink cut off, a server executes functions and is then killed with SIGKILL; its
    * captured reads and executions were forced to disk before each transaction committed, so a spooler started on
    * its spill directory afterwards loads every one of them.
@@ -110,7 +141,12 @@ class ProvenancePostgresTest {
       proxy.restore();
       assertEquals(0L, scalar(pg, "SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'itemLifecycle' "
           + "AND partition_key LIKE '50%'"), "nothing reached the sink while it was cut off");
-      java.nio.file.Path spill = cluster.directory().toPath().resolve("provenance-spill");
+      java.nio.file.Path spill;
+      try (var servers = java.nio.file.Files.list(cluster.directory().toPath().resolve("provenance-spill"))) {
+        List<java.nio.file.Path> dirs = servers.toList();
+        assertEquals(1, dirs.size(), "one spill directory per server: " + dirs);
+        spill = dirs.get(0);
+      }
       org.apiary.provenance.ProvenanceTable items = org.apiary.provenance.ProvenanceSchema.eventsTable("ITEMS",
           List.of(new org.apiary.provenance.ProvenanceColumn("id", org.apiary.provenance.ColumnType.BIGINT),
               new org.apiary.provenance.ProvenanceColumn("name", org.apiary.provenance.ColumnType.VARCHAR),
