@@ -13,6 +13,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -66,6 +67,12 @@ public final class FrontendServer implements AutoCloseable {
   private final FrontendLeases leases;
   private final FrontendHooks hooks;
   private volatile boolean running = true;
+  /** Reads the catalog for names not known yet, so the socket thread never waits for the database. */
+  private final ExecutorService catalogThread = Executors.newSingleThreadExecutor(r -> daemon(r,
+      "apiary-frontend-catalog"));
+  private final List<Runnable> waitingForCatalog = new ArrayList<>();
+  private boolean catalogLoadScheduled;
+  private long lastCatalogLoadNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
 
   /** An invocation this frontend is running, with the clients waiting for its reply. */
   private static final class Pending {
@@ -281,9 +288,18 @@ public final class FrontendServer implements AutoCloseable {
     if (request.graph() == null) {
       throw new InvalidRequestException("an invoke request needs a graph name");
     }
+    Optional<GraphCatalog.Versioned> known = catalog.known(request.graph());
+    if (known.isEmpty()) { // perhaps registered since the last load: look again, off this thread
+      afterCatalogReload(client, request, () -> invoke(client, request, frame, catalog.known(request.graph())));
+      return;
+    }
+    invoke(client, request, frame, known);
+  }
+
+  private void invoke(byte[] client, WireRequest request, byte[] frame, Optional<GraphCatalog.Versioned> known) {
     List<JsonNode> args = request.args() == null ? List.of() : request.args();
     JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
-    GraphCatalog.Versioned graph = catalog.latest(request.graph()).orElseThrow(() -> new InvalidRequestException(
+    GraphCatalog.Versioned graph = known.orElseThrow(() -> new InvalidRequestException(
         "unknown graph '" + request.graph() + "'; registered graphs are " + catalog.graphNames()));
     Dispatcher.checkRequest(graph.graph(), key, args);
 
@@ -320,6 +336,66 @@ public final class FrontendServer implements AutoCloseable {
             + " is already logged") : unwrap(err));
       }
     });
+  }
+
+  /** Most requests that may wait at once for a catalog load (names this frontend does not know). */
+  static final int MAX_WAITING_FOR_CATALOG = 10_000;
+  /** The shortest time between two catalog loads for unknown names. */
+  static final long MIN_CATALOG_LOAD_SPACING_MS = 50;
+
+  /**
+   * Runs {@code then} on the catalog thread after a load of the catalog that began after this call, so a graph
+   * registered before the request was sent is found. Requests that wait at the same time share one load; loads are
+   * at least {@link #MIN_CATALOG_LOAD_SPACING_MS} apart. Beyond {@link #MAX_WAITING_FOR_CATALOG} waiting requests, a
+   * request is refused rather than queued.
+   */
+  private void afterCatalogReload(byte[] client, WireRequest request, Runnable then) {
+    Runnable guardedThen = () -> {
+      try {
+        then.run();
+      } catch (RuntimeException e) {
+        reply(client, toReply(request.id(), e));
+      }
+    };
+    synchronized (waitingForCatalog) {
+      if (waitingForCatalog.size() >= MAX_WAITING_FOR_CATALOG) {
+        reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "graph '" + request.graph()
+            + "' is not known here yet and " + MAX_WAITING_FOR_CATALOG + " other requests wait for the catalog; "
+            + "retry later"));
+        return;
+      }
+      waitingForCatalog.add(guardedThen);
+      if (catalogLoadScheduled) {
+        return;
+      }
+      catalogLoadScheduled = true;
+    }
+    catalogThread.execute(this::loadCatalogForWaitingRequests);
+  }
+
+  private void loadCatalogForWaitingRequests() {
+    long wait = lastCatalogLoadNanos + TimeUnit.MILLISECONDS.toNanos(MIN_CATALOG_LOAD_SPACING_MS) - System.nanoTime();
+    if (wait > 0) {
+      try {
+        TimeUnit.NANOSECONDS.sleep(wait);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt(); // closing: the requests get no answer, as any request at close
+        return;
+      }
+    }
+    List<Runnable> waiting;
+    synchronized (waitingForCatalog) { // every request taken here arrived before the load below begins
+      waiting = new ArrayList<>(waitingForCatalog);
+      waitingForCatalog.clear();
+      catalogLoadScheduled = false;
+    }
+    try {
+      catalog.reload();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "frontend " + id + ": reading the graph catalog failed: " + e.getMessage());
+    }
+    lastCatalogLoadNanos = System.nanoTime();
+    waiting.forEach(Runnable::run);
   }
 
   /** The ID is already logged: a retry (after a frontend failure) or a client reusing an ID. */
@@ -670,6 +746,7 @@ public final class FrontendServer implements AutoCloseable {
     }
     running = false;
     maintenance.shutdownNow();
+    catalogThread.shutdownNow();
     try {
       ioThread.join(5_000);
     } catch (InterruptedException e) {

@@ -59,6 +59,13 @@ public final class GraphCatalog {
         : Optional.of(new Versioned(versions.lastEntry().getValue(), versions.lastKey()));
   }
 
+  /** The newest version of a graph as of the last load (never reloads). */
+  public Optional<Versioned> known(String name) {
+    TreeMap<Integer, RegisteredGraph> versions = snapshot.graphs().get(name);
+    return versions == null ? Optional.empty()
+        : Optional.of(new Versioned(versions.lastEntry().getValue(), versions.lastKey()));
+  }
+
   /** The newest version of a graph, as {@link #latest}. */
   public Optional<RegisteredGraph> graph(String name) {
     return latest(name).map(Versioned::graph);

@@ -144,6 +144,22 @@ class FrontendTest {
     assertEquals(2L, client.invoke("bumpAndReport", 6L, 2L).values(List.class).get(0).size());
   }
 
+  /** A graph registered while the frontend runs is found by the first call after registration returns. */
+  @Test
+  void aGraphRegisteredWhileTheFrontendRunsIsFoundAtOnce() {
+    for (int i = 0; i < 3; i++) {
+      String name = "late" + i + "_" + Long.toHexString(System.nanoTime());
+      org.apiary.frontend.Registrar.register(db, org.apiary.Application.of(GraphApp.SCHEMA,
+          org.apiary.Graph.named(name).addLocalFunction("bump", org.apiary.frontend.testapp.Bump.class)
+              .addLocalFunction("report", org.apiary.frontend.testapp.Report.class)
+              .addEdge(org.apiary.Graph.SOURCE, "bump", org.apiary.ApiaryFunction.SOURCE, Long.class)
+              .addEdge("bump", "report", "bumped")
+              .addEdge("report", org.apiary.Graph.SINK, org.apiary.ApiaryFunction.SINK)));
+      client.invoke(name, 21L, 1L);
+    }
+    assertEquals(3L, TestGraphs.counter(db, 21L));
+  }
+
   @Test
   void anIdReusedForADifferentRequestIsRefused() {
     InvocationRequest request = InvocationRequest.of("bumpAndReport", 9L, 1L);
