@@ -52,7 +52,21 @@ final class ClientIoLoop implements Runnable {
   private static final Duration START_TIMEOUT = Duration.ofSeconds(5);
   private static final int LOGGED_FRAME_CHARS = 200;
 
-  private record Deadline(PendingCall call, int attempt, long atNanos) {}
+  /**
+   * An attempt's deadline. It waits in the queue until due even if the call is answered first, so the answer clears
+   * {@link #call}: the queue then holds a few bytes per call, never a reply.
+   */
+  static final class Deadline {
+    PendingCall call;
+    final int attempt;
+    final long atNanos;
+
+    Deadline(PendingCall call, int attempt, long atNanos) {
+      this.call = call;
+      this.attempt = attempt;
+      this.atNanos = atNanos;
+    }
+  }
 
   private final ClientConfig config;
   private final int frontendCount;
@@ -278,7 +292,7 @@ final class ClientIoLoop implements Runnable {
     if (first == null) {
       return MAX_POLL_MILLIS;
     }
-    long nanos = first.atNanos() - now;
+    long nanos = first.atNanos - now;
     return nanos <= 0 ? 0 : Math.min(MAX_POLL_MILLIS, TimeUnit.NANOSECONDS.toMillis(nanos) + 1);
   }
 
@@ -346,7 +360,9 @@ final class ClientIoLoop implements Runnable {
       call.currentFrontend = frontend;
       ZMQ.Socket socket = call.kind == PendingCall.Kind.INVOKE ? invokeSockets[frontend] : resultSockets[frontend];
       if (socket.send(call.bytes, ZMQ.DONTWAIT)) {
-        deadlines.addLast(new Deadline(call, call.attempts, System.nanoTime() + attemptTimeoutNanos));
+        forgetDeadline(call);
+        call.deadline = new Deadline(call, call.attempts, System.nanoTime() + attemptTimeoutNanos);
+        deadlines.addLast(call.deadline);
         return;
       }
       call.history.add(endpoint(frontend) + ": not sent, " + SEND_QUEUE_LIMIT + " requests already queued for it");
@@ -356,10 +372,10 @@ final class ClientIoLoop implements Runnable {
 
   private void expireAttempts(long now) {
     Deadline due = deadlines.peekFirst();
-    while (due != null && due.atNanos() - now <= 0) {
+    while (due != null && due.atNanos - now <= 0) {
       deadlines.removeFirst();
-      PendingCall call = due.call();
-      if (call.attempts == due.attempt() && isPending(call)) {
+      PendingCall call = due.call;
+      if (call != null && call.attempts == due.attempt && isPending(call)) {
         call.history.add(endpoint(call.currentFrontend) + ": no answer within "
             + config.attemptTimeout().toMillis() + " ms");
         suspectUntil[call.currentFrontend] = now + SUSPECT_FOR_TIMEOUTS * attemptTimeoutNanos;
@@ -460,13 +476,22 @@ final class ClientIoLoop implements Runnable {
     // A definite answer, even from an attempt that already timed out: the ID makes every attempt the same call.
     pending(kind).remove(call.id);
     call.bytes = null;
+    forgetDeadline(call);
     call.reply.complete(reply);
   }
 
   private void fail(PendingCall call, ApiaryException error) {
     pending(call.kind).remove(call.id, call);
     call.bytes = null;
+    forgetDeadline(call);
     call.reply.completeExceptionally(error);
+  }
+
+  private static void forgetDeadline(PendingCall call) {
+    if (call.deadline != null) {
+      call.deadline.call = null;
+      call.deadline = null;
+    }
   }
 
   private static ApiaryException exhausted(PendingCall call) {

@@ -43,6 +43,8 @@ final class PendingCall {
   boolean mayHaveRun;
   /** Whether some attempt was refused with a database error. */
   boolean refusedByDatabase;
+  /** The latest attempt's deadline while the call is unanswered. */
+  ClientIoLoop.Deadline deadline;
 
   PendingCall(Kind kind, String id, byte[] bytes) {
     this.kind = kind;

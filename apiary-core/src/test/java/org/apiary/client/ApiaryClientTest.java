@@ -310,6 +310,27 @@ class ApiaryClientTest {
     assertEquals(calls, distinct.size(), "every request must have been sent exactly once");
   }
 
+  /**
+   * An answered call keeps no reply in the client, even while its attempt's deadline has not passed: 300 answers of
+   * 900 KB each, with a one-minute attempt timeout, must not stay on the heap.
+   */
+  @Test
+  void answeredCallsDoNotHoldTheirRepliesUntilTheirDeadline() throws Exception {
+    String large = "x".repeat(900_000);
+    FakeFrontend frontend = frontend(r -> replies(WireReply.ok(r.id(), List.of(new Output("sink", null, Json.tree(large))))));
+    ApiaryClient client = client(ClientConfig.of(frontend.endpoint).withAttemptTimeout(Duration.ofSeconds(60)));
+    java.lang.management.MemoryMXBean memory = java.lang.management.ManagementFactory.getMemoryMXBean();
+    System.gc();
+    long before = memory.getHeapMemoryUsage().getUsed();
+    for (int i = 0; i < 300; i++) {
+      assertEquals(900_000, client.invoke("big", null).value(String.class).length());
+    }
+    frontend.received.clear();
+    System.gc();
+    long retainedMb = (memory.getHeapMemoryUsage().getUsed() - before) >> 20;
+    assertTrue(retainedMb < 100, "the client still holds about " + retainedMb + " MB after 270 MB of answers");
+  }
+
   @Test
   void oversizedRequestIsRejectedWithoutSending() throws Exception {
     FakeFrontend frontend = frontend(r -> replies(ok(r.id(), 1)));
