@@ -87,7 +87,9 @@ public final class ProvenanceCommand implements Runnable {
         props.setProperty("duckdb.read_only", "true");
       }
       PrintWriter out = spec.commandLine().getOut();
-      try (ProvenanceSink opened = ProvenanceSink.open(sink.url, props)) {
+      // Its network timeout outlasts the longest query the commands wait for.
+      try (ProvenanceSink opened = ProvenanceSink.open(sink.url, props,
+          ProvenanceQueries.DEFAULT_QUERY_TIMEOUT.plusSeconds(10))) {
         run(new ProvenanceQueries(opened.connection()), out);
         out.flush();
         return 0;

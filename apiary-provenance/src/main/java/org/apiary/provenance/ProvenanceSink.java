@@ -7,7 +7,9 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLTimeoutException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -37,26 +39,46 @@ import org.apiary.DatabaseException;
  * holding UTC, truncated to microseconds (read them back with {@link #readTimestamp}). Table and column names must
  * be plain identifiers (letters, digits, underscores); they are case-insensitive in all three databases.
  *
+ * <p>Every network operation is bounded by the sink's {@linkplain #timeout() timeout} (default
+ * {@link #DEFAULT_TIMEOUT}), so a database whose network goes silent fails the operation rather than hanging it:
+ * connecting and logging in, each read from the socket (PostgreSQL and Vertica, through the drivers' connection
+ * properties), and each statement the sink runs (PostgreSQL's {@code statement_timeout}, Vertica's JDBC query
+ * timeout); see {@link #open(String, Properties, Duration)}. A failure caused by the timeout is a
+ * {@link SQLTimeoutException} whose message names the URL and the timeout.
+ *
  * <p>Not thread-safe: use one sink from one thread at a time. {@link ProvenanceSpooler} owns its sink.
  */
 public final class ProvenanceSink implements AutoCloseable {
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
   private static final Pattern SECRET = Pattern.compile("(?i)(password|pwd)=[^&;]*");
 
+  /**
+   * The timeout of {@link #open(String, Properties)} and {@link #opener(String, Properties)}: 30 seconds for
+   * connecting, for each read from the database's socket, and for each statement.
+   */
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+  /** PostgreSQL's SQLSTATE for a cancelled statement, as an expired statement timeout is reported. */
+  private static final String QUERY_CANCELED = "57014";
+  /** The standard SQLSTATE of a broken connection; its class, {@code 08}, covers every connection failure. */
+  private static final String CONNECTION_FAILURE = "08006";
+
   private final String url;
   private final SinkDialect dialect;
   private final Connection connection;
+  private final Duration timeout;
   /** Tables whose per-connection preparation (Vertica's staging table) is done. */
   private final Set<String> prepared = new HashSet<>();
 
-  private ProvenanceSink(String url, SinkDialect dialect, Connection connection) {
+  private ProvenanceSink(String url, SinkDialect dialect, Connection connection, Duration timeout) {
     this.url = url;
     this.dialect = dialect;
     this.connection = connection;
+    this.timeout = timeout;
   }
 
   /**
-   * Connects to the database a JDBC URL names.
+   * Connects to the database a JDBC URL names, with the {@link #DEFAULT_TIMEOUT}; see
+   * {@link #open(String, Properties, Duration)}.
    *
    * @param jdbcUrl a {@code jdbc:duckdb:}, {@code jdbc:postgresql:} or {@code jdbc:vertica:} URL
    * @param props driver properties (user, password, timeouts, ...); may be empty
@@ -64,43 +86,87 @@ public final class ProvenanceSink implements AutoCloseable {
    * @throws SQLException if the connection fails; the message names the URL (without its password)
    */
   public static ProvenanceSink open(String jdbcUrl, Properties props) throws SQLException {
-    Objects.requireNonNull(jdbcUrl, "jdbcUrl");
-    SinkDialect dialect = SinkDialect.forUrl(jdbcUrl);
-    Connection connection;
-    try {
-      connection = DriverManager.getConnection(jdbcUrl, props == null ? new Properties() : props);
-    } catch (SQLException e) {
-      throw new SQLException("cannot connect to provenance database " + redact(jdbcUrl) + ": " + describe(e),
-          e.getSQLState(), e.getErrorCode(), e);
-    }
-    try {
-      dialect.configure(connection);
-      connection.setAutoCommit(false);
-    } catch (SQLException e) {
-      closeAfterFailure(connection, e);
-      throw new SQLException("cannot start transactions on provenance database " + redact(jdbcUrl) + ": "
-          + describe(e), e.getSQLState(), e.getErrorCode(), e);
-    }
-    return new ProvenanceSink(jdbcUrl, dialect, connection);
+    return open(jdbcUrl, props, DEFAULT_TIMEOUT);
   }
 
   /**
-   * A factory for {@link ProvenanceSpooler#start}: each call opens a new sink, and a failure to connect is thrown
-   * as a {@link DatabaseException} (the spooler then backs off and calls it again).
+   * Connects to the database a JDBC URL names, bounding every network operation by {@code timeout}:
+   * <ul>
+   *   <li>PostgreSQL: the driver properties {@code connectTimeout}, {@code loginTimeout} and {@code socketTimeout}
+   *       (whole seconds, rounded up), and {@code statement_timeout} for the sink's own transactions unless the
+   *       session has one already (for example from {@code options=-c statement_timeout=...});</li>
+   *   <li>Vertica: {@code LoginTimeout} and {@code LoginNetworkTimeout} (whole seconds, rounded up),
+   *       {@code NetworkTimeout} (milliseconds), and a query timeout on each statement the sink runs;</li>
+   *   <li>DuckDB: embedded, so no network; its driver ignores query timeouts, so none is set.</li>
+   * </ul>
+   * A property already given, in {@code props} or in the URL, is kept as it is (Vertica's names in any case, as its
+   * driver reads them). The socket timeout also applies to queries run on {@link #connection()}: a query that
+   * legitimately runs longer without the database sending anything (such as one whose own query timeout is longer)
+   * needs a larger sink timeout.
+   *
+   * @param jdbcUrl a {@code jdbc:duckdb:}, {@code jdbc:postgresql:} or {@code jdbc:vertica:} URL
+   * @param props driver properties (user, password, ...); may be empty; not modified
+   * @param timeout how long connecting, each read from the database and each statement may take; positive
+   * @throws IllegalArgumentException if the URL names another database or the timeout is not positive
+   * @throws SQLException if the connection fails; the message names the URL (without its password), and if the
+   *     timeout ended it, it is a {@link SQLTimeoutException} that names the timeout too
+   */
+  public static ProvenanceSink open(String jdbcUrl, Properties props, Duration timeout) throws SQLException {
+    Objects.requireNonNull(jdbcUrl, "jdbcUrl");
+    SinkDialect dialect = SinkDialect.forUrl(jdbcUrl);
+    checkTimeout(timeout);
+    Properties effective = dialect.withTimeouts(jdbcUrl, props == null ? new Properties() : props, timeout);
+    long started = System.nanoTime();
+    Connection connection;
+    try {
+      connection = DriverManager.getConnection(jdbcUrl, effective);
+    } catch (SQLException e) {
+      throw failure("cannot connect to provenance database " + redact(jdbcUrl), e, started, true, timeout);
+    }
+    started = System.nanoTime();
+    try {
+      dialect.configure(connection, seconds(timeout));
+      connection.setAutoCommit(false);
+    } catch (SQLException e) {
+      closeAfterFailure(connection, e);
+      throw failure("cannot start transactions on provenance database " + redact(jdbcUrl), e, started, false,
+          timeout);
+    }
+    return new ProvenanceSink(jdbcUrl, dialect, connection, timeout);
+  }
+
+  /**
+   * A factory for {@link ProvenanceSpooler#start} with the {@link #DEFAULT_TIMEOUT}; see
+   * {@link #opener(String, Properties, Duration)}.
    */
   public static Supplier<ProvenanceSink> opener(String jdbcUrl, Properties props) {
+    return opener(jdbcUrl, props, DEFAULT_TIMEOUT);
+  }
+
+  /**
+   * A factory for {@link ProvenanceSpooler#start}: each call {@linkplain #open(String, Properties, Duration) opens}
+   * a new sink with this timeout, and a failure to connect is thrown as a {@link DatabaseException} (the spooler
+   * then backs off and calls it again). The spooler's loads then fail, rather than hang, once the database stops
+   * answering for longer than the timeout, and are retried like any failed load.
+   *
+   * @throws IllegalArgumentException if the URL names another database or the timeout is not positive
+   */
+  public static Supplier<ProvenanceSink> opener(String jdbcUrl, Properties props, Duration timeout) {
     SinkDialect.forUrl(jdbcUrl); // reject an unsupported URL now rather than on every retry
-    Properties copy = new Properties();
-    if (props != null) {
-      copy.putAll(props);
-    }
+    checkTimeout(timeout);
+    Properties copy = props == null ? new Properties() : SinkDialect.copy(props);
     return () -> {
       try {
-        return open(jdbcUrl, copy);
+        return open(jdbcUrl, copy, timeout);
       } catch (SQLException e) {
         throw new DatabaseException(e.getMessage(), e);
       }
     };
+  }
+
+  /** How long connecting, each read from the database and each statement of this sink may take. */
+  public Duration timeout() {
+    return timeout;
   }
 
   /** The JDBC URL with any password parameter masked, for messages. */
@@ -110,7 +176,8 @@ public final class ProvenanceSink implements AutoCloseable {
 
   /**
    * The JDBC connection, for queries. It is not in auto-commit mode: end what you run with {@code commit()} or
-   * {@code rollback()}.
+   * {@code rollback()}. Its socket reads are bounded by the sink's {@linkplain #timeout() timeout} (PostgreSQL,
+   * Vertica); statements created on it have no query timeout unless you set one.
    */
   public Connection connection() {
     return connection;
@@ -136,15 +203,16 @@ public final class ProvenanceSink implements AutoCloseable {
 
   /** Runs one DDL statement in a transaction of its own; the failure names {@code what} and the URL. */
   private void executeDdl(String ddl, String what) throws SQLException {
+    long started = System.nanoTime();
     try {
-      try (Statement statement = connection.createStatement()) {
+      dialect.beginTransaction(connection, seconds(timeout));
+      try (Statement statement = dialect.createStatement(connection, seconds(timeout))) {
         statement.execute(ddl);
       }
       connection.commit();
     } catch (SQLException e) {
       rollbackAfterFailure(e);
-      throw new SQLException("cannot create " + what + " in " + url() + " (" + ddl + "): " + describe(e),
-          e.getSQLState(), e.getErrorCode(), e);
+      throw failure("cannot create " + what + " in " + url() + " (" + ddl + ")", e, started, false, timeout);
     }
   }
 
@@ -166,14 +234,28 @@ public final class ProvenanceSink implements AutoCloseable {
       return;
     }
     List<ProvenanceRow> distinct = distinctKeys(table, rows);
+    long started = System.nanoTime();
     try {
-      dialect.prepareLoad(connection, table, prepared);
-      dialect.load(connection, table, distinct);
+      int queryTimeout = seconds(timeout);
+      dialect.prepareLoad(connection, table, prepared, queryTimeout); // may commit (Vertica's DDL)
+      dialect.beginTransaction(connection, queryTimeout);
+      dialect.load(connection, table, distinct, queryTimeout);
       connection.commit();
     } catch (SQLException e) {
       rollbackAfterFailure(e);
-      throw new SQLException("cannot load " + rows.size() + " rows into provenance table " + table.name() + " in "
-          + url() + ": " + describe(e), e.getSQLState(), e.getErrorCode(), e);
+      throw failure("cannot load " + rows.size() + " rows into provenance table " + table.name() + " in " + url(),
+          e, started, false, timeout);
+    } catch (AssertionError e) {
+      // With assertions enabled, pgjdbc 42.7 reports a connection that broke mid-batch (as a socket timeout breaks
+      // it) as this error instead of an SQLException (pgjdbc issues 1458 and 3180).
+      if (!fromDriver(e)) {
+        throw e;
+      }
+      SQLException broken = new SQLException("the connection broke during the batch (pgjdbc: " + e.getMessage()
+          + (e.getCause() == null ? "" : ": " + e.getCause().getMessage()) + ")", CONNECTION_FAILURE, e);
+      rollbackAfterFailure(broken);
+      throw failure("cannot load " + rows.size() + " rows into provenance table " + table.name() + " in " + url(),
+          broken, started, false, timeout);
     }
   }
 
@@ -282,6 +364,75 @@ public final class ProvenanceSink implements AutoCloseable {
     } catch (SQLException e) {
       failure.addSuppressed(e);
     }
+  }
+
+  private static void checkTimeout(Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isZero() || timeout.isNegative()) {
+      throw new IllegalArgumentException("the provenance sink timeout must be positive, not " + timeout);
+    }
+  }
+
+  /** A timeout in whole seconds, rounded up, as JDBC query timeouts and most drivers' properties take it. */
+  static int seconds(Duration timeout) {
+    long millis = timeout.toMillis();
+    return (int) Math.min(Integer.MAX_VALUE, (millis + 999) / 1000);
+  }
+
+  /**
+   * The exception for a failed operation that started at {@code startedNanos}: a {@link SQLTimeoutException} naming
+   * the timeout if the timeout ended it, else a plain {@link SQLException}; both name {@code what}.
+   */
+  static SQLException failure(String what, SQLException e, long startedNanos, boolean connecting, Duration timeout) {
+    if (timedOut(e, System.nanoTime() - startedNanos >= timeout.toNanos(), connecting)) {
+      return new SQLTimeoutException(what + ": timed out, the database did not answer within the sink timeout of "
+          + describe(timeout) + " (" + describe(e) + ")", e.getSQLState(), e.getErrorCode(), e);
+    }
+    return new SQLException(what + ": " + describe(e), e.getSQLState(), e.getErrorCode(), e);
+  }
+
+  /**
+   * Whether a timeout ended an operation: the driver says so (a socket read timed out, or a
+   * {@link SQLTimeoutException}), or the operation lasted the whole timeout and failed the way an expired timeout
+   * does without saying so: PostgreSQL cancels a statement past its statement timeout as {@code query_canceled},
+   * pgjdbc reports an expired login timeout as a plain connection failure, and a socket timeout closes the
+   * connection, which later calls report as closed.
+   */
+  private static boolean timedOut(SQLException e, boolean tookTheTimeout, boolean connecting) {
+    if (tookTheTimeout && connecting) {
+      return true;
+    }
+    Set<Throwable> seen = new HashSet<>();
+    List<Throwable> pending = new ArrayList<>(List.of(e));
+    while (!pending.isEmpty()) {
+      Throwable t = pending.remove(pending.size() - 1);
+      if (t == null || !seen.add(t)) {
+        continue;
+      }
+      if (t instanceof SQLTimeoutException || t instanceof java.net.SocketTimeoutException) {
+        return true;
+      }
+      if (t instanceof SQLException sql) {
+        String state = sql.getSQLState();
+        if (tookTheTimeout && state != null && (state.equals(QUERY_CANCELED) || state.startsWith("08"))) {
+          return true;
+        }
+        pending.add(sql.getNextException());
+      }
+      pending.add(t.getCause());
+    }
+    return false;
+  }
+
+  private static boolean fromDriver(AssertionError e) {
+    StackTraceElement[] frames = e.getStackTrace();
+    return frames.length > 0 && frames[0].getClassName().startsWith("org.postgresql.");
+  }
+
+  /** A duration for messages: {@code 30 s}, or {@code 1500 ms} when not whole seconds. */
+  static String describe(Duration timeout) {
+    long millis = timeout.toMillis();
+    return millis % 1000 == 0 ? millis / 1000 + " s" : millis + " ms";
   }
 
   /** An exception's message with the driver's chained batch errors, which hold the actual cause. */

@@ -7,6 +7,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
@@ -16,12 +17,14 @@ import java.time.temporal.ChronoField;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Locale;
+import java.util.Properties;
 import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
  * What differs between the analytical databases a {@link ProvenanceSink} writes to: type names, identifier quoting,
- * how a TIMESTAMP travels over JDBC, and the statements of an idempotent load. Everything else is one JDBC code path.
+ * how a TIMESTAMP travels over JDBC, the statements of an idempotent load, and how the driver bounds network
+ * operations. Everything else is one JDBC code path.
  *
  * <p>TIMESTAMP columns are SQL {@code TIMESTAMP} (without time zone) holding UTC, at microsecond precision.
  */
@@ -34,19 +37,25 @@ enum SinkDialect {
    */
   DUCKDB("jdbc:duckdb:") {
     @Override
-    void configure(Connection connection) throws SQLException {
+    void setQueryTimeout(Statement statement, int seconds) {
+      // Embedded, so nothing waits on a network; and duckdb_jdbc 1.1.3's setQueryTimeout only logs "not supported".
+    }
+
+    @Override
+    void configure(Connection connection, int queryTimeout) throws SQLException {
       // Loading is sequential; DuckDB's default of one worker per core would compete with the transactional
       // database for the same cores when both run on one machine (measured: three DuckDB threads took most of a
       // core on a 2-core machine under provenance load).
-      try (Statement statement = connection.createStatement()) {
+      try (Statement statement = createStatement(connection, queryTimeout)) {
         statement.execute("SET threads TO 1");
       }
     }
 
     @Override
-    void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged) throws SQLException {
+    void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged, int queryTimeout)
+        throws SQLException {
       if (!staged.contains(table.name()) && appendable(table)) {
-        try (Statement statement = connection.createStatement()) {
+        try (Statement statement = createStatement(connection, queryTimeout)) {
           statement.execute("CREATE TABLE IF NOT EXISTS " + quote(stagingName(table)) + " (" + columnDefinitions(table)
               + ")");
         }
@@ -56,13 +65,14 @@ enum SinkDialect {
     }
 
     @Override
-    void load(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows) throws SQLException {
+    void load(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows, int queryTimeout)
+        throws SQLException {
       if (!appendable(table)) {
-        loadWithValues(connection, table, rows);
+        loadWithValues(connection, table, rows, queryTimeout);
         return;
       }
       String stage = quote(stagingName(table));
-      try (Statement statement = connection.createStatement()) {
+      try (Statement statement = createStatement(connection, queryTimeout)) {
         statement.execute("DELETE FROM " + stage);
         try (org.duckdb.DuckDBAppender appender = connection.unwrap(org.duckdb.DuckDBConnection.class)
             .createAppender(org.duckdb.DuckDBConnection.DEFAULT_SCHEMA, stagingName(table))) {
@@ -103,13 +113,14 @@ enum SinkDialect {
       }
     }
 
-    private void loadWithValues(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows)
-        throws SQLException {
+    private void loadWithValues(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows,
+                                int queryTimeout) throws SQLException {
       int width = table.columns().size();
       int perStatement = Math.max(1, Math.min(ROWS_PER_STATEMENT, MAX_PARAMETERS / width));
       for (int from = 0; from < rows.size(); from += perStatement) {
         List<ProvenanceRow> chunk = rows.subList(from, Math.min(rows.size(), from + perStatement));
-        try (PreparedStatement insert = connection.prepareStatement(multiRowInsertSql(table, chunk.size()))) {
+        try (PreparedStatement insert = prepareStatement(connection, multiRowInsertSql(table, chunk.size()),
+            queryTimeout)) {
           int index = 1;
           for (ProvenanceRow row : chunk) {
             for (int i = 0; i < width; i++) {
@@ -138,8 +149,43 @@ enum SinkDialect {
     }
   },
 
-  /** PostgreSQL enforces primary keys: {@code INSERT ... ON CONFLICT DO NOTHING}. */
+  /**
+   * PostgreSQL enforces primary keys: {@code INSERT ... ON CONFLICT DO NOTHING}. pgjdbc's timeouts are the connection
+   * properties {@code connectTimeout} (TCP connect), {@code loginTimeout} (the whole login) and {@code socketTimeout}
+   * (each socket read), all in seconds. The sink's statements are bounded by the server's {@code statement_timeout},
+   * set for each of the sink's transactions, rather than by JDBC's query timeout: pgjdbc enforces that one by sending
+   * a cancel request on a new connection and makes the timed-out statement wait for it, so into a silent network a
+   * statement would hang past its socket timeout until the cancel request's own timeout ({@code cancelSignalTimeout},
+   * 10 s by default) ran out too.
+   */
   POSTGRESQL("jdbc:postgresql:") {
+    @Override
+    void beginTransaction(Connection connection, int queryTimeout) throws SQLException {
+      // SET LOCAL, as set_config(..., true): for this transaction only, so queries that others run on the connection
+      // keep the session's setting; and only if the session has none of its own (from options in the properties or
+      // URL, the role, the database or the server), which then applies.
+      try (Statement statement = connection.createStatement();
+           ResultSet ignored = statement.executeQuery("SELECT set_config('statement_timeout', '"
+               + (long) queryTimeout * 1000 + "', true) WHERE current_setting('statement_timeout') = '0'")) {
+        // the query's effect is all
+      }
+    }
+
+    @Override
+    void setQueryTimeout(Statement statement, int seconds) {
+      // statement_timeout, set by beginTransaction(), bounds the sink's statements
+    }
+
+    @Override
+    Properties withTimeouts(String jdbcUrl, Properties props, Duration timeout) {
+      Properties result = copy(props);
+      String seconds = Integer.toString(ProvenanceSink.seconds(timeout));
+      for (String name : List.of("connectTimeout", "loginTimeout", "socketTimeout")) {
+        putUnlessGiven(result, jdbcUrl, name, seconds, false); // pgjdbc's property names are case-sensitive
+      }
+      return result;
+    }
+
     @Override
     String typeName(ColumnType type) {
       return switch (type) {
@@ -163,9 +209,23 @@ enum SinkDialect {
 
   /**
    * Vertica does not enforce primary keys by default: rows go into a session-local staging table, then
-   * {@code MERGE ... WHEN NOT MATCHED THEN INSERT} adds the ones whose key is absent, in the same transaction.
+   * {@code MERGE ... WHEN NOT MATCHED THEN INSERT} adds the ones whose key is absent, in the same transaction. Its
+   * driver's timeouts are the connection properties {@code LoginTimeout} (the whole login, seconds),
+   * {@code LoginNetworkTimeout} (TCP connect, seconds) and {@code NetworkTimeout} (each socket read, milliseconds);
+   * it reads property names in any case.
    */
   VERTICA("jdbc:vertica:") {
+    @Override
+    Properties withTimeouts(String jdbcUrl, Properties props, Duration timeout) {
+      Properties result = copy(props);
+      String seconds = Integer.toString(ProvenanceSink.seconds(timeout));
+      putUnlessGiven(result, jdbcUrl, "LoginTimeout", seconds, true);
+      putUnlessGiven(result, jdbcUrl, "LoginNetworkTimeout", seconds, true);
+      putUnlessGiven(result, jdbcUrl, "NetworkTimeout",
+          Long.toString(Math.min(Integer.MAX_VALUE, timeout.toMillis())), true);
+      return result;
+    }
+
     @Override
     String typeName(ColumnType type) {
       return switch (type) {
@@ -182,7 +242,8 @@ enum SinkDialect {
     }
 
     @Override
-    void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged) throws SQLException {
+    void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged, int queryTimeout)
+        throws SQLException {
       if (staged.contains(table.name())) {
         return;
       }
@@ -192,7 +253,7 @@ enum SinkDialect {
           + (c.type() == ColumnType.TIMESTAMP ? "VARCHAR(32)" : typeName(c.type()))).collect(Collectors.joining(", "));
       String ddl = "CREATE LOCAL TEMPORARY TABLE IF NOT EXISTS " + quote(stagingName(table)) + " (" + columns
           + ") ON COMMIT DELETE ROWS";
-      try (Statement statement = connection.createStatement()) {
+      try (Statement statement = createStatement(connection, queryTimeout)) {
         statement.execute(ddl);
       }
       connection.commit();
@@ -200,12 +261,14 @@ enum SinkDialect {
     }
 
     @Override
-    void load(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows) throws SQLException {
-      try (PreparedStatement insert = connection.prepareStatement(insertSql(table, stagingName(table)))) {
+    void load(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows, int queryTimeout)
+        throws SQLException {
+      try (PreparedStatement insert = prepareStatement(connection, insertSql(table, stagingName(table)),
+          queryTimeout)) {
         bindBatch(insert, table, rows);
         insert.executeBatch();
       }
-      try (Statement merge = connection.createStatement()) {
+      try (Statement merge = createStatement(connection, queryTimeout)) {
         merge.executeUpdate(mergeSql(table));
       }
     }
@@ -269,19 +332,67 @@ enum SinkDialect {
         + table.key().stream().map(this::quote).collect(Collectors.joining(", ")) + "))";
   }
 
+  /**
+   * The connection properties to connect with: {@code props} plus the driver's connect, login and socket-read
+   * timeouts set to {@code timeout}, except those already given in {@code props} or in the URL. Nothing by default.
+   */
+  Properties withTimeouts(String jdbcUrl, Properties props, Duration timeout) {
+    return copy(props);
+  }
+
+  /** Bounds how long a statement may run, in seconds (JDBC's query timeout). */
+  void setQueryTimeout(Statement statement, int seconds) throws SQLException {
+    statement.setQueryTimeout(seconds);
+  }
+
+  /** A statement with the query timeout; the {@code queryTimeout} parameters below are in seconds. */
+  final Statement createStatement(Connection connection, int queryTimeout) throws SQLException {
+    Statement statement = connection.createStatement();
+    try {
+      setQueryTimeout(statement, queryTimeout);
+    } catch (SQLException e) {
+      statement.close();
+      throw e;
+    }
+    return statement;
+  }
+
+  /** A prepared statement with the query timeout. */
+  final PreparedStatement prepareStatement(Connection connection, String sql, int queryTimeout) throws SQLException {
+    PreparedStatement statement = connection.prepareStatement(sql);
+    try {
+      setQueryTimeout(statement, queryTimeout);
+    } catch (SQLException e) {
+      statement.close();
+      throw e;
+    }
+    return statement;
+  }
+
+  /**
+   * Runs first in each of the sink's transactions (a load, a DDL statement), on a connection not in auto-commit
+   * mode: whatever bounds the transaction's statements that a per-statement query timeout does not. Nothing by
+   * default.
+   */
+  void beginTransaction(Connection connection, int queryTimeout) throws SQLException {
+    // nothing by default
+  }
+
   /** Runs once per connection, right after it opens. */
-  void configure(Connection connection) throws SQLException {
+  void configure(Connection connection, int queryTimeout) throws SQLException {
     // nothing by default
   }
 
   /** Runs once per table and connection before the first load: work that must happen outside the load's transaction. */
-  void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged) throws SQLException {
+  void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged, int queryTimeout)
+      throws SQLException {
     // nothing by default
   }
 
   /** Loads rows (distinct keys) inside the caller's transaction, skipping those whose key is present. */
-  void load(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows) throws SQLException {
-    try (PreparedStatement insert = connection.prepareStatement(describeLoad(table))) {
+  void load(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows, int queryTimeout)
+      throws SQLException {
+    try (PreparedStatement insert = prepareStatement(connection, describeLoad(table), queryTimeout)) {
       bindBatch(insert, table, rows);
       insert.executeBatch();
     }
@@ -338,6 +449,44 @@ enum SinkDialect {
   private String stagedValue(ProvenanceColumn column) {
     String value = "s." + quote(column.name());
     return column.type() == ColumnType.TIMESTAMP ? "CAST(" + value + " AS TIMESTAMP)" : value;
+  }
+
+  /** A copy of connection properties, including any defaults they fall back on. */
+  static Properties copy(Properties props) {
+    Properties result = new Properties();
+    result.putAll(props);
+    for (String name : props.stringPropertyNames()) {
+      result.setProperty(name, props.getProperty(name));
+    }
+    return result;
+  }
+
+  /** Sets a property unless the properties or the URL's parameters already name it. */
+  static void putUnlessGiven(Properties props, String jdbcUrl, String name, String value, boolean ignoreCase) {
+    if (!given(props.stringPropertyNames(), name, ignoreCase) && !given(urlParameters(jdbcUrl), name, ignoreCase)) {
+      props.setProperty(name, value);
+    }
+  }
+
+  private static boolean given(Set<String> names, String name, boolean ignoreCase) {
+    return ignoreCase ? names.stream().anyMatch(name::equalsIgnoreCase) : names.contains(name);
+  }
+
+  /** The names of a JDBC URL's {@code ?name=value&...} parameters. */
+  static Set<String> urlParameters(String jdbcUrl) {
+    int query = jdbcUrl.indexOf('?');
+    if (query < 0) {
+      return Set.of();
+    }
+    Set<String> names = new java.util.HashSet<>();
+    for (String parameter : jdbcUrl.substring(query + 1).split("&")) {
+      int eq = parameter.indexOf('=');
+      String name = (eq < 0 ? parameter : parameter.substring(0, eq)).trim();
+      if (!name.isEmpty()) {
+        names.add(name);
+      }
+    }
+    return names;
   }
 
   static String stagingName(ProvenanceTable table) {

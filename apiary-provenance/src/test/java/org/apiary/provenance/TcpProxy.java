@@ -14,8 +14,10 @@ import java.util.Set;
 
 /**
  * A TCP proxy on a free loopback port forwarding to a loopback port, which a test can cut: {@link #cut()} closes
- * every live connection and refuses new ones (accepting and closing them at once) until {@link #restore()}. All its
- * threads are daemons and end when their sockets close.
+ * every live connection and refuses new ones (accepting and closing them at once) until {@link #restore()}. It can
+ * also go silent: {@link #blackHole()} keeps every connection open, accepts new ones, and forwards no byte in either
+ * direction until {@link #restore()}, which then delivers the held bytes in order (a network that stopped answering,
+ * not one that broke connections). All its threads are daemons and end when their sockets close.
  */
 public final class TcpProxy implements AutoCloseable {
   private final int targetPort;
@@ -25,6 +27,8 @@ public final class TcpProxy implements AutoCloseable {
   private final Set<Socket> live = new HashSet<>();
   /** Guarded by this. */
   private boolean cut;
+  /** Guarded by this: while set, pumps hold what they read instead of forwarding it. */
+  private boolean silent;
   private volatile int connectionsAccepted;
 
   public TcpProxy(int targetPort) throws IOException {
@@ -50,10 +54,22 @@ public final class TcpProxy implements AutoCloseable {
       closeSocket(socket);
     }
     live.clear();
+    notifyAll(); // pumps held by blackHole() see their sockets closed
   }
 
+  /**
+   * Stops forwarding without closing anything: live connections stay open, new ones are accepted (and connected
+   * upstream), but no byte reaches the other side until {@link #restore()}.
+   */
+  public synchronized void blackHole() {
+    silent = true;
+  }
+
+  /** Ends {@link #cut()} and {@link #blackHole()}: new connections are forwarded, held bytes are delivered. */
   public synchronized void restore() {
     cut = false;
+    silent = false;
+    notifyAll();
   }
 
   @Override
@@ -106,6 +122,7 @@ public final class TcpProxy implements AutoCloseable {
       try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
         int n;
         while ((n = in.read(buffer)) >= 0) {
+          awaitForwarding(from, to);
           out.write(buffer, 0, n);
           out.flush();
         }
@@ -121,11 +138,24 @@ public final class TcpProxy implements AutoCloseable {
     thread.start();
   }
 
+  /** Holds a pump while the proxy is silent, until restore() or either socket closes. */
+  private synchronized void awaitForwarding(Socket from, Socket to) {
+    while (silent && !from.isClosed() && !to.isClosed()) {
+      try {
+        wait();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
   private synchronized void forget(List<Socket> sockets) {
     for (Socket socket : sockets) {
       closeSocket(socket);
       live.remove(socket);
     }
+    notifyAll(); // the opposite pump may be held by blackHole()
   }
 
   private static void closeSocket(Socket socket) {
