@@ -154,6 +154,19 @@ final class BenchmarkReport {
       }
       out.println(row);
     }
+    StringBuilder cpuHeader = new StringBuilder(String.format(Locale.ROOT, "%-18s", "variant"));
+    for (double l : loads) {
+      cpuHeader.append(String.format(Locale.ROOT, " %16s", "cpu@" + (long) l));
+    }
+    out.println(cpuHeader.append("   (CPU microseconds of the benchmark process per request)"));
+    for (VariantRun.Outcome o : outcomes.values()) {
+      StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "%-18s", o.variant()));
+      for (OpenLoop.Point p : o.fixed()) {
+        row.append(String.format(Locale.ROOT, " %16s", p.cpuMicrosPerRequest() < 0 ? "-"
+            : String.format(Locale.ROOT, "%.0f", p.cpuMicrosPerRequest())));
+      }
+      out.println(row);
+    }
     failed.forEach(v -> out.println(v + ": FAILED"));
     for (Target t : targets()) {
       out.printf(Locale.ROOT, "  %-62s %8s  target %-14s %s%n", t.name(), t.measured(), t.goal(),

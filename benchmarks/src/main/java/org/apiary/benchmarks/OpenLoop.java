@@ -54,9 +54,16 @@ public final class OpenLoop {
    * @param operations latency per operation, in the workload's order
    * @param errors measured requests that failed or were still unanswered after the drain time
    * @param firstError the first failure's message, or {@code null}
+   * @param cpuMicrosPerRequest CPU time of this whole process (load generator, client, frontend, database and
+   *     provenance loading, when they run in it) during the measured window, per request completed in it; -1 if none completed
    */
   public record Point(double offered, double achieved, Latency all, List<Latency> operations, long errors,
-                      String firstError) {}
+                      String firstError, double cpuMicrosPerRequest) {}
+
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+        .getOperatingSystemMXBean()).getProcessCpuTime();
+  }
 
   /** How long a point waits, after its drain, for every request it sent to finish. */
   private static final Duration IDLE_WAIT = Duration.ofSeconds(60);
@@ -84,6 +91,7 @@ public final class OpenLoop {
     double intervalNs = 1e9 / rate;
     double offset = 0;
     long seq = 0;
+    long cpuFrom = -1;
     while (true) {
       offset += settings.arrivals() == Arrivals.UNIFORM ? intervalNs : -Math.log(1 - random.nextDouble()) * intervalNs;
       long scheduled = start + (long) offset;
@@ -96,6 +104,9 @@ public final class OpenLoop {
       }
       Request request = workload.next(random);
       boolean measured = scheduled - measureFrom >= 0;
+      if (measured && cpuFrom < 0) {
+        cpuFrom = processCpuNanos();
+      }
       long id = seq++;
       if (!slots.tryAcquire(Math.max(1, stopAt - System.nanoTime()) + settings.drain().toNanos(), TimeUnit.NANOSECONDS)) {
         break; // nothing completes any more: the drain below counts what is outstanding
@@ -128,6 +139,7 @@ public final class OpenLoop {
         }
       });
     }
+    long cpuTo = processCpuNanos();
     long drainUntil = Math.max(System.nanoTime(), stopAt) + settings.drain().toNanos();
     while (!outstanding.isEmpty() && System.nanoTime() - drainUntil < 0) {
       Thread.sleep(5);
@@ -148,7 +160,9 @@ public final class OpenLoop {
     for (Recorder r : perOp) {
       opLatency.add(Latency.of(r.getIntervalHistogram()));
     }
+    double cpuPerRequest = completed.get() == 0 || cpuFrom < 0 ? -1
+        : (cpuTo - cpuFrom) / 1e3 / completed.get();
     return new Point(rate, completed.get() / (settings.measure().toNanos() / 1e9),
-        Latency.of(all.getIntervalHistogram()), opLatency, errors.get(), firstError.get());
+        Latency.of(all.getIntervalHistogram()), opLatency, errors.get(), firstError.get(), cpuPerRequest);
   }
 }
