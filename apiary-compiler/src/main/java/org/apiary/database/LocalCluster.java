@@ -101,6 +101,32 @@ public final class LocalCluster implements AutoCloseable {
     if (hosts < 1 || kfactor < 0 || kfactor >= hosts) {
       throw new IllegalArgumentException("need hosts >= 1 and 0 <= kfactor < hosts, got hosts=" + hosts + " kfactor=" + kfactor);
     }
+    try {
+      return startOnce(hosts, sitesPerHost, kfactor, provenance, timeout);
+    } catch (NodeExited e) {
+      // Ports are picked free and then handed to the servers, so another process may bind one in between.
+      System.getLogger(LocalCluster.class.getName()).log(System.Logger.Level.WARNING, "a VoltDB node exited while "
+          + "the cluster started; starting it again on new ports: " + e.failure.getMessage());
+      try {
+        return startOnce(hosts, sitesPerHost, kfactor, provenance, timeout);
+      } catch (NodeExited again) {
+        throw again.failure;
+      }
+    }
+  }
+
+  /** The cluster did not start because a node process exited (for example, a port it was given was taken). */
+  private static final class NodeExited extends RuntimeException {
+    final DatabaseException failure;
+
+    NodeExited(DatabaseException failure) {
+      super(failure.getMessage(), failure, false, false);
+      this.failure = failure;
+    }
+  }
+
+  private static LocalCluster startOnce(int hosts, int sitesPerHost, int kfactor, ProvenanceConfig provenance,
+                                        Duration timeout) {
     Path dir;
     try {
       dir = Files.createTempDirectory("apiary-cluster-");
@@ -137,8 +163,11 @@ public final class LocalCluster implements AutoCloseable {
       return cluster;
     } catch (IOException | RuntimeException e) {
       String logs = nodes.stream().map(n -> "\n--- node " + n.index + " log tail:\n" + tail(n.log)).reduce("", String::concat);
+      boolean exited = nodes.stream().anyMatch(n -> n.process != null && !n.process.isAlive());
       cluster.close();
-      throw new DatabaseException("the VoltDB cluster did not start: " + e.getMessage() + logs, e);
+      String message = "the VoltDB cluster did not start: " + e.getMessage() + logs;
+      DatabaseException failure = new DatabaseException(message, e);
+      throw exited ? new NodeExited(failure) : failure;
     }
   }
 

@@ -26,29 +26,31 @@ import picocli.CommandLine.Parameters;
  * Fault drills a user can run on one machine. {@code frontend-crash}: an embedded database, two frontend processes,
  * clients incrementing counters through both; one frontend is killed with SIGKILL mid-run; clients retry with the
  * same invocation IDs; then every counter is checked against the increments the clients saw acknowledged.
- * {@code exactly-once}: the randomized checker of {@link ExactlyOnceDrill}.
+ * {@code exactly-once}: the randomized checker of {@link ExactlyOnceDrill}. {@code provenance}: the randomized
+ * provenance checker of {@link ProvenanceDrill}.
  */
 @Command(name = "drill", mixinStandardHelpOptions = true,
-    description = "Run a fault drill and check that no acknowledged work is lost or applied twice.")
+    description = "Run a fault drill and check that no acknowledged work is lost or applied twice, or (provenance) "
+        + "that captured provenance matches what the workload did.")
 public final class DrillCommand implements Callable<Integer> {
-  @Parameters(index = "0", description = "The drill: frontend-crash or exactly-once.")
+  @Parameters(index = "0", description = "The drill: frontend-crash, exactly-once or provenance.")
   String drill;
 
-  @Option(names = "--seconds", defaultValue = "12", description = "How long clients send load (default ${DEFAULT-VALUE}).")
-  int seconds;
+  @Option(names = "--seconds", description = "How long clients send load (default 12; 20 for provenance).")
+  Integer seconds;
 
   @Option(names = "--kill-after", defaultValue = "4", description = "Seconds into the load when a frontend is killed (default ${DEFAULT-VALUE}).")
   int killAfter;
 
-  @Option(names = "--clients", defaultValue = "8", description = "Concurrent clients (default ${DEFAULT-VALUE}).")
-  int clients;
+  @Option(names = "--clients", description = "Concurrent clients (default 8; 4 for provenance).")
+  Integer clients;
 
   @Option(names = "--keys", description = "Partition keys the load spreads over (default 64 for frontend-crash, "
       + "16 for exactly-once).")
   Integer keys;
 
-  @Option(names = "--seed", description = "exactly-once: the seed of every random choice (default: a fresh one, "
-      + "printed).")
+  @Option(names = "--seed", description = "exactly-once, provenance: the seed of every random choice (default: a "
+      + "fresh one, printed).")
   Long seed;
 
   @Option(names = "--lease-ms", defaultValue = "2000",
@@ -64,14 +66,52 @@ public final class DrillCommand implements Callable<Integer> {
           + "${DEFAULT-VALUE}).")
   int recoverySeconds;
 
-  @Option(names = "--skip", split = ",", description = "exactly-once: faults to leave out, among kill, stop, flaky "
-      + "(keys whose writer fails), badkey (the graph whose output key has the wrong type).")
+  @Option(names = "--skip", split = ",", description = "Faults to leave out. exactly-once: among kill, stop, flaky "
+      + "(keys whose writer fails), badkey (the graph whose output key has the wrong type); provenance: among cut "
+      + "(the sink cut off), kill (a database server killed).")
   java.util.Set<String> skip = new java.util.LinkedHashSet<>();
+
+  @Option(names = "--sink-url", defaultValue = ProvenanceDrill.DEFAULT_SINK_URL,
+      description = "provenance: the PostgreSQL database to capture into; the drill creates a schema of its own there "
+          + "and drops it at the end (default ${DEFAULT-VALUE}). A password, if needed, comes from PGPASSWORD.")
+  String sinkUrl;
+
+  @Option(names = "--sink-user", defaultValue = "postgres",
+      description = "provenance: the sink's user (default ${DEFAULT-VALUE}).")
+  String sinkUser;
+
+  @Option(names = "--settle-seconds", defaultValue = "60",
+      description = "provenance: how long, at most, to wait for the sink to stop changing after the load (default "
+          + "${DEFAULT-VALUE}).")
+  int settleSeconds;
 
   private final PrintStream out = System.out;
 
   @Override
   public Integer call() throws Exception {
+    if (drill.equals("provenance")) {
+      int s = seconds == null ? 20 : seconds;
+      int c = clients == null ? 4 : clients;
+      if (s < 1 || c < 1 || settleSeconds < 1) {
+        out.println("provenance needs --seconds, --clients and --settle-seconds of at least 1");
+        return 2;
+      }
+      if (!ProvenanceDrill.FAULTS.containsAll(skip)) {
+        out.println("--skip takes " + ProvenanceDrill.FAULTS + " for provenance, not " + skip);
+        return 2;
+      }
+      String password = System.getenv("PGPASSWORD");
+      return new ProvenanceDrill(new ProvenanceDrill.Settings(seed != null ? seed
+          : new java.security.SecureRandom().nextLong(), s, c, sinkUrl, sinkUser,
+          password == null || password.isEmpty() ? null : password, java.util.Set.copyOf(skip), settleSeconds), out)
+          .run();
+    }
+    if (seconds == null) {
+      seconds = 12;
+    }
+    if (clients == null) {
+      clients = 8;
+    }
     if (drill.equals("exactly-once")) {
       if (seconds < 1 || clients < 1 || (keys != null && keys < 1) || leaseMs < 500 || retentionMs < 1000
           || recoverySeconds < 1) {
@@ -88,7 +128,7 @@ public final class DrillCommand implements Callable<Integer> {
           leaseMs, leaseMs / 5, retentionMs, recoverySeconds, java.util.Set.copyOf(skip)), out).run();
     }
     if (!drill.equals("frontend-crash")) {
-      out.println("unknown drill '" + drill + "'; available: frontend-crash, exactly-once");
+      out.println("unknown drill '" + drill + "'; available: frontend-crash, exactly-once, provenance");
       return 2;
     }
     if (keys == null) {

@@ -64,6 +64,8 @@ public final class FrontendServer implements AutoCloseable {
   private final String endpoint;
   private final Thread ioThread;
   private final Map<String, Pending> inFlight = new ConcurrentHashMap<>();
+  /** Invocations whose outcome this frontend stored recently (nanoTime), which recovery need not look at. */
+  private final Map<String, Long> concludedHere = new ConcurrentHashMap<>();
   private final FrontendLeases leases;
   private final FrontendHooks hooks;
   private volatile boolean running = true;
@@ -537,7 +539,10 @@ public final class FrontendServer implements AutoCloseable {
     log.finish(invocation, status, bytes).whenComplete((stored, err) -> {
       if (err != null) {
         outcomeNotStored(invocation, unwrap(err));
-      } else if (stored) {
+        return;
+      }
+      concludedHere.put(invocation, System.nanoTime());
+      if (stored) {
         deliver(invocation, reply);
       } else {
         answerFromLog(invocation); // another attempt ended it first: its outcome is the one
@@ -688,7 +693,15 @@ public final class FrontendServer implements AutoCloseable {
 
   /** Runs every invocation logged as ours that is not running here (taken over, or left by a failed attempt). */
   private void recover() {
-    for (InvocationLog.Entry e : log.running(id)) {
+    long now = System.nanoTime();
+    long forgetAfter = 4 * config.heartbeatInterval().toNanos();
+    concludedHere.values().removeIf(at -> now - at > forgetAfter);
+    // Only invocations older than two heartbeats: younger ones of this frontend are running here (or ended while
+    // the list was read), and a dead frontend's wait a heartbeat or two longer.
+    for (InvocationLog.Entry e : log.running(id, config.heartbeatInterval().multipliedBy(2))) {
+      if (concludedHere.containsKey(e.invocationId())) {
+        continue; // its outcome was stored here after the list was read
+      }
       WireRequest request = Json.read(e.request(), WireRequest.class, "logged request of invocation " + e.invocationId());
       JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
       Pending pending = new Pending(e.graph(), key, normalize(request.args()));

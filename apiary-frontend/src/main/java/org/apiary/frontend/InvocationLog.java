@@ -92,9 +92,15 @@ public final class InvocationLog {
 
   /** Every running invocation logged by {@code frontend} (a multi-partition read; for recovery). */
   public List<Entry> running(String frontend) {
+    return running(frontend, java.time.Duration.ZERO);
+  }
+
+  /** The running invocations owned by {@code frontend} that started at least {@code minAge} ago (database clock). */
+  public List<Entry> running(String frontend, java.time.Duration minAge) {
     return read(db.callAdmin("listing running invocations", "@AdHoc",
-        "SELECT " + COLUMNS + " FROM " + SystemSchema.INVOCATIONS + " WHERE frontend = ? AND status = 'RUNNING'",
-        frontend).getResults()[0]);
+        "SELECT " + COLUMNS + " FROM " + SystemSchema.INVOCATIONS + " WHERE frontend = ? AND status = 'RUNNING'"
+            + " AND started_at <= DATEADD(MILLISECOND, " + (-minAge.toMillis()) + ", NOW)", frontend)
+        .getResults()[0]);
   }
 
   /**
