@@ -18,4 +18,7 @@ interface FrontendHooks {
 
   /** Before a retention pass. */
   default void beforeCleanup() {}
+
+  /** When recovery takes up a logged, running invocation that no attempt in this frontend is running. */
+  default void recovering(String invocation) {}
 }

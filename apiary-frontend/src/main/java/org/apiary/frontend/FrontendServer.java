@@ -714,6 +714,7 @@ public final class FrontendServer implements AutoCloseable {
                 + " is no longer registered"));
         LOG.log(Level.INFO, "frontend " + id + ": recovering invocation " + e.invocationId() + " of graph "
             + e.graph() + " (attempt " + (e.attempts() + 1) + ")");
+        hooks.recovering(e.invocationId());
         claimAndRun(new Attempt(e.invocationId(), graph, e.graphVersion(), key, normalize(request.args()),
             request.caller(), e.attempts() + 1, false));
       });

@@ -44,4 +44,42 @@ class InvocationLogTest {
       assertEquals(InvocationLog.DONE, log.get(run + i).get(30, TimeUnit.SECONDS).orElseThrow().status());
     }
   }
+
+  /**
+   * Recovery takes up only invocations that nobody runs: a loaded frontend whose invocations all end must never
+   * recover one of them (before, each heartbeat re-claimed those that ended while it read the list of running ones).
+   */
+  @Test
+  void recoveryLeavesAloneInvocationsThatEndedWhileItLooked(TestDatabase database) throws Exception {
+    ApiaryDatabase db = database.database();
+    TestGraphs.registerOnce(db);
+    java.util.concurrent.atomic.AtomicInteger recovered = new java.util.concurrent.atomic.AtomicInteger();
+    FrontendHooks counting = new FrontendHooks() {
+      @Override
+      public void recovering(String invocation) {
+        recovered.incrementAndGet();
+      }
+    };
+    FrontendConfig config = FrontendConfig.defaults().withLease(java.time.Duration.ofSeconds(2),
+        java.time.Duration.ofMillis(50));
+    try (FrontendServer frontend = FrontendServer.start(db, config, counting);
+         org.apiary.client.ApiaryClient client = org.apiary.client.ApiaryClient.connect(
+             org.apiary.client.ClientConfig.of(frontend.endpoint()))) {
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+      int calls = 0;
+      while (System.nanoTime() < until) { // heartbeats every 50 ms while hundreds of invocations start and end
+        List<CompletableFuture<org.apiary.client.GraphResult>> wave = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+          wave.add(client.invokeAsync("bumpAndReport", (long) (i % 50), 1L));
+        }
+        for (CompletableFuture<org.apiary.client.GraphResult> c : wave) {
+          c.get(30, TimeUnit.SECONDS);
+        }
+        calls += wave.size();
+      }
+      Thread.sleep(300); // a few more heartbeats after the last invocation ended
+      assertEquals(0, recovered.get(), "recovery took up " + recovered.get() + " of " + calls
+          + " invocations that ran and ended here");
+    }
+  }
 }
