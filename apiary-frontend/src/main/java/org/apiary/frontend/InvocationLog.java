@@ -90,12 +90,10 @@ public final class InvocationLog {
     return batcher.transactions();
   }
 
-  /** Every running invocation logged by {@code frontend} (a multi-partition read; for recovery). */
-  public List<Entry> running(String frontend) {
-    return running(frontend, java.time.Duration.ZERO);
-  }
-
-  /** The running invocations owned by {@code frontend} that started at least {@code minAge} ago (database clock). */
+  /**
+   * The running invocations owned by {@code frontend} that started at least {@code minAge} ago by the database's
+   * clock (a multi-partition read; for recovery).
+   */
   public List<Entry> running(String frontend, java.time.Duration minAge) {
     return read(db.callAdmin("listing running invocations", "@AdHoc",
         "SELECT " + COLUMNS + " FROM " + SystemSchema.INVOCATIONS + " WHERE frontend = ? AND status = 'RUNNING'"

@@ -276,10 +276,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
       }
       // One unit, in one file: the rows of one execution are on disk whole or not at all.
       DiskSegment disk = openDiskTail();
-      Set<String> newlyDefined = new HashSet<>();
-      byte[] unit = SpillFile.encodeUnit(rows, tables, disk.writer.defined, newlyDefined);
       try {
-        disk.writer.appendDurably(unit);
+        disk.writer.appendDurably(rows, tables);
       } catch (SpillFile.Tainted e) {
         durableFailure = e.getMessage();
         lastError = durableFailure;
@@ -292,7 +290,6 @@ public final class ProvenanceSpooler implements AutoCloseable {
         seal(disk); // the unit was taken out again; later units go to a new file
         throw e;
       }
-      disk.writer.defined.addAll(newlyDefined);
       disk.validBytes = disk.writer.size();
       int count = rows.size();
       disk.rows += count;
@@ -417,10 +414,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
     try {
       disk = openDiskTail();
       count = Math.min(rows.size() - from, config.maxBatchRows() - disk.rows);
-      Set<String> newlyDefined = new HashSet<>();
-      disk.writer.append(SpillFile.encodeUnit(rows.subList(from, from + count), tables, disk.writer.defined,
-          newlyDefined));
-      disk.writer.defined.addAll(newlyDefined);
+      disk.writer.append(rows.subList(from, from + count), tables);
       disk.validBytes = disk.writer.size();
       disk.rows += count;
       rowsOnDisk += count;
@@ -488,12 +482,12 @@ public final class ProvenanceSpooler implements AutoCloseable {
     long rows = 0;
     int segments = 0;
     for (Map.Entry<Long, Path> file : files.entrySet()) {
-      SpillFile.Contents contents = SpillFile.read(file.getValue());
-      int count = contents.rows().size();
+      SpillFile.Census census = SpillFile.census(file.getValue()); // the loader decodes the rows when it loads them
+      int count = census.rows();
       nextSegmentId = Math.max(nextSegmentId, file.getKey() + 1);
-      if (contents.damagedUnits() > 0) {
-        lastError = "spill file " + file.getValue() + " had " + contents.damagedUnits() + " damaged unit(s) ("
-            + contents.damagedRows() + " rows or more); they were skipped, its " + count + " intact rows are loaded";
+      if (census.damagedUnits() > 0) {
+        lastError = "spill file " + file.getValue() + " had " + census.damagedUnits() + " damaged unit(s) ("
+            + census.damagedRows() + " rows or more); they were skipped, its " + count + " intact rows are loaded";
         LOG.log(System.Logger.Level.WARNING, lastError);
       }
       if (count == 0) {
@@ -526,10 +520,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
         List<ProvenanceRow> waiting = new ArrayList<>(memory.rows);
         try (SpillFile.Writer writer = SpillFile.Writer.create(disk.file, channels)) {
           for (int from = 0; from < count; from += config.maxBatchRows()) {
-            Set<String> newlyDefined = new HashSet<>();
-            writer.append(SpillFile.encodeUnit(waiting.subList(from, Math.min(count, from + config.maxBatchRows())),
-                tables, writer.defined, newlyDefined));
-            writer.defined.addAll(newlyDefined);
+            writer.append(waiting.subList(from, Math.min(count, from + config.maxBatchRows())), tables);
           }
           rowsInMemory -= count;
           rowsOnDisk += count;
@@ -721,6 +712,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
       if (abandoned) {
         return false;
       }
+      int loaded = batch.count;
       if (batch.segment instanceof MemorySegment memory) {
         for (int i = 0; i < batch.count; i++) {
           memory.rows.pollFirst();
@@ -733,6 +725,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
         DiskSegment disk = (DiskSegment) queue.pollFirst();
         rowsOnDisk -= disk.rows;
         int intact = disk.cached == null ? disk.rows : disk.cached.rows().size();
+        loaded = Math.min(batch.count, intact);
         if (intact < disk.rows) {
           rowsDamaged += disk.rows - intact;
           lastError = "spill file " + disk.file + " lost " + (disk.rows - intact) + " rows to damage on disk; its "
@@ -746,8 +739,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
               + "); a later spooler will load it again, which is harmless as loads skip rows already present", e);
         }
       }
-      rowsLoaded += batch.segment instanceof DiskSegment d && d.cached != null
-          ? Math.min(batch.count, d.cached.rows().size()) : batch.count;
+      rowsLoaded += loaded;
       progress.signalAll();
       return true;
     } finally {

@@ -94,7 +94,7 @@ final class SpillFile {
    * Encodes rows as one unit, with the definitions of their tables that {@code defined} does not name yet (those
    * are added to {@code newlyDefined}).
    */
-  static byte[] encodeUnit(List<ProvenanceRow> rows, Map<String, ProvenanceTable> tables, Set<String> defined,
+  private static byte[] encodeUnit(List<ProvenanceRow> rows, Map<String, ProvenanceTable> tables, Set<String> defined,
                            Set<String> newlyDefined) {
     ByteArrayOutputStream payload = new ByteArrayOutputStream(64 + rows.size() * 160);
     for (ProvenanceRow row : rows) {
@@ -229,20 +229,43 @@ final class SpillFile {
    * what follows may be a unit whose append failed).
    */
   static Contents read(Path file, long validBytes) throws IOException {
+    Map<String, ProvenanceTable> tables = new LinkedHashMap<>();
+    List<ProvenanceRow> rows = new ArrayList<>();
+    Census census = scan(file, validBytes, tables, rows);
+    return new Contents(tables, rows, census.damagedUnits(), census.damagedRows());
+  }
+
+  /**
+   * How many intact and damaged rows a spill file holds, found from the units' headers and checksums without
+   * decoding the rows.
+   *
+   * @param rows intact rows
+   * @param damagedUnits units skipped because a checksum failed
+   * @param damagedRows rows of those units, where their header was intact enough to say
+   */
+  record Census(int rows, int damagedUnits, long damagedRows) {}
+
+  /** Counts a whole spill file's rows (see {@link Census}). */
+  static Census census(Path file) throws IOException {
+    return scan(file, Long.MAX_VALUE, null, null);
+  }
+
+  /** Walks a spill file's units up to {@code validBytes}; decodes them into the collections unless those are null. */
+  private static Census scan(Path file, long validBytes, Map<String, ProvenanceTable> tables,
+                             List<ProvenanceRow> rows) throws IOException {
     byte[] bytes = Files.readAllBytes(file);
     int end = (int) Math.min(bytes.length, validBytes);
     if (end < MAGIC.length) {
-      return new Contents(Map.of(), List.of(), 0, 0); // created, header not yet written: nothing in it
+      return new Census(0, 0, 0); // created, header not yet written: nothing in it
     }
     byte[] magic = Arrays.copyOf(bytes, MAGIC.length);
     if (Arrays.equals(magic, MAGIC_V1)) {
-      return readVersion1(file, bytes, end);
+      return scanVersion1(file, bytes, end, rows);
     }
     if (!Arrays.equals(magic, MAGIC)) {
       throw new IOException(file + " is not a provenance spill file (it does not start with APSPILL2)");
     }
-    Map<String, ProvenanceTable> tables = new LinkedHashMap<>();
-    List<ProvenanceRow> rows = new ArrayList<>();
+    int intact = 0;
     int damagedUnits = 0;
     long damagedRows = 0;
     ByteBuffer in = ByteBuffer.wrap(bytes, 0, end);
@@ -283,10 +306,13 @@ final class SpillFile {
         at = (int) unitEnd;
         continue;
       }
-      readPayload(file, bytes, payload, length, tables, rows);
+      intact += count;
+      if (rows != null) {
+        readPayload(file, bytes, payload, length, tables, rows);
+      }
       at = (int) unitEnd;
     }
-    return new Contents(tables, rows, damagedUnits, damagedRows);
+    return new Census(intact, damagedUnits, damagedRows);
   }
 
   /** The offset of the next unit header whose checksum holds, or -1. */
@@ -324,8 +350,9 @@ final class SpillFile {
   }
 
   /** The earlier format: a record (length, JSON row, CRC-32) per row; damage ends the file. */
-  private static Contents readVersion1(Path file, byte[] bytes, int end) throws IOException {
-    List<ProvenanceRow> rows = new ArrayList<>();
+  private static Census scanVersion1(Path file, byte[] bytes, int end, List<ProvenanceRow> rows)
+      throws IOException {
+    int intact = 0;
     ByteBuffer in = ByteBuffer.wrap(bytes, 0, end);
     int at = MAGIC_V1.length;
     while (end - at >= 4) {
@@ -333,23 +360,26 @@ final class SpillFile {
       if (length <= 0 || length > MAX_RECORD_BYTES || (long) at + 8 + length > end
           || in.getInt(at + 4 + length) != crc(bytes, at + 4, length)) {
         LOG.log(System.Logger.Level.WARNING, "spill file {0}: record {1} is damaged or incomplete; ignoring it and "
-            + "the rest of the file", file, rows.size() + 1);
+            + "the rest of the file", file, intact + 1);
         break;
       }
-      try {
-        rows.add(decodeRow(MAPPER.readTree(bytes, at + 4, length)));
-      } catch (IOException | RuntimeException e) {
-        throw new IOException("record " + (rows.size() + 1) + " of spill file " + file + " passed its checksum but "
-            + "is not a row: " + e.getMessage(), e);
+      if (rows != null) {
+        try {
+          rows.add(decodeRow(MAPPER.readTree(bytes, at + 4, length)));
+        } catch (IOException | RuntimeException e) {
+          throw new IOException("record " + (intact + 1) + " of spill file " + file + " passed its checksum but "
+              + "is not a row: " + e.getMessage(), e);
+        }
       }
+      intact++;
       at += 8 + length;
     }
-    return new Contents(Map.of(), rows, 0, 0);
+    return new Census(intact, 0, 0);
   }
 
   /** How many intact rows a spill file holds. */
   static int count(Path file) throws IOException {
-    return read(file).rows().size();
+    return census(file).rows();
   }
 
   private static void writeInt(ByteArrayOutputStream out, int value) {
@@ -420,7 +450,7 @@ final class SpillFile {
     }
 
     /** The tables this file holds a definition of (written with a unit that was appended whole). */
-    final Set<String> defined = new HashSet<>();
+    private final Set<String> defined = new HashSet<>();
 
     /** The file's length: where the next unit starts. */
     long size() throws IOException {
@@ -428,10 +458,14 @@ final class SpillFile {
     }
 
     /**
-     * Appends one encoded unit. If the write fails the file is cut back to where it was, so it never holds part of
-     * what this call wrote.
+     * Appends rows as one unit, with the definitions of their tables this file does not hold yet. If the write fails
+     * the file is cut back to where it was, so it never holds part of what this call wrote.
+     *
+     * @param tables the registered tables, for their definitions
      */
-    void append(byte[] unit) throws IOException {
+    void append(List<ProvenanceRow> rows, Map<String, ProvenanceTable> tables) throws IOException {
+      Set<String> newlyDefined = new HashSet<>();
+      byte[] unit = encodeUnit(rows, tables, defined, newlyDefined);
       long before = channel.position();
       try {
         writeFully(ByteBuffer.wrap(unit));
@@ -443,14 +477,17 @@ final class SpillFile {
         }
         throw e;
       }
+      defined.addAll(newlyDefined);
     }
 
     /**
-     * Appends one unit and forces it to the storage device. If either fails, the unit is taken out of the file again
+     * Appends rows as one unit, as {@link #append}, and forces it to the storage device. If either fails, the unit is taken out of the file again
      * (cut off and the cut forced) so no reader ever sees it; if even that fails, its first byte is overwritten,
      * which makes readers skip it as damaged; and if that fails too, {@link Tainted} says the unit may survive.
      */
-    void appendDurably(byte[] unit) throws IOException {
+    void appendDurably(List<ProvenanceRow> rows, Map<String, ProvenanceTable> tables) throws IOException {
+      Set<String> newlyDefined = new HashSet<>();
+      byte[] unit = encodeUnit(rows, tables, defined, newlyDefined);
       long before = channel.position();
       try {
         writeFully(ByteBuffer.wrap(unit));
@@ -471,6 +508,7 @@ final class SpillFile {
         }
         throw e;
       }
+      defined.addAll(newlyDefined);
     }
 
     private void rollBack(long to) throws IOException {

@@ -101,10 +101,7 @@ class SpillFileTest {
     }
     try (SpillFile.Writer writer = SpillFile.Writer.create(file)) {
       for (int from = 0; from < rows.size(); from += 7) {
-        java.util.Set<String> newlyDefined = new java.util.HashSet<>();
-        writer.append(SpillFile.encodeUnit(rows.subList(from, Math.min(rows.size(), from + 7)), tables,
-            writer.defined, newlyDefined));
-        writer.defined.addAll(newlyDefined);
+        writer.append(rows.subList(from, Math.min(rows.size(), from + 7)), tables);
       }
     }
     return file;
