@@ -190,14 +190,14 @@ final class ExactlyOnceDrill {
     resolver.start();
 
     Duration callBound = ATTEMPT_TIMEOUT.multipliedBy(MAX_ATTEMPTS * 3L).plusSeconds(10);
-    joinAll(workers, Duration.ofSeconds(settings.seconds()).plus(callBound));
-    joinAll(List.of(flipper), Duration.ofSeconds(10));
-    joinAll(List.of(nemesis), START_TIMEOUT.multipliedBy(2));
+    DrillThreads.joinAll(workers, Duration.ofSeconds(settings.seconds()).plus(callBound));
+    DrillThreads.joinAll(List.of(flipper), Duration.ofSeconds(10));
+    DrillThreads.joinAll(List.of(nemesis), START_TIMEOUT.multipliedBy(2));
     db.callAdmin("clearing failing keys", "@AdHoc", "DELETE FROM drill_failing");
     fault("every failing key cleared; faults stopped");
     ensureFrontendsUp();
     stopResolver.set(true);
-    joinAll(List.of(resolver), callBound);
+    DrillThreads.joinAll(List.of(resolver), callBound);
     out.printf("-> load over at %.1f s: %d invocations; resolving every ID (at most %d s)%n", now() / 1e3,
         invocations.size(), settings.recoverySeconds());
     resolveAll();
@@ -207,28 +207,7 @@ final class ExactlyOnceDrill {
 
   /** A thread body whose failure is reported and fails the drill instead of vanishing. */
   private Runnable guarded(Runnable body) {
-    return () -> {
-      try {
-        body.run();
-      } catch (RuntimeException | Error e) {
-        String what = Thread.currentThread().getName() + " failed: " + e;
-        crashes.add(what);
-        out.println("!! " + what);
-        for (StackTraceElement frame : e.getStackTrace()) {
-          out.println("!!     at " + frame);
-        }
-      }
-    };
-  }
-
-  private void joinAll(List<Thread> threads, Duration bound) throws InterruptedException {
-    long deadline = System.nanoTime() + bound.toNanos();
-    for (Thread t : threads) {
-      t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-      if (t.isAlive()) {
-        throw new IllegalStateException(t.getName() + " did not finish within " + bound);
-      }
-    }
+    return DrillThreads.guarded(body, crashes, out::println);
   }
 
   private void ensureFrontendsUp() {

@@ -306,8 +306,8 @@ final class ProvenanceDrill {
     threads.forEach(Thread::start);
     nemesis.start();
     Duration callBound = ATTEMPT_TIMEOUT.multipliedBy(MAX_ATTEMPTS).plusSeconds(10);
-    joinAll(threads, Duration.ofMillis(loadMs).plus(callBound));
-    joinAll(List.of(nemesis), Duration.ofSeconds(40));
+    DrillThreads.joinAll(threads, Duration.ofMillis(loadMs).plus(callBound));
+    DrillThreads.joinAll(List.of(nemesis), Duration.ofSeconds(40));
     long n = clients.stream().mapToLong(c -> c.invocations.size()).sum();
     say("load over: " + n + " invocations");
   }
@@ -432,29 +432,9 @@ final class ProvenanceDrill {
         + ": " + last[0] + " FunctionInvocations rows, " + last[1] + " " + ProvDrillApp.TABLE + " event rows");
   }
 
+  /** A thread body whose failure is reported and fails the drill instead of vanishing. */
   private Runnable guarded(Runnable body) {
-    return () -> {
-      try {
-        body.run();
-      } catch (RuntimeException | Error e) {
-        String what = Thread.currentThread().getName() + " failed: " + e;
-        crashes.add(what);
-        line("!! " + what);
-        for (StackTraceElement frame : e.getStackTrace()) {
-          line("!!     at " + frame);
-        }
-      }
-    };
-  }
-
-  private static void joinAll(List<Thread> threads, Duration bound) throws InterruptedException {
-    long deadline = System.nanoTime() + bound.toNanos();
-    for (Thread t : threads) {
-      t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-      if (t.isAlive()) {
-        throw new IllegalStateException(t.getName() + " did not finish within " + bound);
-      }
-    }
+    return DrillThreads.guarded(body, crashes, this::line);
   }
 
   private static void sleep(long ms) {

@@ -184,17 +184,8 @@ public final class ProvDrillApp {
     protected LocalReader() {}
 
     String runSegment(String plan) {
-      return Steps.run(Plan.decode(plan).get(0), new Steps.Sql() {
-        @Override
-        public void queue(Statement statement, Object... args) {
-          queueSQL(statement, args);
-        }
-
-        @Override
-        public List<org.apiary.QueryResult> execute() {
-          return executeSQL();
-        }
-      }, new Steps.Statements(SELECT, null, null, null));
+      return Steps.run(Plan.decode(plan).get(0), this::queueSQL, this::executeSQL,
+          new Steps.Statements(SELECT, null, null, null));
     }
   }
 
@@ -209,17 +200,8 @@ public final class ProvDrillApp {
     protected LocalWriter() {}
 
     String runSegment(String plan) {
-      return Steps.run(Plan.decode(plan).get(0), new Steps.Sql() {
-        @Override
-        public void queue(Statement statement, Object... args) {
-          queueSQL(statement, args);
-        }
-
-        @Override
-        public List<org.apiary.QueryResult> execute() {
-          return executeSQL();
-        }
-      }, new Steps.Statements(SELECT, INSERT, UPDATE, DELETE));
+      return Steps.run(Plan.decode(plan).get(0), this::queueSQL, this::executeSQL,
+          new Steps.Statements(SELECT, INSERT, UPDATE, DELETE));
     }
   }
 
@@ -231,17 +213,8 @@ public final class ProvDrillApp {
     protected GlobalReader() {}
 
     String runSegment(String plan) {
-      return Steps.run(Plan.decode(plan).get(0), new Steps.Sql() {
-        @Override
-        public void queue(Statement statement, Object... args) {
-          queueSQL(statement, args);
-        }
-
-        @Override
-        public List<org.apiary.QueryResult> execute() {
-          return executeSQL();
-        }
-      }, new Steps.Statements(SELECT, null, null, null));
+      return Steps.run(Plan.decode(plan).get(0), this::queueSQL, this::executeSQL,
+          new Steps.Statements(SELECT, null, null, null));
     }
   }
 
@@ -256,17 +229,8 @@ public final class ProvDrillApp {
     protected GlobalWriter() {}
 
     String runSegment(String plan) {
-      return Steps.run(Plan.decode(plan).get(0), new Steps.Sql() {
-        @Override
-        public void queue(Statement statement, Object... args) {
-          queueSQL(statement, args);
-        }
-
-        @Override
-        public List<org.apiary.QueryResult> execute() {
-          return executeSQL();
-        }
-      }, new Steps.Statements(SELECT, INSERT, UPDATE, DELETE));
+      return Steps.run(Plan.decode(plan).get(0), this::queueSQL, this::executeSQL,
+          new Steps.Statements(SELECT, INSERT, UPDATE, DELETE));
     }
   }
 

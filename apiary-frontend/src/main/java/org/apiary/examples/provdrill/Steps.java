@@ -2,6 +2,8 @@ package org.apiary.examples.provdrill;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
 import org.apiary.QueryResult;
 import org.apiary.Row;
 import org.apiary.Statement;
@@ -10,13 +12,6 @@ import org.apiary.Statement;
 final class Steps {
   /** The statements of the function running the segment; a read-only function passes {@code null} writes. */
   record Statements(Statement select, Statement insert, Statement update, Statement delete) {}
-
-  /** The function's {@code queueSQL} and {@code executeSQL}. */
-  interface Sql {
-    void queue(Statement statement, Object... args);
-
-    List<QueryResult> execute();
-  }
 
   private Steps() {}
 
@@ -31,25 +26,27 @@ final class Steps {
   }
 
   /**
-   * Runs the operations of {@code segment} in one batch, in order.
+   * Runs the operations of {@code segment} in one batch, in order, through the function's {@code queueSQL} and
+   * {@code executeSQL}.
    *
    * @return the rows read, as {@link Plan#readToken} joined by commas
    * @throws IllegalStateException if a write changed other than exactly one row: the caller's idea of the data is
    *     wrong (the drill then reports it), so the transaction is rolled back
    */
-  static String run(Plan.Segment segment, Sql sql, Statements s) {
+  static String run(Plan.Segment segment, BiConsumer<Statement, Object[]> queueSql,
+                    Supplier<List<QueryResult>> executeSql, Statements s) {
     for (Plan.Op op : segment.ops()) {
       switch (op.kind()) {
-        case READ -> sql.queue(s.select(), op.p(), op.k());
-        case INSERT -> sql.queue(need(s.insert()), op.p(), op.k(), segment.tag(), op.v());
-        case UPDATE -> sql.queue(need(s.update()), segment.tag(), op.v(), op.p(), op.k());
-        case DELETE -> sql.queue(need(s.delete()), op.p(), op.k());
+        case READ -> queueSql.accept(s.select(), new Object[] {op.p(), op.k()});
+        case INSERT -> queueSql.accept(need(s.insert()), new Object[] {op.p(), op.k(), segment.tag(), op.v()});
+        case UPDATE -> queueSql.accept(need(s.update()), new Object[] {segment.tag(), op.v(), op.p(), op.k()});
+        case DELETE -> queueSql.accept(need(s.delete()), new Object[] {op.p(), op.k()});
       }
     }
     if (segment.ops().isEmpty()) {
       return "";
     }
-    List<QueryResult> results = sql.execute();
+    List<QueryResult> results = executeSql.get();
     List<String> tokens = new ArrayList<>();
     for (int i = 0; i < results.size(); i++) {
       Plan.Op op = segment.ops().get(i);
