@@ -25,7 +25,7 @@ import org.voltdb.VoltTable;
  */
 public final class SystemSchema {
   /** The schema version this code writes. */
-  public static final int VERSION = 3;
+  public static final int VERSION = 4;
   public static final String VERSION_TABLE = "APIARY_SCHEMA_VERSION";
   public static final String FUNCTIONS = "APIARY_FUNCTIONS";
   public static final String GRAPHS = "APIARY_GRAPHS";
@@ -126,7 +126,13 @@ public final class SystemSchema {
     for (String table : List.of(RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY)) {
       PROCEDURES.put(recordFailureProcedure(table), "CREATE PROCEDURE " + recordFailureProcedure(table)
           + " PARTITION ON TABLE " + table + " COLUMN pkey PARAMETER 0 AS INSERT INTO " + table
-          + " (pkey, invocation_id, function_name, outputs, recorded_at) VALUES (?, ?, ?, ?, NOW);");
+          + " (pkey, invocation_id, function_name, outputs, request_hash, recorded_at) VALUES (?, ?, ?, ?, ?, NOW);");
+      PROCEDURES.put(getRecordedProcedure(table), "CREATE PROCEDURE " + getRecordedProcedure(table)
+          + " PARTITION ON TABLE " + table + " COLUMN pkey PARAMETER 0 AS SELECT outputs FROM " + table
+          + " WHERE pkey = ? AND invocation_id = ? AND function_name = ?;");
+      PROCEDURES.put(findOneTransactionOutcomeProcedure(table), "CREATE PROCEDURE "
+          + findOneTransactionOutcomeProcedure(table) + " AS SELECT function_name, outputs FROM " + table
+          + " WHERE invocation_id = ? AND request_hash IS NOT NULL;");
     }
   }
 
@@ -137,10 +143,28 @@ public final class SystemSchema {
         + "  function_name VARCHAR(64) NOT NULL,\n"
         + "  outputs VARBINARY(1048576) NOT NULL,\n"
         + "  recorded_at TIMESTAMP NOT NULL,\n"
+        + "  request_hash BIGINT,\n"
         + "  PRIMARY KEY (pkey, invocation_id, function_name)\n"
         + ");\n"
         + "PARTITION TABLE " + name + " ON COLUMN pkey;\n"
-        + "CREATE INDEX " + name + "_BY_TIME ON " + name + " (recorded_at);");
+        + "CREATE INDEX " + name + "_BY_TIME ON " + name + " (recorded_at);\n"
+        + byInvocationIndex(name));
+  }
+
+  /** Finds an invocation's records without its partition key (result lookups of one-transaction invocations). */
+  private static String byInvocationIndex(String table) {
+    return "CREATE INDEX " + table + "_BY_INVOCATION ON " + table + " (invocation_id);";
+  }
+
+  /** What version 3 lacks: the request hash of one-transaction invocations, and the index to find them by ID. */
+  private static String migrationFrom3() {
+    StringBuilder ddl = new StringBuilder();
+    for (String table : List.of(RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY)) {
+      ddl.append("ALTER TABLE ").append(table).append(" ADD COLUMN request_hash BIGINT;\n")
+          .append(byInvocationIndex(table)).append('\n')
+          .append("DROP PROCEDURE ").append(recordFailureProcedure(table)).append(";\n");
+    }
+    return ddl.toString();
   }
 
   private SystemSchema() {}
@@ -151,6 +175,19 @@ public final class SystemSchema {
    */
   public static String recordFailureProcedure(String table) {
     return "ApiaryRecordFailure_" + table.substring("APIARY_RECORDED_".length());
+  }
+
+  /** The single-partition procedure that reads one record of {@code table}: (partition key, invocation, function). */
+  public static String getRecordedProcedure(String table) {
+    return "ApiaryGetRecorded_" + table.substring("APIARY_RECORDED_".length());
+  }
+
+  /**
+   * The multi-partition procedure that finds the outcome of a one-transaction invocation in {@code table} by its ID
+   * alone (such records carry a request hash): function name and recorded outputs.
+   */
+  public static String findOneTransactionOutcomeProcedure(String table) {
+    return "ApiaryFindOutcome_" + table.substring("APIARY_RECORDED_".length());
   }
 
   /** The table that holds recorded outputs of functions with this key type ({@code null}: global functions). */
@@ -170,14 +207,18 @@ public final class SystemSchema {
     return Set.of(RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY);
   }
 
-  /** The query a recorded function runs first: its outputs from an earlier execution, if there was one. */
+  /**
+   * The query a recorded function runs first: its outputs from an earlier execution, if there was one, and the
+   * request hash that execution was recorded under.
+   */
   public static String findRecordedSql(String table) {
-    return "SELECT outputs FROM " + table + " WHERE pkey = ? AND invocation_id = ? AND function_name = ?;";
+    return "SELECT outputs, request_hash FROM " + table + " WHERE pkey = ? AND invocation_id = ? AND function_name = ?;";
   }
 
   /** The insert a recorded function runs last, in its own transaction. */
   public static String recordSql(String table) {
-    return "INSERT INTO " + table + " (pkey, invocation_id, function_name, outputs, recorded_at) VALUES (?, ?, ?, ?, ?);";
+    return "INSERT INTO " + table + " (pkey, invocation_id, function_name, outputs, recorded_at, request_hash) "
+        + "VALUES (?, ?, ?, ?, ?, ?);";
   }
 
   /** Creates the system tables and procedures the database does not have yet. */
@@ -187,7 +228,11 @@ public final class SystemSchema {
       VoltTable v = db.callAdmin("reading the system schema version", "@AdHoc",
           "SELECT MAX(version) FROM " + VERSION_TABLE).getResults()[0];
       long found = v.advanceRow() ? v.getLong(0) : VERSION;
-      if (!v.wasNull() && found < VERSION) {
+      if (!v.wasNull() && found == 3) {
+        db.loadSchema(migrationFrom3()); // the record-failure procedures are created again below, with the hash
+        db.callAdmin("recording the system schema version", "@AdHoc",
+            "UPSERT INTO " + VERSION_TABLE + " VALUES (" + VERSION + ")");
+      } else if (!v.wasNull() && found < VERSION) {
         throw new org.apiary.DatabaseException("Apiary's system tables in this database are version " + found
             + "; this release needs version " + VERSION + " (versioned graphs, outcome compare-and-set) and cannot "
             + "migrate them: use a new database, or drop the APIARY_* tables and procedures and register again");

@@ -25,9 +25,14 @@ import java.util.Objects;
  * @param outputEdges in a graph, the edges out of this function by ID, so an output on an unknown edge, of the
  *     wrong kind or with a partition key of the wrong type fails the function inside its transaction (rolling its
  *     writes back) rather than after it committed; {@code null} outside a graph
+ * @param requestHash for an invocation that runs as this one recorded execution (a graph of one function), a hash
+ *     of the client's request, stored with the record: a later execution under the same invocation ID and key that
+ *     finds the record with another hash is refused with {@link #CONFLICTING_REQUEST} instead of replaying it;
+ *     {@code null} otherwise
  */
 public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
-                         String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges) {
+                         String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges,
+                         Long requestHash) {
   /**
    * An edge a function's outputs may take.
    *
@@ -45,6 +50,11 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
    * version.
    */
   public static final String STALE_GRAPH = "org.apiary.internal.StaleGraphVersion";
+  /**
+   * The error type of an execution refused because its invocation ID was already used, under the same partition
+   * key, for a different request; nothing ran.
+   */
+  public static final String CONFLICTING_REQUEST = "org.apiary.internal.ConflictingRequest";
 
   public Invocation {
     Objects.requireNonNull(inputs, "inputs");
@@ -56,14 +66,25 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
     }
   }
 
+  /** An execution of a function within a graph invocation whose other executions are logged or unrecorded. */
+  public Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
+                    String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges) {
+    this(inputs, invocationId, record, graph, caller, firstRun, exactlyOnce, outputEdges, null);
+  }
+
   /** A direct call, outside any graph invocation: nothing recorded. */
   public Invocation(Map<String, List<JsonNode>> inputs) {
-    this(inputs, null, false, null, null, false, false, null);
+    this(inputs, null, false, null, null, false, false, null, null);
   }
 
   /** An execution of a function for an invocation, outside a named graph. */
   public Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record) {
-    this(inputs, invocationId, record, null, null, false, false, null);
+    this(inputs, invocationId, record, null, null, false, false, null, null);
+  }
+
+  /** The same execution sent again to replay its record (it no longer skips the lookup). */
+  public Invocation replay() {
+    return new Invocation(inputs, invocationId, true, graph, caller, false, exactlyOnce, outputEdges, requestHash);
   }
 
   /** An invocation whose arguments all arrive on the source edge. */

@@ -94,12 +94,16 @@ public final class Dispatcher {
    * @param caller who invoked it (recorded in provenance), or {@code null}
    * @param firstRun whether the invocation was just logged as new, so recorded functions need not look for earlier
    *     outputs (see {@link Invocation#firstRun()})
+   * @param requestHash for a graph that runs as one recorded transaction, the hash of the client's request stored
+   *     with its record (see {@link Invocation#requestHash()}); else {@code null}
    * @return the values sent into the sink, by function in topological order, then by fan-out instance in the order
    *     its key first arrived, then in the order each execution returned them
    */
   public CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
-                                                 List<JsonNode> args, String caller, boolean firstRun) {
-    Execution e = new Execution(graph, invocationId, caller, firstRun, new FunctionInvoker(db, catalog.functions()));
+                                                 List<JsonNode> args, String caller, boolean firstRun,
+                                                 Long requestHash) {
+    Execution e = new Execution(graph, invocationId, caller, firstRun, requestHash,
+        new FunctionInvoker(db, catalog.functions()));
     e.start(key, args);
     return e.result;
   }
@@ -110,6 +114,7 @@ public final class Dispatcher {
     private final String invocationId;
     private final String caller;
     private final boolean firstRun;
+    private final Long requestHash;
     private final FunctionInvoker invoker;
     private final CompletableFuture<List<Output>> result = new CompletableFuture<>();
     private final Map<String, Integer> topoIndex = new HashMap<>();
@@ -120,11 +125,13 @@ public final class Dispatcher {
     private final TreeMap<Integer, List<Output>> sink = new TreeMap<>();
     private int unfinished;
 
-    Execution(RegisteredGraph graph, String invocationId, String caller, boolean firstRun, FunctionInvoker invoker) {
+    Execution(RegisteredGraph graph, String invocationId, String caller, boolean firstRun, Long requestHash,
+              FunctionInvoker invoker) {
       this.graph = graph;
       this.invocationId = invocationId;
       this.caller = caller;
       this.firstRun = firstRun;
+      this.requestHash = requestHash;
       this.invoker = invoker;
       topoIndex.put(Graph.SOURCE, -1);
       for (int i = 0; i < graph.nodes().size(); i++) {
@@ -210,7 +217,8 @@ public final class Dispatcher {
             ? node.keyType().fromJson(runs.get(i).getKey(), "partition key for function '" + fn + "'")
             : null;
         Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name(), caller,
-            firstRun && record, graph.mode() != org.apiary.RecordingMode.NONE, outputEdges(fn));
+            firstRun && record, graph.mode() != org.apiary.RecordingMode.NONE, outputEdges(fn),
+            record ? requestHash : null);
         call(fn, key, call).whenComplete(completion(fn, r -> {
           boolean last;
           synchronized (this) {
@@ -240,11 +248,10 @@ public final class Dispatcher {
         }
         Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
         if (!call.record() || !(cause instanceof FunctionFailedException f)
-            || f.errorType().equals(Invocation.STALE_GRAPH)) {
+            || f.errorType().equals(Invocation.STALE_GRAPH) || f.errorType().equals(Invocation.CONFLICTING_REQUEST)) {
           return CompletableFuture.<FunctionResult>failedFuture(cause);
         }
-        Invocation replay = new Invocation(call.inputs(), call.invocationId(), true, call.graph(), call.caller(),
-            false, call.exactlyOnce(), call.outputEdges());
+        Invocation replay = call.replay();
         if (Invocation.RECORDED_ELSEWHERE.equals(f.errorType())) {
           return invoker.callAsync(fn, key, replay);
         }
@@ -252,7 +259,7 @@ public final class Dispatcher {
         Object recordKey = key == null ? call.invocationId() : key instanceof Number n ? (Object) n.longValue() : key;
         return InvocationLog.callAsync(db, "recording the failure of function '" + fn + "'",
                 SystemSchema.recordFailureProcedure(table), recordKey, call.invocationId(), fn,
-                FunctionErrors.recordedFailure(f))
+                FunctionErrors.recordedFailure(f), call.requestHash())
             // Recorded: the failure stands. Not recorded (another execution recorded first, or no answer): replay.
             .handle((ok, recordErr) -> recordErr == null
                 ? CompletableFuture.<FunctionResult>failedFuture(f)

@@ -54,6 +54,7 @@ public final class FrontendServer implements AutoCloseable {
   private final GraphCatalog catalog;
   private final Dispatcher dispatcher;
   private final InvocationLog log;
+  private final OneTransactionOutcomes oneTransactionOutcomes;
   private final ScheduledExecutorService maintenance;
   private final ZContext zmq = new ZContext();
   /** Wakes the socket thread when another thread queued a reply; sent without blocking, under its own lock. */
@@ -83,6 +84,10 @@ public final class FrontendServer implements AutoCloseable {
     final JsonNode key;
     final List<JsonNode> args;
     WireReply reply;
+    /** Whether the invocation has an invocation-log entry (its outcome is stored there). */
+    volatile boolean logged;
+    /** For a one-transaction invocation, where its outcome is recorded; else {@code null}. */
+    volatile OneTransactionOutcomes.Location oneTransaction;
 
     Pending(String graph, JsonNode key, List<JsonNode> args) {
       this.graph = graph;
@@ -101,6 +106,7 @@ public final class FrontendServer implements AutoCloseable {
     this.hooks = hooks;
     this.catalog = new GraphCatalog(db, Duration.ofSeconds(1));
     this.log = new InvocationLog(db);
+    this.oneTransactionOutcomes = new OneTransactionOutcomes(db);
     // Lease renewal, recovery, retention and retries each get a thread, so a slow one never delays the lease.
     this.maintenance = Executors.newScheduledThreadPool(4, r -> daemon(r, "apiary-frontend-maintenance"));
     this.dispatcher = new Dispatcher(db, catalog, (graph, invocation, function, result) -> {
@@ -326,10 +332,12 @@ public final class FrontendServer implements AutoCloseable {
       pending.waiters.add(client);
     }
     Attempt first = new Attempt(request.id(), graph.graph(), graph.version(), key, args, request.caller(), 1, true);
-    if (!config.invocationLog()) {
+    if (!logged(graph.graph())) {
+      pending.oneTransaction = oneTransactionLocation(first);
       execute(first);
       return;
     }
+    pending.logged = true;
     log.begin(request.id(), graph.graph().name(), graph.version(), frame, id).whenComplete((logged, err) -> {
       if (err == null && logged) {
         execute(first); // logged as new: nothing can be recorded yet
@@ -338,6 +346,34 @@ public final class FrontendServer implements AutoCloseable {
             + " is already logged") : unwrap(err));
       }
     });
+  }
+
+  /**
+   * Whether invocations of a graph version get an invocation-log entry: not when the log is off, not when the graph
+   * records nothing (running it again is safe), not when it is one recorded transaction (its record is its outcome).
+   */
+  private boolean logged(RegisteredGraph graph) {
+    return config.invocationLog() && !graph.recordsNothing() && !graph.oneTransaction();
+  }
+
+  /** Where a one-transaction invocation's outcome is recorded, or {@code null} if it is not one. */
+  private OneTransactionOutcomes.Location oneTransactionLocation(Attempt attempt) {
+    RegisteredGraph graph = attempt.graph();
+    if (!config.invocationLog() || !graph.oneTransaction()) {
+      return null;
+    }
+    RegisteredGraph.Node node = graph.nodes().get(0);
+    Object recordKey = !node.local() ? attempt.invocation()
+        : node.keyType().fromJson(attempt.key(), "partition key for function '" + node.function() + "'");
+    if (recordKey instanceof Number n) {
+      recordKey = n.longValue();
+    }
+    return new OneTransactionOutcomes.Location(SystemSchema.recordedTable(node.local() ? node.keyType() : null),
+        recordKey, node.function(), OneTransactionOutcomes.requestHash(graph.name(), attempt.key(), attempt.args()));
+  }
+
+  private Pending pending(String invocation) {
+    return inFlight.get(invocation);
   }
 
   /** Most requests that may wait at once for a catalog load (names this frontend does not know). */
@@ -454,6 +490,11 @@ public final class FrontendServer implements AutoCloseable {
           + " gave up after " + MAX_ATTEMPTS + " attempts without a definite outcome"));
       return;
     }
+    Pending pending = pending(invocation);
+    if (pending != null && !pending.logged) {
+      execute(attempt); // nothing to claim: a one-transaction invocation's record decides, or nothing is stored
+      return;
+    }
     log.claim(invocation, id, attempt.version()).whenComplete((stillRunning, err) -> guarded(invocation, () -> {
       if (err != null) {
         deliver(invocation, toReply(invocation, unwrap(err))); // stays running in the log; recovery retries
@@ -467,8 +508,10 @@ public final class FrontendServer implements AutoCloseable {
 
   private void execute(Attempt attempt) {
     String invocation = attempt.invocation();
+    Pending pending = pending(invocation);
+    OneTransactionOutcomes.Location one = pending == null ? null : pending.oneTransaction;
     dispatcher.execute(attempt.graph(), invocation, attempt.key(), attempt.args(), attempt.caller(),
-        attempt.firstRun()).whenComplete((outputs, err) -> guarded(invocation, () -> {
+        attempt.firstRun(), one == null ? null : one.requestHash()).whenComplete((outputs, err) -> guarded(invocation, () -> {
           if (err == null) {
             conclude(invocation, WireReply.ok(invocation, outputs));
             return;
@@ -508,17 +551,48 @@ public final class FrontendServer implements AutoCloseable {
       catalog.reload();
       GraphCatalog.Versioned newest = catalog.latest(attempt.graph().name()).orElseThrow(() ->
           new InvalidRequestException("graph '" + attempt.graph().name() + "' is no longer registered"));
-      claimAndRun(attempt.next(newest.graph(), newest.version()));
+      Attempt next = attempt.next(newest.graph(), newest.version());
+      Pending pending = pending(attempt.invocation());
+      if (pending != null && !pending.logged && !sameKeeping(attempt.graph(), newest.graph())) {
+        // An unlogged invocation may take up a version kept another way only if nothing of it can have committed
+        // (it wrote nothing, or its only attempt was refused as stale), and not one that needs the log entry that
+        // a new invocation writes first.
+        boolean nothingCommitted = attempt.graph().recordsNothing() || attempt.number() == 1;
+        if (!nothingCommitted || logged(newest.graph())) {
+          deliver(attempt.invocation(), WireReply.error(attempt.invocation(), WireReply.OUTCOME_UNKNOWN, "graph '"
+              + attempt.graph().name() + "' was registered again while invocation " + attempt.invocation()
+              + " ran; resending the same ID is safe"));
+          return;
+        }
+        pending.oneTransaction = oneTransactionLocation(next);
+      }
+      claimAndRun(next);
     }), backoff, TimeUnit.MILLISECONDS);
+  }
+
+  /** Whether two versions of a graph keep their invocations alike (log, one record of the same function, or none). */
+  private boolean sameKeeping(RegisteredGraph a, RegisteredGraph b) {
+    return logged(a) == logged(b) && a.oneTransaction() == b.oneTransaction()
+        && (!a.oneTransaction() || a.nodes().get(0).function().equals(b.nodes().get(0).function()));
   }
 
   /**
    * Ends an invocation with a final outcome: stores it unless another attempt stored one first, then tells every
-   * waiting client the stored outcome. Without an invocation log the outcome goes to the clients directly.
+   * waiting client the stored outcome. Without an invocation log the outcome goes to the clients directly; so does
+   * the outcome of a graph that records nothing. A one-transaction invocation's success is its record; its errors
+   * are stored by a compare-and-set on that record.
    */
   private void conclude(String invocation, WireReply outcome) {
-    if (!config.invocationLog()) {
-      deliver(invocation, outcome);
+    Pending pending = pending(invocation);
+    if (!config.invocationLog() || pending != null && !pending.logged) {
+      OneTransactionOutcomes.Location one = pending == null ? null : pending.oneTransaction;
+      if (one == null || standsWithoutStoring(outcome)) {
+        deliver(invocation, outcome);
+        return;
+      }
+      oneTransactionOutcomes.storeFailure(one, invocation, outcome).whenComplete((stored, err) -> deliver(invocation,
+          err == null ? stored : WireReply.error(invocation, WireReply.OUTCOME_UNKNOWN, "the outcome of invocation "
+              + invocation + " could not be stored (" + unwrap(err).getMessage() + "); resending the same ID is safe")));
       return;
     }
     byte[] bytes = Json.bytes(outcome);
@@ -548,6 +622,15 @@ public final class FrontendServer implements AutoCloseable {
         answerFromLog(invocation); // another attempt ended it first: its outcome is the one
       }
     });
+  }
+
+  /**
+   * Outcomes of a one-transaction invocation that need no record: success (the function's transaction recorded it),
+   * a refused request (nothing ran), and an unknown outcome (the client resends).
+   */
+  private static boolean standsWithoutStoring(WireReply outcome) {
+    return WireReply.OK.equals(outcome.status()) || WireReply.INVALID_REQUEST.equals(outcome.error())
+        || WireReply.OUTCOME_UNKNOWN.equals(outcome.error());
   }
 
   /** The outcome could not be stored: the invocation stays running in the log and is attempted again later. */
@@ -620,8 +703,17 @@ public final class FrontendServer implements AutoCloseable {
     if (err != null) {
       reply(client, toReply(invocation, unwrap(err)));
     } else if (entry.isEmpty()) {
-      reply(client, WireReply.error(invocation, WireReply.INVALID_REQUEST, "no invocation with ID " + invocation
-          + " is known: it never started, or it ended more than " + config.retention() + " ago"));
+      oneTransactionOutcomes.find(invocation).whenComplete((found, findErr) -> {
+        if (findErr != null) {
+          reply(client, toReply(invocation, unwrap(findErr)));
+        } else if (found.isPresent()) {
+          reply(client, found.get());
+        } else {
+          reply(client, WireReply.error(invocation, WireReply.INVALID_REQUEST, "no invocation with ID " + invocation
+              + " is known: it never started, it ran a graph that writes nothing (such outcomes are not kept), or it "
+              + "ended more than " + config.retention() + " ago"));
+        }
+      });
     } else if (InvocationLog.RUNNING.equals(entry.get().status())) {
       reply(client, WireReply.running(invocation));
     } else {
@@ -638,6 +730,9 @@ public final class FrontendServer implements AutoCloseable {
   }
 
   static WireReply toReply(String invocation, Throwable e) {
+    if (e instanceof FunctionFailedException f && Invocation.CONFLICTING_REQUEST.equals(f.errorType())) {
+      return WireReply.error(invocation, WireReply.INVALID_REQUEST, f.errorMessage());
+    }
     if (e instanceof FunctionFailedException f) {
       return WireReply.functionFailed(invocation, f.functionName(), f.errorType(), f.errorMessage());
     }
@@ -705,6 +800,7 @@ public final class FrontendServer implements AutoCloseable {
       WireRequest request = Json.read(e.request(), WireRequest.class, "logged request of invocation " + e.invocationId());
       JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
       Pending pending = new Pending(e.graph(), key, normalize(request.args()));
+      pending.logged = true;
       if (inFlight.putIfAbsent(e.invocationId(), pending) != null) {
         continue;
       }

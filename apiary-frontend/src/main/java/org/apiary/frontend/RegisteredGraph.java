@@ -55,6 +55,23 @@ public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes,
     return edges.stream().filter(e -> e.to().equals(to)).toList();
   }
 
+  /**
+   * Whether no function of this graph records its outputs (it writes nothing, paper section 5.4): running it again
+   * is safe, so its invocations need no invocation log and store no outcome.
+   */
+  public boolean recordsNothing() {
+    return nodes.stream().noneMatch(Node::recorded);
+  }
+
+  /**
+   * Whether an invocation is exactly one recorded function execution (one function, which records; its arguments
+   * all carry the invocation's partition key, so it runs once): its transaction's record is the invocation's
+   * outcome, and it needs no invocation log.
+   */
+  public boolean oneTransaction() {
+    return nodes.size() == 1 && nodes.get(0).recorded();
+  }
+
   /** The names of the recorded functions. */
   public List<String> recordedFunctions() {
     return nodes.stream().filter(Node::recorded).map(Node::function).toList();

@@ -169,14 +169,16 @@ class ExactlyOnceHolesTest {
   void retentionKeepsTheRecordedOutputsOfARunningInvocationAndDeletesThoseOfEndedOnes() throws Exception {
     // An invocation that ended (no log entry any more), then, over a second later, one still running.
     String ended = "ended-" + System.nanoTime();
-    db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER VALUES (7, ?, 'h_bump', x'5B5D', NOW)", ended);
+    db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER (pkey, invocation_id, "
+        + "function_name, outputs, recorded_at) VALUES (7, ?, 'h_bump', x'5B5D', NOW)", ended);
     Thread.sleep(1_500);
     String owner = "slow-" + System.nanoTime();
     new FrontendLeases(db, owner, "tcp://127.0.0.1:1").renew(Duration.ofHours(1)); // alive: nobody takes it over
     String running = "running-" + System.nanoTime();
     byte[] request = Json.bytes(WireRequest.invoke(running, "h_flaky", Json.tree(7L), List.of(Json.tree(1L)), null));
     new InvocationLog(db).begin(running, "h_flaky", flakyVersion(), request, owner).get();
-    db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER VALUES (7, ?, 'h_bump', x'5B5D', NOW)", running);
+    db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER (pkey, invocation_id, "
+        + "function_name, outputs, recorded_at) VALUES (7, ?, 'h_bump', x'5B5D', NOW)", running);
     Thread.sleep(50);
     try (FrontendServer frontend = FrontendServer.start(db, FAST.withRetention(Duration.ofMillis(10), Duration.ofHours(1)))) {
       frontend.deleteExpiredRecords();

@@ -197,7 +197,7 @@ final class VariantRun {
           return invoker.callAsync(g.nodes().get(0).function(), r.key(), Invocation.ofArguments(r.args()));
         }
         List<JsonNode> args = Arrays.stream(r.args()).map(Json::tree).toList();
-        return dispatcher.execute(g, "raw-" + ids.incrementAndGet(), Json.tree(r.key()), args, null, false);
+        return dispatcher.execute(g, "raw-" + ids.incrementAndGet(), Json.tree(r.key()), args, null, false, null);
       }, List.of());
     }
 

@@ -140,6 +140,12 @@ public abstract class FunctionProcedure extends VoltProcedure {
       VoltTable earlier = voltExecuteSQL()[0];
       if (earlier.advanceRow()) {
         byte[] recorded = earlier.getVarbinary(0);
+        long recordedHash = earlier.getLong(1);
+        if (call.requestHash() != null && !earlier.wasNull() && recordedHash != call.requestHash()) {
+          throw new VoltAbortException(FunctionErrors.encode(functionName, Invocation.CONFLICTING_REQUEST,
+              "invocation ID " + call.invocationId() + " was already used for a different request with this "
+                  + "partition key; use a new ID"));
+        }
         var failure = FunctionErrors.fromRecorded(recorded);
         if (failure.isPresent()) { // an earlier execution failed and recorded its failure: replay it
           FunctionFailedException f = failure.get();
@@ -163,7 +169,8 @@ public abstract class FunctionProcedure extends VoltProcedure {
           + " bytes can be returned (and recorded) per execution"));
     }
     if (call.record()) {
-      voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime());
+      voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime(),
+          call.requestHash());
       try {
         voltExecuteSQL(true);
       } catch (ConstraintFailureException e) {
