@@ -21,6 +21,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apiary.ApiaryException;
 import org.apiary.DatabaseException;
@@ -46,21 +48,28 @@ import org.voltdb.VoltTable;
  * <p><b>Setup.</b> An embedded database, two frontend processes with a short lease and a short retention, and the
  * {@link DrillApp} application, whose every write names its invocation.
  *
- * <p><b>Load.</b> Client threads invoke the drill graphs under their own IDs, sometimes the same ID on both frontends
- * at once, sometimes the same ID again with a different argument (which must be refused), sometimes a resend after the
- * answer. Each ID's history keeps every request, every answer ({@code ok}, {@code failed}, {@code refused},
- * {@code unknown}) and every {@code result(id)} observation, with times since the drill started.
+ * <p><b>Load.</b> Client threads invoke the drill graphs under their own IDs (a quarter of them the graphs of one
+ * writing function, which a frontend may run as one transaction without an invocation log; the rest the graphs of
+ * several functions), sometimes the same ID on both frontends at once, sometimes the same ID again with a different
+ * argument (which must be refused), sometimes a resend after the answer. Each ID's history keeps every request, every
+ * answer ({@code ok}, {@code failed}, {@code refused}, {@code unknown}) and every {@code result(id)} observation, with
+ * times since the drill started.
  *
  * <p><b>Faults</b>, at random from the seed: SIGKILL of a frontend and a replacement on the same port (sometimes one
- * that halts right after a given function), SIGSTOP for longer than the lease then SIGCONT, and keys whose flaky
- * writer fails switched on and off (all off at the end, so a re-run after a failure would succeed).
+ * that halts right after a given function; if that is the writer of a one-function graph, half the time an
+ * invocation of that graph is sent to it at once), SIGSTOP for longer than the lease then SIGCONT, and keys whose flaky writer fails
+ * switched on and off (all off at the end, so a re-run after a failure would succeed).
  *
  * <p><b>Check.</b> After the faults stop and recovery had its bounded time, every ID is resolved through
  * {@code result(id)} (earlier observations count, since retention deletes ended invocations) and the effects are read
  * straight from the table. The model is the drill's own: which steps each graph writes, in which order, and what the
  * value must be given the rows. Per ID: {@code stuck} (no final outcome), {@code duplicates} (a step's row more than
  * once), {@code lost} (a step that must have committed has no row), {@code disagreed} (a client's definite answer,
- * a later observation or the data contradicts the stored outcome, or a conflicting request was not refused).
+ * a later observation or the data contradicts the stored outcome, {@code result(id)} did not know an invocation that
+ * had ended before retention could have deleted it, or a conflicting request was not refused). An ID that
+ * {@code result(id)} never knew, with no row and no definite answer to any client, never reached a committed
+ * transaction: it agrees. An ID a client got a definite answer for is judged against that answer when no stored
+ * outcome was ever seen, so a lost outcome cannot hide a lost or duplicated write.
  */
 final class ExactlyOnceDrill {
   /**
@@ -79,8 +88,14 @@ final class ExactlyOnceDrill {
   private static final int MAX_ATTEMPTS = 6;
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
   private static final int SHOWN_PER_CATEGORY = 3;
-  private static final List<String> GRAPHS = List.of("drill_one", "drill_two", "drill_flaky", "drill_badkey");
-  private static final List<String> CRASH_AFTER = List.of(DrillApp.WRITE, DrillApp.FLAKY, DrillApp.OBSERVE);
+  /** The share of invocations that go to the graphs of one writing function. */
+  private static final double SINGLE_SHARE = 0.25;
+  private static final List<String> CRASH_AFTER = List.of(DrillApp.WRITE, DrillApp.FLAKY, DrillApp.FLAKY_FIRST,
+      DrillApp.OBSERVE);
+  /** The line a frontend started with --crash-after prints when it halts: the function, then the graph. */
+  private static final Pattern HALTED = Pattern.compile("halting after function '([^']+)' in graph '([^']+)'");
+  /** Slack for clocks and cleanup rounds when deciding whether retention may have deleted an ended invocation. */
+  private static final long RETENTION_SLACK_MS = 1000;
 
   private final Settings settings;
   private final PrintStream out;
@@ -92,6 +107,11 @@ final class ExactlyOnceDrill {
   private final AtomicInteger kills = new AtomicInteger();
   private final AtomicInteger pauses = new AtomicInteger();
   private final AtomicInteger crashAfterStarts = new AtomicInteger();
+  private final AtomicInteger baits = new AtomicInteger();
+  /** Per frontend slot: the function its current process halts after, if it was started with --crash-after. */
+  private final AtomicReferenceArray<String> crashAfterOf = new AtomicReferenceArray<>(2);
+  /** Halts of such processes, by {@code graph:function}. */
+  private final Map<String, AtomicInteger> halts = Collections.synchronizedMap(new LinkedHashMap<>());
   private final AtomicInteger flips = new AtomicInteger();
   private final List<String> crashes = Collections.synchronizedList(new ArrayList<>());
   private final Map<String, AtomicInteger> modes = Collections.synchronizedMap(new LinkedHashMap<>());
@@ -233,9 +253,7 @@ final class ExactlyOnceDrill {
       ApiaryClient[] via = {via0, via1};
       int n = 0;
       while (System.nanoTime() < stopAt) {
-        double g = random.nextDouble();
-        boolean badKey = g >= 0.98 && !settings.skip().contains("badkey");
-        String graph = GRAPHS.get(g < 0.3 ? 0 : g < 0.74 ? 1 : badKey ? 3 : 2);
+        String graph = pickGraph(random.nextDouble());
         String id = "s" + Long.toUnsignedString(settings.seed(), 36) + "-c" + c + "-" + n++;
         Invocation inv = new Invocation(id, graph, random.nextInt(settings.keys()));
         invocations.put(id, inv);
@@ -275,6 +293,25 @@ final class ExactlyOnceDrill {
         }
       }
     }
+  }
+
+  /**
+   * The graph of an invocation, from a uniform draw {@code g}: {@link #SINGLE_SHARE} of them one of the graphs of one
+   * writing function, the rest the graphs of several functions in their usual mix (30% one writer, 44% two, 24% a
+   * flaky writer, 2% the wrong key type).
+   */
+  private String pickGraph(double g) {
+    if (g < SINGLE_SHARE) {
+      return g < SINGLE_SHARE / 2 ? "drill_single" : "drill_single_flaky";
+    }
+    double rest = (g - SINGLE_SHARE) / (1 - SINGLE_SHARE);
+    if (rest < 0.3) {
+      return "drill_one";
+    }
+    if (rest < 0.74) {
+      return "drill_two";
+    }
+    return rest >= 0.98 && !settings.skip().contains("badkey") ? "drill_badkey" : "drill_flaky";
   }
 
   private void mode(Invocation inv, String mode) {
@@ -322,6 +359,7 @@ final class ExactlyOnceDrill {
   }
 
   private void observe(ApiaryClient client, Invocation inv, String who) {
+    long asked = now();
     Outcome o;
     try {
       Optional<GraphResult> r = client.result(inv.id);
@@ -329,7 +367,7 @@ final class ExactlyOnceDrill {
     } catch (RuntimeException e) {
       o = Outcome.of(e, true);
     }
-    inv.observe(now(), who, o);
+    inv.observe(asked, now(), who, o);
   }
 
   /** Polls result(id) for invocations that had no final outcome yet, before retention could delete them. */
@@ -388,11 +426,16 @@ final class ExactlyOnceDrill {
         fault("SIGKILL frontend " + i + " (" + victim.id() + ")");
         sleep(random.nextLong(settings.leaseMs()));
         List<String> extra = List.of();
+        String crashAfter = null;
         if (random.nextDouble() < 0.3) {
-          extra = List.of("--crash-after", CRASH_AFTER.get(random.nextInt(CRASH_AFTER.size())));
+          crashAfter = CRASH_AFTER.get(random.nextInt(CRASH_AFTER.size()));
+          extra = List.of("--crash-after", crashAfter);
           crashAfterStarts.incrementAndGet();
         }
         replace(i, extra, "killed");
+        if (crashAfter != null && random.nextBoolean()) { // else the halt is left to the load, mostly multi-function
+          baitSingle(i, crashAfter, random.nextInt(settings.keys()));
+        }
       } else {
         long ms = settings.leaseMs() + 300 + random.nextLong(settings.leaseMs());
         victim.pause();
@@ -405,11 +448,56 @@ final class ExactlyOnceDrill {
     }
   }
 
+  /**
+   * Right after a replacement that halts after the writer of a one-function graph started, sends it an invocation of
+   * that graph (then retries through both frontends, as a client would), so that the halt can hit a graph of one
+   * function and not only the multi-function graphs that make most of the load. Checked like any other invocation.
+   */
+  private void baitSingle(int i, String function, long key) {
+    String graph = function.equals(DrillApp.WRITE) ? "drill_single"
+        : function.equals(DrillApp.FLAKY_FIRST) ? "drill_single_flaky" : null;
+    if (graph == null) {
+      return;
+    }
+    String id = "s" + Long.toUnsignedString(settings.seed(), 36) + "-bait-" + baits.getAndIncrement();
+    Invocation inv = new Invocation(id, graph, key);
+    invocations.put(id, inv);
+    mode(inv, "sent to a --crash-after replacement");
+    ClientConfig all = ClientConfig.of(endpoints).withAttemptTimeout(ATTEMPT_TIMEOUT).withMaxAttempts(MAX_ATTEMPTS);
+    try (ApiaryClient direct = ApiaryClient.connect(single(i)); ApiaryClient viaAll = ApiaryClient.connect(all)) {
+      Outcome o = send(direct, "frontend " + i + " (--crash-after " + function + ")", inv, "a");
+      if (!o.definite() && o.kind() != Kind.REFUSED) {
+        send(viaAll, "client(both), retrying the same ID", inv, "a");
+      }
+      observe(viaAll, inv, "result(id) after the calls");
+    }
+    if (!inv.hasFinal()) {
+      unresolved.add(new Due(inv, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300)));
+    }
+  }
+
   private void replace(int i, List<String> extra, String why) {
+    countHalt(i);
     FrontendProcess next = frontends.get(i).restart(extra, START_TIMEOUT);
     frontends.set(i, next);
+    crashAfterOf.set(i, extra.contains("--crash-after") ? extra.get(extra.indexOf("--crash-after") + 1) : null);
     fault("frontend " + i + " " + why + "; replacement " + next.id() + " on the same port"
         + (extra.isEmpty() ? "" : " with " + String.join(" ", extra)));
+  }
+
+  /**
+   * Counts the halt of a frontend started with --crash-after that exited on its own, by the graph and function it
+   * halted after (from the line it printed), so the summary shows which graphs the fault reached.
+   */
+  private void countHalt(int i) {
+    FrontendProcess f = frontends.get(i);
+    if (crashAfterOf.get(i) == null || f.isAlive()) {
+      return;
+    }
+    Matcher m = HALTED.matcher(f.output());
+    if (m.find()) {
+      halts.computeIfAbsent(m.group(2) + ":" + m.group(1), k -> new AtomicInteger()).incrementAndGet();
+    }
   }
 
   private void flipper(ApiaryDatabase db, SplittableRandom random, long stopAt) {
@@ -504,7 +592,7 @@ final class ExactlyOnceDrill {
       Outcome s = inv.firstFinal();
       stored.merge(s == null ? (inv.lastObservation() == null ? "none" : inv.lastObservation().kind().name())
           : s.kind().name(), 1, Integer::sum);
-      Map<String, List<String>> problems = Verdict.of(inv, rows);
+      Map<String, List<String>> problems = Verdict.of(inv, rows, knownForMs());
       inv.problems = problems;
       problems.keySet().forEach(category -> bad.get(category).add(inv));
       if (problems.isEmpty()) {
@@ -522,7 +610,8 @@ final class ExactlyOnceDrill {
     out.println("-> stored outcomes (first final result(id)): " + stored + "; agreed without ever arriving: "
         + neverArrived);
     out.println("-> faults: " + kills + " SIGKILL, " + pauses + " SIGSTOP longer than the lease, "
-        + crashAfterStarts + " replacements with --crash-after, " + flips + " failing-key flips");
+        + crashAfterStarts + " replacements with --crash-after (halted after " + halts + "), " + flips
+        + " failing-key flips");
     Set<Invocation> shown = new LinkedHashSet<>();
     for (Map.Entry<String, List<Invocation>> e : bad.entrySet()) {
       List<Invocation> list = e.getValue();
@@ -570,6 +659,16 @@ final class ExactlyOnceDrill {
     return ok ? 0 : 1;
   }
 
+  /**
+   * How long after an invocation was seen to have ended {@code result(id)} must still know it: the retention, less
+   * the longest a paused frontend can hold back an answer it already had (the longest SIGSTOP) and some slack. 0 if
+   * the settings leave no such time, and then the drill does not check it.
+   */
+  private long knownForMs() {
+    long longestPause = 2 * settings.leaseMs() + 300;
+    return Math.max(0, settings.retentionMs() - longestPause - RETENTION_SLACK_MS);
+  }
+
   private void print(Invocation inv, List<Effect> rows) {
     out.println("  " + inv.id + "  graph " + inv.graph + ", key " + inv.key + ", " + inv.mode);
     inv.problems.forEach((category, reasons) -> reasons.forEach(r -> out.println("    ! " + category + ": " + r)));
@@ -599,6 +698,9 @@ final class ExactlyOnceDrill {
    * @param detail the value for {@link Kind#OK}, the error otherwise
    */
   record Outcome(Kind kind, String function, String detail) {
+    /** What a frontend's refusal of result(id) says when it knows no invocation with that ID. */
+    static final String UNKNOWN_ID = "no invocation with ID ";
+
     static Outcome of(GraphResult r) {
       return new Outcome(Kind.OK, null, r.outputs().stream().map(Outcome::text).collect(Collectors.joining(", ")));
     }
@@ -607,14 +709,18 @@ final class ExactlyOnceDrill {
       return o.value() != null && o.value().isTextual() ? o.value().textValue() : String.valueOf(o.value());
     }
 
-    /** An exception from a call; {@code lookup} for result(id), where an invalid request means an unknown ID. */
+    /**
+     * An exception from a call; {@code lookup} for result(id), where only "no invocation with ID ... is known" means
+     * an unknown ID (any other refusal of a lookup is no answer about the invocation).
+     */
     static Outcome of(Throwable e, boolean lookup) {
       Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
       if (t instanceof FunctionFailedException f) {
         return new Outcome(Kind.FAILED, f.functionName(), f.errorType() + ": " + f.errorMessage());
       }
       if (t instanceof InvalidRequestException) {
-        return new Outcome(lookup ? Kind.NOT_FOUND : Kind.REFUSED, null, t.getMessage());
+        boolean unknown = lookup && t.getMessage() != null && t.getMessage().contains(UNKNOWN_ID);
+        return new Outcome(unknown ? Kind.NOT_FOUND : Kind.REFUSED, null, t.getMessage());
       }
       if (t.getClass() == ApiaryException.class && t.getMessage() != null
           && t.getMessage().contains("failed with error '")) {
@@ -647,8 +753,11 @@ final class ExactlyOnceDrill {
   /** One row of {@code drill_effects}. */
   record Effect(String invocation, String step, String payload, long token, long upstream, long key) {}
 
-  /** An answer the client got for one variant of the request. */
-  record Answer(String variant, String via, Outcome outcome) {}
+  /** An answer the client got for one variant of the request, {@code at} ms into the drill. */
+  record Answer(long at, String variant, String via, Outcome outcome) {}
+
+  /** A {@code result(id)} answer: asked {@code asked} ms into the drill, answered {@code answered} ms into it. */
+  record Observation(long asked, long answered, Outcome outcome) {}
 
   /** The client-side history of one invocation ID. */
   static final class Invocation {
@@ -659,7 +768,7 @@ final class ExactlyOnceDrill {
     volatile boolean conflictSent;
     final List<String> events = new ArrayList<>();
     final List<Answer> answers = new ArrayList<>();
-    final List<Outcome> observations = new ArrayList<>();
+    final List<Observation> observations = new ArrayList<>();
     Map<String, List<String>> problems = Map.of();
 
     Invocation(String id, String graph, long key) {
@@ -681,24 +790,24 @@ final class ExactlyOnceDrill {
     }
 
     synchronized void answer(long at, String variant, String via, Outcome o) {
-      answers.add(new Answer(variant, via, o));
+      answers.add(new Answer(at, variant, via, o));
       event(at, variant + " via " + via + " answered " + o);
     }
 
-    synchronized void observe(long at, String who, Outcome o) {
+    synchronized void observe(long asked, long at, String who, Outcome o) {
       Outcome previous = lastObservation();
-      observations.add(o);
+      observations.add(new Observation(asked, at, o));
       if (previous == null || !previous.equals(o)) {
         event(at, who + ": result(id) = " + o);
       }
     }
 
     synchronized Outcome lastObservation() {
-      return observations.isEmpty() ? null : observations.get(observations.size() - 1);
+      return observations.isEmpty() ? null : observations.get(observations.size() - 1).outcome();
     }
 
     synchronized Outcome firstFinal() {
-      return observations.stream().filter(Outcome::definite).findFirst().orElse(null);
+      return observations.stream().map(Observation::outcome).filter(Outcome::definite).findFirst().orElse(null);
     }
 
     synchronized boolean hasFinal() {
@@ -710,20 +819,37 @@ final class ExactlyOnceDrill {
     }
 
     synchronized List<Outcome> observations() {
+      return observations.stream().map(Observation::outcome).toList();
+    }
+
+    synchronized List<Observation> timedObservations() {
       return List.copyOf(observations);
     }
   }
 
-  /** The drill's model of one invocation: what its stored outcome implies for the data and the answers. */
+  /**
+   * The drill's model of one invocation: what its stored outcome (or, if none was ever seen, the definite answer a
+   * client got) implies for the data and the answers.
+   */
   static final class Verdict {
     private final Map<String, List<String>> problems = new LinkedHashMap<>();
+    private final long knownForMs;
+
+    private Verdict(long knownForMs) {
+      this.knownForMs = knownForMs;
+    }
 
     private void add(String category, String reason) {
       problems.computeIfAbsent(category, k -> new ArrayList<>()).add(reason);
     }
 
-    static Map<String, List<String>> of(Invocation inv, List<Effect> rows) {
-      Verdict v = new Verdict();
+    /**
+     * The problems of one invocation, by category.
+     *
+     * @param knownForMs how long after it was seen to have ended {@code result(id)} must still know it; 0: unchecked
+     */
+    static Map<String, List<String>> of(Invocation inv, List<Effect> rows, long knownForMs) {
+      Verdict v = new Verdict(knownForMs);
       v.judge(inv, rows);
       return v.problems;
     }
@@ -752,6 +878,7 @@ final class ExactlyOnceDrill {
           add("disagreed", "the stored outcome changed from " + stored + " to " + o);
         }
       }
+      checkKnownAfterEnd(inv, answers);
 
       List<String> steps = DrillApp.writers(inv.graph);
       Map<String, List<Effect>> byStep = new LinkedHashMap<>();
@@ -765,72 +892,134 @@ final class ExactlyOnceDrill {
         }
       }
 
+      Outcome outcome = stored;
+      String basis = "stored outcome ";
       if (stored == null) {
-        Outcome last = inv.lastObservation();
-        boolean toldDefinite = answers.stream().anyMatch(a -> a.outcome().definite());
-        if (last == null || last.kind() != Kind.NOT_FOUND || !rows.isEmpty() || toldDefinite) {
-          add("stuck", "no final outcome after recovery; last result(id) = " + last + ", " + rows.size()
-              + " effect row(s), client " + (toldDefinite ? "was told a definite outcome" : "had no definite answer"));
+        checkNeverArrived(inv, answers, rows);
+        outcome = toldOutcome(answers, variant);
+        if (outcome == null) {
+          return; // never arrived (or stuck, reported above): no outcome to hold the data to
         }
-        return;
+        basis = "outcome told to the client (none stored was seen) ";
       }
-
-      boolean badKey = inv.graph.equals("drill_badkey");
-      if (badKey && stored.kind() == Kind.OK) {
-        add("disagreed", "stored outcome " + stored + ", but observe can never receive write_badkey's output");
-      }
-      int mustHaveRun = steps.size();
-      if (stored.kind() == Kind.ERROR && !badKey) {
-        mustHaveRun = 0; // some error, at some step: nothing the model can require, beyond "no duplicates" above
-      } else if (stored.kind() == Kind.FAILED) {
-        int failedAt = steps.indexOf(stored.function());
-        mustHaveRun = failedAt < 0 ? steps.size() : failedAt;
-        for (int i = mustHaveRun; i < steps.size(); i++) {
-          if (!byStep.get(steps.get(i)).isEmpty()) {
-            add("disagreed", "stored outcome " + stored + ", yet step " + steps.get(i) + " took effect");
-          }
-        }
-      }
-      for (int i = 0; i < mustHaveRun; i++) {
-        if (byStep.get(steps.get(i)).isEmpty()) {
-          add("lost", "stored outcome " + stored + ", yet step " + steps.get(i) + " has no effect");
-        }
-      }
-      boolean exactlyOnce = steps.subList(0, mustHaveRun).stream().allMatch(s -> byStep.get(s).size() == 1);
-      if (exactlyOnce) {
-        for (int i = 1; i < mustHaveRun; i++) {
-          Effect before = byStep.get(steps.get(i - 1)).get(0);
-          Effect after = byStep.get(steps.get(i)).get(0);
-          if (after.upstream() != before.token()) {
-            add("disagreed", "step " + after.step() + " received token " + after.upstream() + " from "
-                + before.step() + ", whose effect has token " + before.token()
-                + " (a replay returned something else than the run that wrote)");
-          }
-        }
-        if (stored.kind() == Kind.OK && mustHaveRun == steps.size() && !badKey) {
-          StringBuilder expected = new StringBuilder(payload);
-          for (String s : steps) {
-            expected.append(';').append(s).append('=').append(byStep.get(s).get(0).token());
-          }
-          expected.append("|seen=").append(steps.size());
-          if (!expected.toString().equals(stored.detail())) {
-            add("disagreed", "stored value '" + stored.detail() + "' but the data implies '" + expected + "'");
-          }
-        }
-      }
+      judgeEffects(inv, payload, steps, byStep, outcome, basis);
 
       for (Answer a : answers) {
         if (!a.variant().equals(variant)) {
           continue;
         }
-        if (a.outcome().definite() && !a.outcome().equals(stored)) {
-          add("disagreed", "the client (via " + a.via() + ") was told " + a.outcome() + " but the stored outcome is "
-              + stored);
+        if (a.outcome().definite() && !a.outcome().equals(outcome)) {
+          add("disagreed", "the client (via " + a.via() + ") was told " + a.outcome() + " but the " + basis
+              + "is " + outcome);
         }
         if (a.outcome().kind() == Kind.REFUSED) {
           add("disagreed", "the accepted request (via " + a.via() + ") was refused: " + a.outcome());
         }
       }
+    }
+
+    /**
+     * Without a stored outcome, the invocation is fine only if it never reached a committed transaction: Apiary does
+     * not know its ID, it left no row, and no client was told a definite outcome. Anything else is stuck.
+     */
+    private void checkNeverArrived(Invocation inv, List<Answer> answers, List<Effect> rows) {
+      Outcome last = inv.lastObservation();
+      boolean toldDefinite = answers.stream().anyMatch(a -> a.outcome().definite());
+      if (last == null || last.kind() != Kind.NOT_FOUND || !rows.isEmpty() || toldDefinite) {
+        add("stuck", "no final outcome after recovery; last result(id) = " + last + ", " + rows.size()
+            + " effect row(s), client " + (toldDefinite ? "was told a definite outcome" : "had no definite answer"));
+      }
+    }
+
+    /** The first definite answer a client got for the accepted request, or null. */
+    private static Outcome toldOutcome(List<Answer> answers, String variant) {
+      return answers.stream().filter(a -> a.variant().equals(variant) && a.outcome().definite())
+          .map(Answer::outcome).findFirst().orElse(null);
+    }
+
+    /**
+     * Once an invocation was seen to have ended (a definite answer or {@code result(id)}), {@code result(id)} must
+     * know it until retention may have deleted it: "no invocation with this ID is known" before then would let a
+     * resend run it again.
+     */
+    private void checkKnownAfterEnd(Invocation inv, List<Answer> answers) {
+      if (knownForMs <= 0) {
+        return;
+      }
+      List<Observation> seen = inv.timedObservations();
+      long endedAt = Math.min(
+          answers.stream().filter(a -> a.outcome().definite()).mapToLong(Answer::at).min().orElse(Long.MAX_VALUE),
+          seen.stream().filter(o -> o.outcome().definite()).mapToLong(Observation::answered).min()
+              .orElse(Long.MAX_VALUE));
+      for (Observation o : seen) {
+        long after = o.asked() - endedAt;
+        if (o.outcome().kind() == Kind.NOT_FOUND && after >= 0 && after < knownForMs) {
+          add("disagreed", "result(id) asked at +" + o.asked() + " ms said " + o.outcome() + ", " + after
+              + " ms after the invocation was seen to have ended (retention may delete it only after " + knownForMs
+              + " ms)");
+          return;
+        }
+      }
+    }
+
+    /** What an outcome implies for the effect rows of the accepted request, and for the value it returned. */
+    private void judgeEffects(Invocation inv, String payload, List<String> steps, Map<String, List<Effect>> byStep,
+                              Outcome outcome, String basis) {
+      boolean badKey = inv.graph.equals("drill_badkey");
+      if (badKey && outcome.kind() == Kind.OK) {
+        add("disagreed", basis + outcome + ", but observe can never receive write_badkey's output");
+      }
+      int mustHaveRun = steps.size();
+      if (outcome.kind() == Kind.ERROR && !badKey) {
+        mustHaveRun = 0; // some error, at some step: nothing the model can require, beyond "no duplicates" above
+      } else if (outcome.kind() == Kind.FAILED) {
+        int failedAt = steps.indexOf(outcome.function());
+        mustHaveRun = failedAt < 0 ? steps.size() : failedAt;
+        for (int i = mustHaveRun; i < steps.size(); i++) {
+          if (!byStep.get(steps.get(i)).isEmpty()) {
+            add("disagreed", basis + outcome + ", yet step " + steps.get(i) + " took effect");
+          }
+        }
+      }
+      for (int i = 0; i < mustHaveRun; i++) {
+        if (byStep.get(steps.get(i)).isEmpty()) {
+          add("lost", basis + outcome + ", yet step " + steps.get(i) + " has no effect");
+        }
+      }
+      boolean exactlyOnce = steps.subList(0, mustHaveRun).stream().allMatch(s -> byStep.get(s).size() == 1);
+      if (!exactlyOnce) {
+        return;
+      }
+      for (int i = 1; i < mustHaveRun; i++) {
+        Effect before = byStep.get(steps.get(i - 1)).get(0);
+        Effect after = byStep.get(steps.get(i)).get(0);
+        if (after.upstream() != before.token()) {
+          add("disagreed", "step " + after.step() + " received token " + after.upstream() + " from "
+              + before.step() + ", whose effect has token " + before.token()
+              + " (a replay returned something else than the run that wrote)");
+        }
+      }
+      if (outcome.kind() == Kind.OK && mustHaveRun == steps.size() && !badKey) {
+        String expected = expectedValue(inv.graph, payload, steps, byStep);
+        if (!expected.equals(outcome.detail())) {
+          add("disagreed", basis + "value '" + outcome.detail() + "' but the data implies '" + expected + "'");
+        }
+      }
+    }
+
+    /**
+     * The value a graph returns given its rows: the payload, each writer's {@code ;step=token} in order, then
+     * {@code |seen=<rows>} if the graph ends in {@code observe}.
+     */
+    static String expectedValue(String graph, String payload, List<String> steps, Map<String, List<Effect>> byStep) {
+      StringBuilder expected = new StringBuilder(payload);
+      for (String s : steps) {
+        expected.append(';').append(s).append('=').append(byStep.get(s).get(0).token());
+      }
+      if (DrillApp.observes(graph)) {
+        expected.append("|seen=").append(steps.size());
+      }
+      return expected.toString();
     }
 
     /** Which variant of the request the invocation is, judged from the client's answers, then the data. */

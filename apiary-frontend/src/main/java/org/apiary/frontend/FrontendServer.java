@@ -68,7 +68,8 @@ public final class FrontendServer implements AutoCloseable {
     Dispatcher dispatcher = new Dispatcher(db, catalog, (graph, invocation, function, result) -> {
       hooks.afterFunction(invocation, function);
       if (function.equals(config.crashAfterFunction())) {
-        System.err.println("frontend " + id + ": fault injection: halting after function '" + function + "'");
+        System.err.println("frontend " + id + ": fault injection: halting after function '" + function
+            + "' in graph '" + graph + "', invocation " + invocation);
         Runtime.getRuntime().halt(137);
       }
     });

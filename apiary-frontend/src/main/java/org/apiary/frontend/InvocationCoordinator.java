@@ -62,6 +62,11 @@ final class InvocationCoordinator {
     WireReply reply;
     /** Whether the invocation has an invocation-log entry (its outcome is stored there). */
     volatile boolean logged;
+    /**
+     * Whether this request is still being checked against the log entry its ID already had: it may be a different
+     * request under a used ID, so neither it nor a request it differs from can be judged here yet.
+     */
+    volatile boolean checking;
     /** For a one-transaction invocation, where its outcome is recorded; else {@code null}. */
     volatile OneTransactionOutcomes.Location oneTransaction;
 
@@ -132,6 +137,12 @@ final class InvocationCoordinator {
       Pending existing = inFlight.putIfAbsent(request.id(), pending);
       if (existing != null) {
         synchronized (existing) {
+          if (!existing.sameRequest(graph.graph().name(), key, args) && undecided(existing)) {
+            // Which of the two is the invocation's request is decided by what is stored, not by arrival here.
+            replies.reply(client, WireReply.error(request.id(), WireReply.OUTCOME_UNKNOWN, "another request with "
+                + "invocation ID " + request.id() + " is being checked here; resend this one"));
+            return;
+          }
           if (!existing.sameRequest(graph.graph().name(), key, args)) {
             replies.reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "invocation ID " + request.id()
                 + " was already used for a different request (graph '" + existing.graph + "'); use a new ID"));
@@ -154,8 +165,10 @@ final class InvocationCoordinator {
       return;
     }
     pending.logged = true;
+    pending.checking = true;
     log.begin(request.id(), graph.graph().name(), graph.version(), frame, frontendId).whenComplete((logged, err) -> {
       if (err == null && logged) {
+        pending.checking = false;
         execute(first); // logged as new: nothing can be recorded yet
       } else {
         resume(request, key, args, err == null ? new InvalidRequestException("invocation " + request.id()
@@ -192,6 +205,14 @@ final class InvocationCoordinator {
     return inFlight.get(invocation);
   }
 
+  /**
+   * Whether a request running here under an ID is not yet known to be that invocation's: it is being checked
+   * against the log, or it is one recorded transaction, whose record decides when it commits.
+   */
+  private static boolean undecided(Pending p) {
+    return p.checking || p.oneTransaction != null;
+  }
+
   /** The ID is already logged: a retry (after a frontend failure) or a client reusing an ID. */
   private void resume(WireRequest request, JsonNode key, List<JsonNode> args, Throwable beginFailure) {
     String invocation = request.id();
@@ -206,7 +227,13 @@ final class InvocationCoordinator {
           || !Objects.equals(normalize(logged.args()), normalize(request.args()))) {
         deliver(invocation, WireReply.error(invocation, WireReply.INVALID_REQUEST, "invocation ID " + invocation
             + " was already used for a different request (graph '" + e.graph() + "'); use a new ID"));
-      } else if (!InvocationLog.RUNNING.equals(e.status())) {
+        return;
+      }
+      Pending pending = pending(invocation);
+      if (pending != null) {
+        pending.checking = false; // the logged request is this one
+      }
+      if (!InvocationLog.RUNNING.equals(e.status())) {
         deliver(invocation, storedReply(e, invocation));
       } else {
         Optional<RegisteredGraph> graph = catalog.graph(e.graph(), e.graphVersion());
@@ -436,11 +463,16 @@ final class InvocationCoordinator {
   /** Answers a client's request for an invocation's outcome: from here if it runs here, else from what is stored. */
   void result(byte[] client, String invocation) {
     Pending pending = inFlight.get(invocation);
-    if (pending != null) {
+    if (pending != null && !pending.checking) {
       synchronized (pending) {
-        replies.reply(client, pending.reply != null ? withId(pending.reply, invocation) : WireReply.running(invocation));
+        // A reply here may be the refusal of a different request under this ID: only what is stored speaks for the
+        // invocation, so once a reply is set the stored outcome is read (unless nothing is stored).
+        if (pending.reply == null || !config.invocationLog()) {
+          replies.reply(client, pending.reply != null ? withId(pending.reply, invocation)
+              : WireReply.running(invocation));
+          return;
+        }
       }
-      return;
     }
     if (!config.invocationLog()) {
       replies.reply(client, WireReply.error(invocation, WireReply.INVALID_REQUEST, "invocation " + invocation + " is not "

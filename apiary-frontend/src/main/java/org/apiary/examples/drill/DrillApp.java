@@ -15,7 +15,10 @@ import org.apiary.Graph;
  * <p>The argument (the "payload") is {@code "<invocation id>|<variant>"}; the drill sends a second variant under the
  * same ID to check that a conflicting request is refused. Values along edges are the chain
  * {@code "<payload>;step=token;step=token"}; {@code observe} (read-only) appends {@code "|seen=<rows of this
- * invocation>"} and returns that to the client.
+ * invocation>"} and returns that to the client. The one-function graphs {@code drill_single} and
+ * {@code drill_single_flaky} have no {@code observe}: their writer's edge {@code next} leads straight into the sink, so
+ * the client gets the writer's own chain {@code "<payload>;step=token"}. They are the graphs a frontend may run as a
+ * single transaction whose outcome is the writer's recorded output, with no invocation log.
  *
  * <p>{@code flaky} and {@code flaky_first} insert their row and then fail (rolling it back) while
  * {@code drill_failing} holds their partition key: a condition the drill flips during the run. {@code write_badkey}
@@ -70,6 +73,21 @@ public final class DrillApp {
       .addEdge(FLAKY_FIRST, OBSERVE, NEXT)
       .addEdge(OBSERVE, Graph.SINK, ApiaryFunction.SINK);
 
+  /**
+   * source -> write -> sink: one writer and nothing else. {@code write} sends on {@code next} in every graph, so here
+   * {@code next} is the edge into the sink (the sink is a node; its incoming edges may have any ID).
+   */
+  public static final Graph SINGLE = Graph.named("drill_single")
+      .addLocalFunction(WRITE, Write.class)
+      .addEdge(Graph.SOURCE, WRITE, ApiaryFunction.SOURCE, String.class)
+      .addEdge(WRITE, Graph.SINK, NEXT);
+
+  /** source -> flaky_first -> sink: one writer that sometimes fails, and nothing else. */
+  public static final Graph SINGLE_FLAKY = Graph.named("drill_single_flaky")
+      .addLocalFunction(FLAKY_FIRST, FlakyFirstWrite.class)
+      .addEdge(Graph.SOURCE, FLAKY_FIRST, ApiaryFunction.SOURCE, String.class)
+      .addEdge(FLAKY_FIRST, Graph.SINK, NEXT);
+
   /** source -> write_badkey -> observe -> sink: the write commits, then its output has a key of the wrong type. */
   public static final Graph BAD_KEY = Graph.named("drill_badkey")
       .addLocalFunction(WRITE_BADKEY, WriteBadKey.class)
@@ -78,7 +96,8 @@ public final class DrillApp {
       .addEdge(WRITE_BADKEY, OBSERVE, NEXT)
       .addEdge(OBSERVE, Graph.SINK, ApiaryFunction.SINK);
 
-  public static final Application APP = Application.of(SCHEMA, ONE, TWO, FLAKY_ONLY, BAD_KEY);
+  public static final Application APP = Application.of(SCHEMA, ONE, TWO, FLAKY_ONLY, BAD_KEY, SINGLE,
+      SINGLE_FLAKY);
 
   /** The writing steps of each graph, in the order they run. The drill's model; it does not ask Apiary. */
   public static List<String> writers(String graph) {
@@ -87,6 +106,21 @@ public final class DrillApp {
       case "drill_two" -> List.of(WRITE, FLAKY);
       case "drill_flaky" -> List.of(FLAKY_FIRST);
       case "drill_badkey" -> List.of(WRITE_BADKEY);
+      case "drill_single" -> List.of(WRITE);
+      case "drill_single_flaky" -> List.of(FLAKY_FIRST);
+      default -> throw new IllegalArgumentException("not a drill graph: " + graph);
+    };
+  }
+
+  /**
+   * Whether a graph ends in {@code observe}, so that its value is the last writer's chain followed by
+   * {@code "|seen=<rows>"}; otherwise the value is the last writer's chain itself. The drill's model, like
+   * {@link #writers}.
+   */
+  public static boolean observes(String graph) {
+    return switch (graph) {
+      case "drill_one", "drill_two", "drill_flaky", "drill_badkey" -> true;
+      case "drill_single", "drill_single_flaky" -> false;
       default -> throw new IllegalArgumentException("not a drill graph: " + graph);
     };
   }
