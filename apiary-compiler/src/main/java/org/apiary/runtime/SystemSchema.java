@@ -144,14 +144,17 @@ public final class SystemSchema {
         + "  outputs VARBINARY(1048576) NOT NULL,\n"
         + "  recorded_at TIMESTAMP NOT NULL,\n"
         + "  request_hash BIGINT,\n"
-        + "  PRIMARY KEY (pkey, invocation_id, function_name)\n"
+        // The ID first, so a lookup by ID alone (the outcome of a one-transaction invocation) uses this index.
+        + "  PRIMARY KEY (invocation_id, pkey, function_name)\n"
         + ");\n"
         + "PARTITION TABLE " + name + " ON COLUMN pkey;\n"
-        + "CREATE INDEX " + name + "_BY_TIME ON " + name + " (recorded_at);\n"
-        + byInvocationIndex(name));
+        + "CREATE INDEX " + name + "_BY_TIME ON " + name + " (recorded_at);");
   }
 
-  /** Finds an invocation's records without its partition key (result lookups of one-transaction invocations). */
+  /**
+   * Finds an invocation's records without its partition key (result lookups of one-transaction invocations) in a
+   * table created by version 3, whose primary key starts with the partition key.
+   */
   private static String byInvocationIndex(String table) {
     return "CREATE INDEX " + table + "_BY_INVOCATION ON " + table + " (invocation_id);";
   }

@@ -1,8 +1,6 @@
 package org.apiary.frontend;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -11,7 +9,6 @@ import org.apiary.FunctionFailedException;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.FunctionErrors;
 import org.apiary.internal.FunctionOutputs;
-import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.runtime.SystemSchema;
 import org.voltdb.VoltTable;
@@ -35,26 +32,74 @@ final class OneTransactionOutcomes {
   record Location(String table, Object recordKey, String function, long requestHash) {}
 
   /**
-   * The hash stored with a one-transaction invocation's record: of its graph, partition key and arguments as the
-   * frontend parsed them (so the same request sent by any client to any frontend hashes alike).
+   * The hash stored with a one-transaction invocation's record: 64-bit FNV-1a over its graph name, partition key and
+   * arguments as the frontend parsed them (an object's fields in any order), so the same request sent by any client
+   * to any frontend hashes alike. It guards against a reused ID, not an adversary: it is not cryptographic.
    */
-  static long requestHash(String graph, Object key, List<?> args) {
-    try {
-      MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      sha.update(graph.getBytes(StandardCharsets.UTF_8));
-      sha.update((byte) 0);
-      sha.update(Json.bytes(key));
-      sha.update((byte) 0);
-      sha.update(Json.bytes(args));
-      byte[] d = sha.digest();
-      long h = 0;
-      for (int i = 0; i < 8; i++) {
-        h = (h << 8) | (d[i] & 0xFF);
+  static long requestHash(String graph, JsonNode key, List<JsonNode> args) {
+    long h = FNV_OFFSET;
+    h = hash(h, graph);
+    h = hash(h, key);
+    h = mix(h, args.size());
+    for (JsonNode arg : args) {
+      h = hash(h, arg);
+    }
+    return h;
+  }
+
+  private static final long FNV_OFFSET = 0xcbf29ce484222325L;
+  private static final long FNV_PRIME = 0x100000001b3L;
+
+  private static long mix(long h, long value) {
+    for (int i = 0; i < 8; i++) {
+      h = (h ^ ((value >>> (8 * i)) & 0xFF)) * FNV_PRIME;
+    }
+    return h;
+  }
+
+  private static long hash(long h, String text) {
+    h = mix(h, text.length());
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      h = (h ^ (c & 0xFF)) * FNV_PRIME;
+      h = (h ^ (c >>> 8)) * FNV_PRIME;
+    }
+    return h;
+  }
+
+  private static long hash(long h, JsonNode node) {
+    if (node == null || node.isNull() || node.isMissingNode()) {
+      return mix(h, 0);
+    }
+    h = mix(h, node.getNodeType().ordinal() + 1);
+    if (node.isObject()) { // fields in any order hash alike, as JSON objects compare
+      long fields = 0;
+      for (var it = node.fields(); it.hasNext(); ) {
+        var field = it.next();
+        fields += hash(hash(FNV_OFFSET, field.getKey()), field.getValue());
+      }
+      return mix(mix(h, node.size()), fields);
+    }
+    if (node.isArray()) {
+      h = mix(h, node.size());
+      for (JsonNode element : node) {
+        h = hash(h, element);
       }
       return h;
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("this JVM has no SHA-256", e);
     }
+    if (node.isIntegralNumber() && node.canConvertToLong()) {
+      return mix(h, node.longValue());
+    }
+    if (node.isNumber()) {
+      return hash(h, node.numberValue().toString());
+    }
+    if (node.isBoolean()) {
+      return mix(h, node.booleanValue() ? 1 : 2);
+    }
+    if (node.isBinary()) {
+      return hash(h, node.asText());
+    }
+    return hash(h, node.asText());
   }
 
   /**

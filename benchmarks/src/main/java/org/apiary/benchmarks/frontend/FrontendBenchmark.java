@@ -59,6 +59,9 @@ public final class FrontendBenchmark implements Callable<Integer> {
   @Option(names = "--rounds", defaultValue = "1", description = "Times to repeat the whole set of variants (default ${DEFAULT-VALUE}).")
   int rounds;
 
+  @Option(names = "--only", description = "Run only the variants whose name contains this text (e.g. \"1-function\").")
+  String only;
+
   private final PrintStream out = System.out;
 
   static Graph oneFunction(String name) {
@@ -73,6 +76,14 @@ public final class FrontendBenchmark implements Callable<Integer> {
         .addEdge("add", "check", "out")
         .addEdge("check", Graph.SINK, ApiaryFunction.SINK);
   }
+
+  /** A first run of {@code add} that records its outputs under a new invocation ID, as a one-function graph does. */
+  private static Invocation recorded(String invocationId) {
+    return new Invocation(java.util.Map.of(ApiaryFunction.SOURCE, List.of(org.apiary.internal.Json.tree(1L))),
+        invocationId, true, "one_eo", null, true, true, null, 0L);
+  }
+
+  private final java.util.concurrent.atomic.AtomicLong directIds = new java.util.concurrent.atomic.AtomicLong();
 
   /** One measured variant: a name and how to start one request for a key. */
   private record Variant(String name, LongFunction<CompletableFuture<?>> request) {}
@@ -92,6 +103,8 @@ public final class FrontendBenchmark implements Callable<Integer> {
            ApiaryClient viaUnlogged = ApiaryClient.connect(ClientConfig.of(unlogged.endpoint()))) {
         List<Variant> variants = List.of(
             new Variant("procedure, called directly", k -> direct.callAsync("add", k, Invocation.ofArguments(1L))),
+            new Variant("procedure, called directly, recorded", k -> direct.callAsync("add", k,
+                recorded("direct-" + directIds.incrementAndGet()))),
             new Variant("1-function graph, no recording, no log", k -> viaUnlogged.invokeAsync("one_none", k, 1L)),
             new Variant("1-function graph, no recording, log", k -> viaLogged.invokeAsync("one_none", k, 1L)),
             new Variant("1-function graph, exactly-once", k -> viaLogged.invokeAsync("one_eo", k, 1L)),
@@ -103,6 +116,9 @@ public final class FrontendBenchmark implements Callable<Integer> {
         out.printf(Locale.ROOT, "%-42s %12s %10s %10s %8s%n", "variant", "ops/s", "p50 ms", "p99 ms", "errors");
         for (int round = 0; round < rounds; round++) {
           for (Variant v : variants) {
+            if (only != null && !v.name().contains(only)) {
+              continue;
+            }
             ClosedLoop.Result r = measure(v);
             out.printf(Locale.ROOT, "%-42s %12.0f %10.2f %10.2f %8d%n", v.name(), r.throughput(), r.p50Ms(), r.p99Ms(),
                 r.errors());
