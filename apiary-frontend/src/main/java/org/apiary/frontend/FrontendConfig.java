@@ -8,8 +8,10 @@ import java.util.Objects;
  *
  * @param bindAddress the address its ZeroMQ socket listens on (loopback by default)
  * @param port the TCP port, 0 for a free one
- * @param invocationLog whether each invocation is logged in the database before it starts (needed for recovery
- *     without the client and for fetching results by ID; costs one single-partition write per invocation)
+ * @param invocationLog whether invocations keep a stored outcome: those of multi-function graphs that record are
+ *     logged before they start and their outcome stored when they end (recovery without the client, results by
+ *     ID), those of one-function graphs keep their function's record as the outcome; off, nothing is logged or
+ *     stored beyond recorded outputs, and no lease is held
  * @param leaseDuration how long a frontend that stopped renewing its lease is presumed alive
  * @param heartbeatInterval how often the lease is renewed and dead frontends are looked for
  * @param retention how long ended invocations and recorded outputs are kept (a client retry must come sooner)
