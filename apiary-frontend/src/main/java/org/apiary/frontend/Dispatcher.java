@@ -256,7 +256,7 @@ public final class Dispatcher {
           return invoker.callAsync(fn, key, replay);
         }
         String table = SystemSchema.recordedTable(graph.node(fn).orElseThrow().keyType());
-        Object recordKey = key == null ? call.invocationId() : key instanceof Number n ? (Object) n.longValue() : key;
+        Object recordKey = OneTransactionOutcomes.recordKey(key, call.invocationId());
         return InvocationLog.callAsync(db, "recording the failure of function '" + fn + "'",
                 SystemSchema.recordFailureProcedure(table), recordKey, call.invocationId(), fn,
                 FunctionErrors.recordedFailure(f), call.requestHash())

@@ -192,11 +192,9 @@ final class InvocationCoordinator {
       return null;
     }
     RegisteredGraph.Node node = graph.nodes().get(0);
-    Object recordKey = !node.local() ? attempt.invocation()
-        : node.keyType().fromJson(attempt.key(), "partition key for function '" + node.function() + "'");
-    if (recordKey instanceof Number n) {
-      recordKey = n.longValue();
-    }
+    Object recordKey = OneTransactionOutcomes.recordKey(!node.local() ? null
+        : node.keyType().fromJson(attempt.key(), "partition key for function '" + node.function() + "'"),
+        attempt.invocation());
     return new OneTransactionOutcomes.Location(SystemSchema.recordedTable(node.local() ? node.keyType() : null),
         recordKey, node.function(), OneTransactionOutcomes.requestHash(graph.name(), attempt.key(), attempt.args()));
   }
@@ -514,7 +512,8 @@ final class InvocationCoordinator {
     return new WireReply(invocation, r.status(), r.outputs(), r.error(), r.function(), r.functionError(), r.message());
   }
 
-  private static Throwable unwrap(Throwable e) {
+  /** The cause a {@link CompletionException} wraps, else the error itself. */
+  static Throwable unwrap(Throwable e) {
     return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
   }
 

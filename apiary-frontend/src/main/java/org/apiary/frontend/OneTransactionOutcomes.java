@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.apiary.FunctionFailedException;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.FunctionErrors;
@@ -30,6 +29,14 @@ final class OneTransactionOutcomes {
 
   /** Where an invocation's record lives: its table, the key it is stored under, and its function. */
   record Location(String table, Object recordKey, String function, long requestHash) {}
+
+  /**
+   * The key a function execution's record is stored under: its partition key (integers as long, as the recorded
+   * table's BIGINT column holds them), or for a global function ({@code null} key) the invocation ID.
+   */
+  static Object recordKey(Object partitionKey, String invocation) {
+    return partitionKey == null ? invocation : partitionKey instanceof Number n ? (Object) n.longValue() : partitionKey;
+  }
 
   /**
    * The hash stored with a one-transaction invocation's record: 64-bit FNV-1a over its graph name, partition key and
@@ -120,7 +127,7 @@ final class OneTransactionOutcomes {
           if (err == null) { // told as any later result(id) will tell it
             return CompletableFuture.completedFuture(reply(invocation, recorded));
           }
-          Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+          Throwable cause = InvocationCoordinator.unwrap(err);
           if (!String.valueOf(cause.getMessage()).toUpperCase(java.util.Locale.ROOT).contains("CONSTRAINT")) {
             return CompletableFuture.<WireReply>failedFuture(cause);
           }
