@@ -358,7 +358,7 @@ final class ProvenanceDrill {
         + open.size() + " still unknown");
   }
 
-  /** Loads the killed server's spill directory with a spooler of the drill's own, as a restarted server would. */
+  /** Loads the killed server's spill directory with a spooler of the drill's own, as the server rejoining would. */
   private void recoverSpill(LocalCluster cluster, String sinkUrl, Properties props) throws IOException {
     Path root = cluster.directory().toPath().resolve("provenance-spill");
     Pattern mine = Pattern.compile("(^|.*_)node" + victim + "(_.*|$)");
@@ -377,12 +377,14 @@ final class ProvenanceDrill {
     try (var list = Files.list(dir)) {
       files = list.filter(p -> p.getFileName().toString().endsWith(".spill")).count();
     }
-    try (ProvenanceSpooler spooler = ProvenanceSpooler.start(SpoolerConfig.defaults().withSpillDirectory(dir),
-        ProvenanceSink.opener(sinkUrl, props))) {
+    // The cluster ran on without the node (kfactor 1): as the node rejoining would, load only what ran nowhere else.
+    try (ProvenanceSpooler spooler = ProvenanceSpooler.start(SpoolerConfig.defaults().withSpillDirectory(dir)
+        .withRecovery(SpoolerConfig.Recovery.REPLICATED), ProvenanceSink.opener(sinkUrl, props))) {
       boolean flushed = spooler.flush(Duration.ofSeconds(30));
       SpoolerStats stats = spooler.stats();
       say("the killed node's spill directory (" + files + " spill file(s)): " + stats.rowsRecovered()
-          + " rows recovered, " + stats.rowsLoaded() + " loaded" + (stats.rowsDamaged() > 0 ? ", "
+          + " rows recovered, " + stats.rowsLoaded() + " loaded, " + stats.rowsSetAside() + " of single-partition "
+          + "writers set aside (the replica captured those that committed)" + (stats.rowsDamaged() > 0 ? ", "
           + stats.rowsDamaged() + " DAMAGED" : "") + (flushed ? "" : "; NOT all loaded within 30 s: "
           + stats.lastError()));
       if (!flushed) {

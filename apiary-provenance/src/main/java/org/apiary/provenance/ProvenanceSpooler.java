@@ -90,6 +90,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
   private long rowsOnDisk;
   private long failedLoadAttempts;
   private long rowsDamaged;
+  private long rowsSetAside;
   private String lastError;
   /** Set once a durable append could not be undone: every later durable offer fails (capture stops, visibly). */
   private String durableFailure;
@@ -346,7 +347,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
     lock.lock();
     try {
       return new SpoolerStats(rowsOffered, rowsRecovered, rowsLoaded, rowsSpilled, rowsInMemory, rowsOnDisk, rowsDamaged,
-          failedLoadAttempts, lastError);
+          rowsSetAside, failedLoadAttempts, lastError);
     } finally {
       lock.unlock();
     }
@@ -478,6 +479,10 @@ public final class ProvenanceSpooler implements AutoCloseable {
           files.put(id.getAsLong(), file);
         }
       });
+    }
+    if (!files.isEmpty()) {
+      rowsSetAside = UnconfirmedExecutions.setAside(files, config.recovery(), tables);
+      files.values().removeIf(file -> !Files.exists(file)); // every row of it was set aside
     }
     long rows = 0;
     int segments = 0;

@@ -22,9 +22,34 @@ import java.util.Objects;
  * @param maxBackoff the longest wait between attempts; default 5 s. At least {@code initialBackoff}.
  * @param closeTimeout how long {@link ProvenanceSpooler#close()} lets the final load run before it spills what is
  *     left; default 10 s
+ * @param recovery what the spill files found at start are a copy of, which decides which of their writing executions
+ *     are loaded; default {@link Recovery#ONLY_COPY}
  */
 public record SpoolerConfig(Duration flushInterval, int maxBatchRows, int maxMemoryRows, Path spillDirectory,
-                            Duration initialBackoff, Duration maxBackoff, Duration closeTimeout) {
+                            Duration initialBackoff, Duration maxBackoff, Duration closeTimeout, Recovery recovery) {
+  /**
+   * What the spill files a spooler finds at start are a copy of. Rows are offered while a function's transaction runs,
+   * before it commits; a server that dies in between leaves the rows of a transaction that may never have committed.
+   */
+  public enum Recovery {
+    /**
+     * The files are the only copy of what they hold (a single server, or every server of a cluster, restarting):
+     * everything in them is loaded. The last single-partition writer of each partition may have been in flight when
+     * the server died; nothing can tell whether it committed (without a command log the restarted database has lost
+     * it either way, together with every transaction since its last snapshot), so it is loaded like the rest.
+     */
+    ONLY_COPY,
+    /**
+     * The files belong to a server whose k-safe cluster ran on without it (a rejoining server, or a dead server's
+     * directory loaded by hand). Every single-partition writer that committed ran on a live replica too, which
+     * captured and loads the same rows itself, while one the server ran but no replica received never committed (a
+     * leader runs transactions before its replicas acknowledge them). So every single-partition writer's rows are set
+     * aside, in {@code unconfirmed-*.spill} files of the spill directory that no spooler loads (an operator can read
+     * them); read-only and multi-partition executions, which ran only there, are loaded.
+     */
+    REPLICATED
+  }
+
   /** Validates every setting. */
   public SpoolerConfig {
     Objects.requireNonNull(flushInterval, "flushInterval");
@@ -32,6 +57,7 @@ public record SpoolerConfig(Duration flushInterval, int maxBatchRows, int maxMem
     Objects.requireNonNull(initialBackoff, "initialBackoff");
     Objects.requireNonNull(maxBackoff, "maxBackoff");
     Objects.requireNonNull(closeTimeout, "closeTimeout");
+    Objects.requireNonNull(recovery, "recovery");
     requirePositive(flushInterval, "flushInterval");
     requirePositive(initialBackoff, "initialBackoff");
     if (maxBatchRows < 1) {
@@ -53,49 +79,55 @@ public record SpoolerConfig(Duration flushInterval, int maxBatchRows, int maxMem
   public static SpoolerConfig defaults() {
     return new SpoolerConfig(Duration.ofMillis(10), 5000, 200_000,
         Path.of(System.getProperty("java.io.tmpdir"), "apiary-provenance-spool"),
-        Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(10));
+        Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(10), Recovery.ONLY_COPY);
   }
 
   /** A copy with another {@link #flushInterval()}. */
   public SpoolerConfig withFlushInterval(Duration value) {
     return new SpoolerConfig(value, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout);
+        closeTimeout, recovery);
   }
 
   /** A copy with another {@link #maxBatchRows()}. */
   public SpoolerConfig withMaxBatchRows(int value) {
     return new SpoolerConfig(flushInterval, value, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout);
+        closeTimeout, recovery);
   }
 
   /** A copy with another {@link #maxMemoryRows()}. */
   public SpoolerConfig withMaxMemoryRows(int value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, value, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout);
+        closeTimeout, recovery);
   }
 
   /** A copy with another {@link #spillDirectory()}. */
   public SpoolerConfig withSpillDirectory(Path value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, value, initialBackoff, maxBackoff,
-        closeTimeout);
+        closeTimeout, recovery);
   }
 
   /** A copy with another {@link #initialBackoff()}. */
   public SpoolerConfig withInitialBackoff(Duration value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, value, maxBackoff,
-        closeTimeout);
+        closeTimeout, recovery);
   }
 
   /** A copy with another {@link #maxBackoff()}. */
   public SpoolerConfig withMaxBackoff(Duration value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, value,
-        closeTimeout);
+        closeTimeout, recovery);
   }
 
   /** A copy with another {@link #closeTimeout()}. */
   public SpoolerConfig withCloseTimeout(Duration value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        value);
+        value, recovery);
+  }
+
+  /** A copy with another {@link #recovery()}. */
+  public SpoolerConfig withRecovery(Recovery value) {
+    return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
+        closeTimeout, value);
   }
 
   private static void requirePositive(Duration value, String name) {

@@ -14,10 +14,14 @@ package org.apiary.provenance;
  * @param rowsDamaged rows offered or recovered here that were lost because their spill file was damaged before they
  *     were loaded (damage found when the spooler starts is logged and reported in {@code lastError}, and those rows
  *     are not counted in {@code rowsRecovered})
+ * @param rowsSetAside rows found in spill files at start whose execution is not known to have committed, moved to
+ *     {@code unconfirmed-*.spill} files and not loaded (see {@link SpoolerConfig.Recovery}); not counted in
+ *     {@code rowsRecovered}
  * @param failedLoadAttempts attempts that failed: connecting, creating a table, or loading a batch
  * @param lastError the message of the last failure or stall (for example a spill file waiting for its table to be
  *     registered), or {@code null} if there was none
  */
 public record SpoolerStats(long rowsOffered, long rowsRecovered, long rowsLoaded, long rowsSpilled,
-                           long rowsInMemory, long rowsOnDisk, long rowsDamaged, long failedLoadAttempts, String lastError) {
+                           long rowsInMemory, long rowsOnDisk, long rowsDamaged, long rowsSetAside,
+                           long failedLoadAttempts, String lastError) {
 }

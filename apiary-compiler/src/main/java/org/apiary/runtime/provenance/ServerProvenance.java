@@ -66,7 +66,8 @@ public final class ServerProvenance implements AutoCloseable {
   private ServerProvenance(Settings settings) {
     this.settings = settings;
     this.spooler = ProvenanceSpooler.start(SpoolerConfig.defaults().withFlushInterval(settings.flushInterval())
-        .withSpillDirectory(serverSpillDirectory(settings.spillDirectory(), voltdbRoot())),
+        .withSpillDirectory(serverSpillDirectory(settings.spillDirectory(), voltdbRoot()))
+        .withRecovery(recovery()),
         ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties()));
     spooler.register(ProvenanceSchema.functionInvocations());
   }
@@ -96,6 +97,21 @@ public final class ServerProvenance implements AutoCloseable {
       LOG.log(Level.WARNING, "cannot tell this server's VoltDB root (" + e + "); its provenance spill files go to the "
           + "configured directory itself, which no other server on this machine may use");
       return null;
+    }
+  }
+
+  /**
+   * What this server's spill files are a copy of: a server rejoining a running k-safe cluster finds its replicas
+   * captured every writer that committed while it was gone (see {@link SpoolerConfig.Recovery#REPLICATED}).
+   */
+  private static SpoolerConfig.Recovery recovery() {
+    try {
+      return org.voltdb.VoltDB.instance().rejoining() ? SpoolerConfig.Recovery.REPLICATED
+          : SpoolerConfig.Recovery.ONLY_COPY;
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "cannot tell whether this server rejoins a running cluster (" + e + "); its provenance "
+          + "spill files are loaded whole, as a single server's would be");
+      return SpoolerConfig.Recovery.ONLY_COPY;
     }
   }
 
