@@ -21,7 +21,6 @@ import org.apiary.DatabaseException;
 import org.apiary.FunctionFailedException;
 import org.apiary.InvalidRequestException;
 import org.apiary.OutcomeUnknownException;
-import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 
@@ -304,8 +303,8 @@ public final class ApiaryClient implements AutoCloseable {
   }
 
   private byte[] encode(InvocationRequest request) {
-    byte[] bytes = Json.bytes(WireRequest.invoke(request.id(), request.graph(), request.partitionKey(),
-        request.arguments(), config.caller()));
+    byte[] bytes = WireRequest.invoke(request.id(), request.graph(), request.partitionKey(), request.arguments(),
+        config.caller()).toBytes();
     if (bytes.length > config.maxRequestBytes()) {
       throw new InvalidRequestException("invocation '" + request.id() + "' of graph '" + request.graph() + "' is "
           + bytes.length + " bytes encoded, more than maxRequestBytes (" + config.maxRequestBytes()
@@ -315,7 +314,7 @@ public final class ApiaryClient implements AutoCloseable {
   }
 
   private static byte[] resultRequest(String invocationId) {
-    return Json.bytes(WireRequest.result(invocationId));
+    return WireRequest.result(invocationId).toBytes();
   }
 
   private static void checkId(String invocationId) {

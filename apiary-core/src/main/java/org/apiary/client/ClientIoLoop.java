@@ -5,7 +5,6 @@ import static java.lang.System.Logger.Level.ERROR;
 import static java.lang.System.Logger.Level.WARNING;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -21,7 +20,6 @@ import org.apiary.ApiaryException;
 import org.apiary.DatabaseException;
 import org.apiary.InvalidRequestException;
 import org.apiary.OutcomeUnknownException;
-import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
@@ -415,9 +413,9 @@ final class ClientIoLoop implements Runnable {
   private WireReply parse(byte[] frame, int frontend) {
     WireReply reply;
     try {
-      reply = Json.MAPPER.readValue(frame, WireReply.class);
-    } catch (IOException | RuntimeException e) {
-      String why = e instanceof JsonProcessingException json ? json.getOriginalMessage() : e.getMessage();
+      reply = WireReply.fromBytes(frame);
+    } catch (RuntimeException e) {
+      String why = e.getCause() instanceof JsonProcessingException json ? json.getOriginalMessage() : e.getMessage();
       LOG.log(WARNING, () -> "ignoring a reply from " + endpoint(frontend) + " that is not a valid reply (" + why
           + "): " + preview(frame));
       return null;

@@ -1,25 +1,93 @@
 package org.apiary.internal;
 
-import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import org.apiary.Output;
 
-/** The encoding of the outputs a function execution returns to its caller. */
+/**
+ * The encoding of the outputs a function execution returns to its caller (and records): a JSON array of objects
+ * {@code {"edge", "partitionKey", "value"}}, as Jackson's data binding writes {@link Output}s. Written and read with
+ * the streaming API, because it runs on the database's site threads once per execution; records stored by earlier
+ * versions read the same.
+ */
 public final class FunctionOutputs {
-  private static final TypeReference<List<Output>> LIST = new TypeReference<>() {};
-
   private FunctionOutputs() {}
 
   public static byte[] encode(List<Output> outputs) {
-    return Json.bytes(outputs);
+    try {
+      ByteArrayBuilder out = new ByteArrayBuilder(128);
+      try (JsonGenerator g = Json.MAPPER.createGenerator(out)) {
+        write(g, outputs);
+      }
+      return out.toByteArray();
+    } catch (IOException e) {
+      throw new IllegalArgumentException("function outputs cannot be encoded: " + e.getMessage(), e);
+    }
   }
 
   public static List<Output> decode(byte[] bytes) {
-    try {
-      return Json.MAPPER.readValue(bytes, LIST);
+    try (JsonParser p = Json.MAPPER.createParser(bytes)) {
+      p.nextToken();
+      return read(p);
     } catch (IOException e) {
       throw new IllegalStateException("malformed function outputs from the database: " + e.getMessage(), e);
     }
+  }
+
+  /** Writes outputs as a JSON array (also inside a {@link org.apiary.internal.wire.WireReply}). */
+  public static void write(JsonGenerator g, List<Output> outputs) throws IOException {
+    g.writeStartArray();
+    for (Output o : outputs) {
+      g.writeStartObject();
+      g.writeStringField("edge", o.edge());
+      g.writeFieldName("partitionKey");
+      if (o.partitionKey() == null) {
+        g.writeNull();
+      } else {
+        Json.writeTree(g, o.partitionKey());
+      }
+      g.writeFieldName("value");
+      Json.writeTree(g, o.value());
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+  }
+
+  /** Reads the JSON array of outputs that starts at the parser's current token. */
+  public static List<Output> read(JsonParser p) throws IOException {
+    if (p.currentToken() != JsonToken.START_ARRAY) {
+      throw new JsonParseException(p, "expected an array of outputs but found " + p.currentToken());
+    }
+    List<Output> outputs = new ArrayList<>();
+    while (p.nextToken() == JsonToken.START_OBJECT) {
+      String edge = null;
+      JsonNode key = null;
+      JsonNode value = null;
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String field = p.currentName();
+        p.nextToken();
+        switch (field) {
+          case "edge" -> edge = Json.text(p, "edge");
+          case "partitionKey" -> key = Json.readTree(p);
+          case "value" -> value = Json.readTree(p);
+          default -> p.skipChildren();
+        }
+      }
+      if (edge == null || value == null) {
+        throw new JsonParseException(p, "an output needs an edge and a value");
+      }
+      outputs.add(new Output(edge, key, value));
+    }
+    if (p.currentToken() != JsonToken.END_ARRAY) {
+      throw new JsonParseException(p, "expected an output object but found " + p.currentToken());
+    }
+    return outputs;
   }
 }

@@ -1,12 +1,26 @@
 package org.apiary.internal;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.BooleanNode;
+import com.fasterxml.jackson.databind.node.IntNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.LongNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Iterator;
+import java.util.Map;
 
 /** The one JSON mapper Apiary uses for function inputs, outputs and wire messages. Immutable once built. */
 public final class Json {
@@ -20,6 +34,22 @@ public final class Json {
 
   /** A Java value as a JSON tree. */
   public static JsonNode tree(Object value) {
+    // The common scalars directly: valueToTree serializes through a token buffer and back.
+    if (value instanceof Long l) {
+      return LongNode.valueOf(l);
+    }
+    if (value instanceof String text) {
+      return TextNode.valueOf(text);
+    }
+    if (value instanceof Integer i) {
+      return IntNode.valueOf(i);
+    }
+    if (value instanceof Boolean b) {
+      return BooleanNode.valueOf(b);
+    }
+    if (value == null) {
+      return NullNode.getInstance();
+    }
     try {
       return MAPPER.valueToTree(value);
     } catch (IllegalArgumentException e) {
@@ -34,6 +64,7 @@ public final class Json {
    * @param what names the value in the error message, for example "input on edge 'source' of function 'inc'"
    * @throws IllegalArgumentException naming {@code what} and {@code type} if the conversion fails
    */
+  @SuppressWarnings("unchecked")
   public static <T> T convert(JsonNode node, Class<T> type, String what) {
     if (node == null || node.isNull()) {
       if (type.isPrimitive()) {
@@ -46,6 +77,21 @@ public final class Json {
     }
     if ((type == String.class) && !node.isTextual()) {
       throw new IllegalArgumentException(what + " must be a string but is " + describe(node));
+    }
+    // The common scalars directly (treeToValue runs a deserializer over a token stream of the tree). Integers out of
+    // the type's range, and everything else, go through Jackson, which reports them as it always has.
+    if (type == Long.class || type == long.class) {
+      if (node.canConvertToLong()) {
+        return (T) (Long) node.longValue();
+      }
+    } else if (type == Integer.class || type == int.class) {
+      if (node.canConvertToInt()) {
+        return (T) (Integer) node.intValue();
+      }
+    } else if (type == String.class) {
+      return (T) node.textValue();
+    } else if ((type == Boolean.class || type == boolean.class) && node.isBoolean()) {
+      return (T) (Boolean) node.booleanValue();
     }
     try {
       return MAPPER.treeToValue(node, type);
@@ -64,6 +110,115 @@ public final class Json {
   private static String describe(JsonNode node) {
     String text = node.toString();
     return node.getNodeType().name().toLowerCase() + " " + (text.length() > 60 ? text.substring(0, 60) + "..." : text);
+  }
+
+  /**
+   * Writes a JSON tree to a streaming generator as Jackson's data binding would, without creating a serializer
+   * provider per call (the hot paths write a few small trees per message).
+   */
+  public static void writeTree(JsonGenerator g, JsonNode node) throws IOException {
+    switch (node.getNodeType()) {
+      case OBJECT -> {
+        g.writeStartObject();
+        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+          Map.Entry<String, JsonNode> field = it.next();
+          g.writeFieldName(field.getKey());
+          writeTree(g, field.getValue());
+        }
+        g.writeEndObject();
+      }
+      case ARRAY -> {
+        g.writeStartArray();
+        for (JsonNode element : node) {
+          writeTree(g, element);
+        }
+        g.writeEndArray();
+      }
+      case STRING -> g.writeString(node.textValue());
+      case BOOLEAN -> g.writeBoolean(node.booleanValue());
+      case NULL, MISSING -> g.writeNull();
+      case NUMBER -> {
+        switch (node.numberType()) {
+          case INT -> g.writeNumber(node.intValue());
+          case LONG -> g.writeNumber(node.longValue());
+          case BIG_INTEGER -> g.writeNumber(node.bigIntegerValue());
+          case FLOAT -> g.writeNumber(node.floatValue());
+          case DOUBLE -> g.writeNumber(node.doubleValue());
+          default -> MAPPER.writeTree(g, node);
+        }
+      }
+      default -> MAPPER.writeTree(g, node); // binary, POJO, exact decimals: as data binding writes them
+    }
+  }
+
+  /**
+   * Reads the JSON value at the parser's current token as a tree, as Jackson's data binding would (integers as the
+   * smallest of int, long and BigInteger that holds them, other numbers as doubles), without creating a
+   * deserialization context per call.
+   */
+  public static JsonNode readTree(JsonParser p) throws IOException {
+    JsonNodeFactory nodes = JsonNodeFactory.instance;
+    JsonToken token = p.currentToken();
+    if (token == null) {
+      throw new JsonParseException(p, "a JSON value was expected, found the end of the input");
+    }
+    switch (token) {
+      case START_OBJECT -> {
+        ObjectNode object = nodes.objectNode();
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+          String name = p.currentName();
+          p.nextToken();
+          object.set(name, readTree(p));
+        }
+        return object;
+      }
+      case START_ARRAY -> {
+        ArrayNode array = nodes.arrayNode();
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+          array.add(readTree(p));
+        }
+        return array;
+      }
+      case VALUE_STRING -> {
+        return TextNode.valueOf(p.getText());
+      }
+      case VALUE_NUMBER_INT -> {
+        return switch (p.getNumberType()) {
+          case INT -> IntNode.valueOf(p.getIntValue());
+          case LONG -> LongNode.valueOf(p.getLongValue());
+          default -> nodes.numberNode(p.getBigIntegerValue());
+        };
+      }
+      case VALUE_TRUE -> {
+        return BooleanNode.TRUE;
+      }
+      case VALUE_FALSE -> {
+        return BooleanNode.FALSE;
+      }
+      case VALUE_NULL -> {
+        return NullNode.getInstance();
+      }
+      default -> {
+        return MAPPER.readTree(p); // floats and anything rarer: as data binding reads them
+      }
+    }
+  }
+
+  /**
+   * The text of the scalar at the parser's current token ({@code null} for JSON null; numbers and booleans as their
+   * text, as data binding coerces them into a String).
+   *
+   * @throws JsonParseException naming {@code field} if the value is an object or an array
+   */
+  public static String text(JsonParser p, String field) throws IOException {
+    JsonToken token = p.currentToken();
+    if (token == JsonToken.VALUE_NULL) {
+      return null;
+    }
+    if (token == null || !token.isScalarValue()) {
+      throw new JsonParseException(p, "field '" + field + "' must be a string, not " + token);
+    }
+    return p.getText();
   }
 
   /** Serializes to UTF-8 JSON bytes. */

@@ -16,7 +16,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apiary.InvalidRequestException;
 import org.apiary.database.ApiaryDatabase;
-import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.zeromq.SocketType;
@@ -187,7 +186,7 @@ public final class FrontendServer implements AutoCloseable {
     }
     WireRequest request;
     try {
-      request = Json.read(frame, WireRequest.class, "request");
+      request = WireRequest.fromBytes(frame);
       if (request == null || request.type() == null || request.id() == null || request.id().isEmpty()
           || request.id().length() > WireRequest.MAX_ID_LENGTH) {
         throw new IllegalArgumentException("a request needs a type and an invocation ID of 1 to "
@@ -216,7 +215,7 @@ public final class FrontendServer implements AutoCloseable {
   private void reply(byte[] client, WireReply reply) {
     ZMsg m = new ZMsg();
     m.add(client);
-    m.add(Json.bytes(reply));
+    m.add(reply.toBytes());
     outbox.add(m);
     if (Thread.currentThread() != ioThread && wakeUpPending.compareAndSet(false, true)) {
       synchronized (wakeUps) {

@@ -19,7 +19,6 @@ import org.apiary.InvalidRequestException;
 import org.apiary.OutcomeUnknownException;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.Invocation;
-import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.apiary.runtime.SystemSchema;
@@ -220,7 +219,7 @@ final class InvocationCoordinator {
         return;
       }
       InvocationLog.Entry e = entry.get();
-      WireRequest logged = Json.read(e.request(), WireRequest.class, "logged request of invocation " + invocation);
+      WireRequest logged = loggedRequest(e.request(), invocation);
       if (!e.graph().equals(request.graph()) || !Objects.equals(logged.key(), request.key())
           || !Objects.equals(normalize(logged.args()), normalize(request.args()))) {
         deliver(invocation, WireReply.error(invocation, WireReply.INVALID_REQUEST, "invocation ID " + invocation
@@ -376,12 +375,12 @@ final class InvocationCoordinator {
               + invocation + " could not be stored (" + unwrap(err).getMessage() + "); resending the same ID is safe")));
       return;
     }
-    byte[] bytes = Json.bytes(outcome);
+    byte[] bytes = outcome.toBytes();
     if (bytes.length > SystemSchema.MAX_RESULT_BYTES) {
       outcome = WireReply.error(invocation, WireReply.INVOCATION_FAILED, "the result of invocation " + invocation
           + " is too large: " + bytes.length + " bytes encoded, and at most " + SystemSchema.MAX_RESULT_BYTES
           + " bytes can be stored as its outcome; return less to the sink");
-      bytes = Json.bytes(outcome);
+      bytes = outcome.toBytes();
     }
     WireReply reply = outcome;
     String status = WireReply.OK.equals(reply.status()) ? InvocationLog.DONE : InvocationLog.FAILED;
@@ -437,7 +436,7 @@ final class InvocationCoordinator {
   }
 
   private static WireReply storedReply(InvocationLog.Entry e, String invocation) {
-    return withId(Json.read(e.result(), WireReply.class, "logged result of invocation " + invocation), invocation);
+    return withId(loggedResult(e.result(), invocation), invocation);
   }
 
   /** Replies to every client waiting for an invocation and forgets it here. */
@@ -548,7 +547,7 @@ final class InvocationCoordinator {
       if (concludedHere.containsKey(e.invocationId())) {
         continue; // its outcome was stored here after the list was read
       }
-      WireRequest request = Json.read(e.request(), WireRequest.class, "logged request of invocation " + e.invocationId());
+      WireRequest request = loggedRequest(e.request(), e.invocationId());
       JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
       Pending pending = new Pending(e.graph(), key, normalize(request.args()));
       pending.logged = true;
@@ -565,6 +564,22 @@ final class InvocationCoordinator {
         claimAndRun(new Attempt(e.invocationId(), graph, e.graphVersion(), key, normalize(request.args()),
             request.caller(), e.attempts() + 1, false));
       });
+    }
+  }
+
+  private static WireRequest loggedRequest(byte[] frame, String invocation) {
+    try {
+      return WireRequest.fromBytes(frame);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("logged request of invocation " + invocation + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static WireReply loggedResult(byte[] frame, String invocation) {
+    try {
+      return WireReply.fromBytes(frame);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("logged result of invocation " + invocation + ": " + e.getMessage(), e);
     }
   }
 }

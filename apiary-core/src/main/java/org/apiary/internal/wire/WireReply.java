@@ -1,8 +1,16 @@
 package org.apiary.internal.wire;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
+import java.io.IOException;
 import java.util.List;
 import org.apiary.Output;
+import org.apiary.internal.FunctionOutputs;
+import org.apiary.internal.Json;
 
 /**
  * A frontend's answer to one {@link WireRequest}, as one JSON frame.
@@ -56,5 +64,66 @@ public record WireReply(String id, String status, List<Output> outputs, String e
   @com.fasterxml.jackson.annotation.JsonIgnore
   public boolean retryable() {
     return ERROR.equals(status) && (OUTCOME_UNKNOWN.equals(error) || DATABASE.equals(error));
+  }
+
+  /** This reply as its JSON frame (fields that are {@code null} left out). */
+  public byte[] toBytes() {
+    try {
+      ByteArrayBuilder out = new ByteArrayBuilder(128);
+      try (JsonGenerator g = Json.MAPPER.createGenerator(out)) {
+        g.writeStartObject();
+        WireRequest.stringField(g, "id", id);
+        WireRequest.stringField(g, "status", status);
+        if (outputs != null) {
+          g.writeFieldName("outputs");
+          FunctionOutputs.write(g, outputs);
+        }
+        WireRequest.stringField(g, "error", error);
+        WireRequest.stringField(g, "function", function);
+        WireRequest.stringField(g, "functionError", functionError);
+        WireRequest.stringField(g, "message", message);
+        g.writeEndObject();
+      }
+      return out.toByteArray();
+    } catch (IOException e) {
+      throw new IllegalArgumentException("reply cannot be encoded: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Reads a reply frame (fields in any order, unknown fields skipped).
+   *
+   * @throws IllegalArgumentException saying what is wrong if the frame is not such a reply
+   */
+  public static WireReply fromBytes(byte[] frame) {
+    try (JsonParser p = Json.MAPPER.createParser(frame)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        throw new JsonParseException(p, "a reply is a JSON object, not " + p.currentToken());
+      }
+      String id = null;
+      String status = null;
+      List<Output> outputs = null;
+      String error = null;
+      String function = null;
+      String functionError = null;
+      String message = null;
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String field = p.currentName();
+        JsonToken value = p.nextToken();
+        switch (field) {
+          case "id" -> id = Json.text(p, field);
+          case "status" -> status = Json.text(p, field);
+          case "outputs" -> outputs = value == JsonToken.VALUE_NULL ? null : FunctionOutputs.read(p);
+          case "error" -> error = Json.text(p, field);
+          case "function" -> function = Json.text(p, field);
+          case "functionError" -> functionError = Json.text(p, field);
+          case "message" -> message = Json.text(p, field);
+          default -> p.skipChildren();
+        }
+      }
+      return new WireReply(id, status, outputs, error, function, functionError, message);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("reply is not valid: " + e.getMessage(), e);
+    }
   }
 }

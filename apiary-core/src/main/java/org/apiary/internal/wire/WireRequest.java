@@ -1,8 +1,16 @@
 package org.apiary.internal.wire;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
+import org.apiary.internal.Json;
 
 /**
  * A request from a client to a frontend: one JSON document in one ZeroMQ frame.
@@ -34,5 +42,86 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
 
   public static WireRequest result(String id) {
     return new WireRequest(RESULT, id, null, null, null, null);
+  }
+
+  /** This request as its JSON frame (fields that are {@code null} left out). */
+  public byte[] toBytes() {
+    try {
+      ByteArrayBuilder out = new ByteArrayBuilder(128);
+      try (JsonGenerator g = Json.MAPPER.createGenerator(out)) {
+        g.writeStartObject();
+        stringField(g, "type", type);
+        stringField(g, "id", id);
+        stringField(g, "graph", graph);
+        if (key != null) {
+          g.writeFieldName("key");
+          Json.writeTree(g, key);
+        }
+        if (args != null) {
+          g.writeArrayFieldStart("args");
+          for (JsonNode arg : args) {
+            Json.writeTree(g, arg);
+          }
+          g.writeEndArray();
+        }
+        stringField(g, "caller", caller);
+        g.writeEndObject();
+      }
+      return out.toByteArray();
+    } catch (IOException e) {
+      throw new IllegalArgumentException("request cannot be encoded: " + e.getMessage(), e);
+    }
+  }
+
+  static void stringField(JsonGenerator g, String name, String value) throws IOException {
+    if (value != null) {
+      g.writeStringField(name, value);
+    }
+  }
+
+  /**
+   * Reads a request frame (fields in any order, unknown fields skipped).
+   *
+   * @throws IllegalArgumentException saying what is wrong if the frame is not such a request
+   */
+  public static WireRequest fromBytes(byte[] frame) {
+    try (JsonParser p = Json.MAPPER.createParser(frame)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        throw new JsonParseException(p, "a request is a JSON object, not " + p.currentToken());
+      }
+      String type = null;
+      String id = null;
+      String graph = null;
+      JsonNode key = null;
+      List<JsonNode> args = null;
+      String caller = null;
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String field = p.currentName();
+        JsonToken value = p.nextToken();
+        switch (field) {
+          case "type" -> type = Json.text(p, field);
+          case "id" -> id = Json.text(p, field);
+          case "graph" -> graph = Json.text(p, field);
+          case "caller" -> caller = Json.text(p, field);
+          case "key" -> key = Json.readTree(p); // JSON null as a NullNode, as data binding reads it
+          case "args" -> {
+            if (value == JsonToken.VALUE_NULL) {
+              args = null;
+            } else if (value != JsonToken.START_ARRAY) {
+              throw new JsonParseException(p, "field 'args' must be an array, not " + value);
+            } else {
+              args = new ArrayList<>();
+              while (p.nextToken() != JsonToken.END_ARRAY) {
+                args.add(Json.readTree(p));
+              }
+            }
+          }
+          default -> p.skipChildren();
+        }
+      }
+      return new WireRequest(type, id, graph, key, args, caller);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("request is not valid: " + e.getMessage(), e);
+    }
   }
 }
