@@ -1,5 +1,6 @@
 package org.apiary.frontend;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.apiary.RecordingMode;
@@ -41,18 +42,36 @@ public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes,
     edges = List.copyOf(edges);
   }
 
+  // Plain loops: these run several times per invocation on the frontend's threads, over a handful of elements.
   public Optional<Node> node(String function) {
-    return nodes.stream().filter(n -> n.function().equals(function)).findFirst();
+    for (Node n : nodes) {
+      if (n.function().equals(function)) {
+        return Optional.of(n);
+      }
+    }
+    return Optional.empty();
   }
 
   /** The edges out of a node (or the source). */
   public List<Edge> edgesFrom(String from) {
-    return edges.stream().filter(e -> e.from().equals(from)).toList();
+    List<Edge> out = new ArrayList<>(2);
+    for (Edge e : edges) {
+      if (e.from().equals(from)) {
+        out.add(e);
+      }
+    }
+    return out;
   }
 
   /** The edges into a node (or the sink). */
   public List<Edge> edgesInto(String to) {
-    return edges.stream().filter(e -> e.to().equals(to)).toList();
+    List<Edge> in = new ArrayList<>(2);
+    for (Edge e : edges) {
+      if (e.to().equals(to)) {
+        in.add(e);
+      }
+    }
+    return in;
   }
 
   /**
@@ -60,7 +79,12 @@ public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes,
    * is safe, so its invocations need no invocation log and store no outcome.
    */
   public boolean recordsNothing() {
-    return nodes.stream().noneMatch(Node::recorded);
+    for (Node n : nodes) {
+      if (n.recorded()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
