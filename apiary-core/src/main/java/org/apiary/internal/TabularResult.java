@@ -4,18 +4,14 @@ import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import org.apiary.QueryResult;
 import org.apiary.Row;
 
 /** A {@link QueryResult} held as column names and rows of Java values. */
 public final class TabularResult implements QueryResult {
   private final List<String> columns;
-  private final Map<String, Integer> index;
   private final List<Row> rows;
   private final boolean isWriteCount;
 
@@ -26,12 +22,11 @@ public final class TabularResult implements QueryResult {
    */
   public TabularResult(List<String> columns, List<Object[]> rows, boolean isWriteCount) {
     this.columns = List.copyOf(columns);
-    Map<String, Integer> idx = new HashMap<>();
-    for (int i = 0; i < columns.size(); i++) {
-      idx.putIfAbsent(columns.get(i).toUpperCase(Locale.ROOT), i);
+    Row[] wrapped = new Row[rows.size()];
+    for (int i = 0; i < wrapped.length; i++) {
+      wrapped[i] = new ArrayRow(rows.get(i));
     }
-    this.index = idx;
-    this.rows = rows.stream().map(values -> (Row) new ArrayRow(values)).toList();
+    this.rows = List.of(wrapped);
     this.isWriteCount = isWriteCount;
   }
 
@@ -71,11 +66,13 @@ public final class TabularResult implements QueryResult {
     }
 
     private int position(String column) {
-      Integer i = index.get(column.toUpperCase(Locale.ROOT));
-      if (i == null) {
-        throw new IllegalArgumentException("no column '" + column + "' in result with columns " + columns);
+      // A scan: results have a few columns, and this runs on the database's site threads (no map to build).
+      for (int i = 0; i < columns.size(); i++) {
+        if (columns.get(i).equalsIgnoreCase(column)) {
+          return i;
+        }
       }
-      return i;
+      throw new IllegalArgumentException("no column '" + column + "' in result with columns " + columns);
     }
 
     private Object required(int i) {
