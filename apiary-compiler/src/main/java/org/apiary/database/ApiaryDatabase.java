@@ -166,13 +166,31 @@ public final class ApiaryDatabase implements AutoCloseable {
     return lines.length <= 3 ? s.strip() : String.join("\n", List.of(lines).subList(0, 3));
   }
 
+  /**
+   * Disconnects; an embedded database stops. One with a data directory first takes a snapshot with every committed
+   * transaction (pausing client writes, so none commits after it) and is restored from it on the next open.
+   *
+   * @throws DatabaseException if that snapshot failed; the database is stopped all the same and its next open
+   *     restores the last automatic snapshot
+   */
   @Override
   public void close() {
+    String stopSnapshot = null;
     try {
-      closeQuietly(client);
+      if (server != null && server.durable()) {
+        stopSnapshot = Snapshots.saveForStop(List.of("127.0.0.1:" + server.adminPort()), config.connectTimeout(),
+            config.callTimeout(), false);
+      }
     } finally {
-      if (server != null) {
-        server.close();
+      try {
+        closeQuietly(client);
+      } finally {
+        if (server != null) {
+          server.close();
+          if (stopSnapshot != null) {
+            Snapshots.deleteOtherStopSnapshots(Snapshots.snapshotDirectory(server.root()), stopSnapshot);
+          }
+        }
       }
     }
   }

@@ -14,8 +14,16 @@ import java.util.Objects;
  *
  * @param kind embedded (Apiary starts VoltDB in this process) or external
  * @param partitions embedded only: number of partitions (sites), at least 1; default 2
- * @param dataDirectory embedded only: VoltDB's root directory, or {@code null} for a fresh temporary directory
- *     that is deleted on close
+ * @param dataDirectory embedded only: VoltDB's root directory, kept across runs, or {@code null} for a fresh temporary
+ *     directory that is deleted on close. With a directory the data is durable on VoltDB's own mechanisms (Community
+ *     Edition has no command log): an automatic snapshot every {@code snapshotInterval}, one more on {@link
+ *     ApiaryDatabase#close()}, and the newest complete snapshot restored when the database is opened again. A clean
+ *     close keeps every committed transaction; a crash (SIGKILL, power loss) loses what committed after the last
+ *     completed automatic snapshot, at most about one interval. The first open initializes the directory (VoltDB keeps
+ *     absolute paths in it, so do not move it); the partition count and the snapshot interval are those of that first
+ *     open, and a later open with another partition count is refused.
+ * @param snapshotInterval embedded with a data directory only: how often VoltDB writes an automatic snapshot, in whole
+ *     seconds, at least 1 s; default {@value #DEFAULT_SNAPSHOT_INTERVAL_SECONDS} s
  * @param clientPort embedded only: the client port, on loopback; 0 (the default) picks a free port
  * @param hosts external only: {@code host:port} client addresses, at least one
  * @param connectTimeout how long to wait for the database to start or a connection to open; default 60 s
@@ -28,6 +36,7 @@ public record DatabaseConfig(
     Kind kind,
     int partitions,
     Path dataDirectory,
+    Duration snapshotInterval,
     int clientPort,
     List<String> hosts,
     Duration connectTimeout,
@@ -48,12 +57,24 @@ public record DatabaseConfig(
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(60);
   /** Default time one call may take. */
   public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(30);
+  /**
+   * Default seconds between automatic snapshots of an embedded database with a data directory: 60. A crash loses
+   * at most about this much committed work, and each snapshot writes the whole database again (VoltDB's snapshots
+   * are full copies, written in the background without blocking transactions), so the interval trades the loss
+   * window against disk writes; a minute bounds the loss of a development or small service database while
+   * rewriting even a few GiB only once a minute.
+   */
+  public static final int DEFAULT_SNAPSHOT_INTERVAL_SECONDS = 60;
+  /** {@link #DEFAULT_SNAPSHOT_INTERVAL_SECONDS} as a duration. */
+  public static final Duration DEFAULT_SNAPSHOT_INTERVAL = Duration.ofSeconds(DEFAULT_SNAPSHOT_INTERVAL_SECONDS);
 
+  /** Validates every component; see the record's description. */
   public DatabaseConfig {
     Objects.requireNonNull(kind, "kind");
     hosts = List.copyOf(Objects.requireNonNull(hosts, "hosts"));
     Objects.requireNonNull(connectTimeout, "connectTimeout");
     Objects.requireNonNull(callTimeout, "callTimeout");
+    checkSnapshotInterval(snapshotInterval);
     if (kind == Kind.EMBEDDED) {
       if (partitions < 1) {
         throw new IllegalArgumentException("an embedded database needs at least 1 partition, got " + partitions);
@@ -72,6 +93,10 @@ public record DatabaseConfig(
         parseHost(h);
       }
     }
+    if (kind == Kind.EXTERNAL && dataDirectory != null) {
+      throw new IllegalArgumentException("an external database's data directory is the cluster's own (see "
+          + "ClusterConfig.dataDirectory); DatabaseConfig.dataDirectory is for an embedded database");
+    }
     if (connectTimeout.isNegative() || connectTimeout.isZero()) {
       throw new IllegalArgumentException("connectTimeout must be positive, got " + connectTimeout);
     }
@@ -87,32 +112,45 @@ public record DatabaseConfig(
 
   /** An embedded database with {@code partitions} partitions in a temporary directory, on a free port. */
   public static DatabaseConfig embedded(int partitions) {
-    return new DatabaseConfig(Kind.EMBEDDED, partitions, null, 0, List.of(), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null);
+    return new DatabaseConfig(Kind.EMBEDDED, partitions, null, DEFAULT_SNAPSHOT_INTERVAL, 0, List.of(), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null);
   }
 
   /** A running VoltDB cluster, reached at one or more {@code host:port} client addresses. */
   public static DatabaseConfig external(String... hostPorts) {
-    return new DatabaseConfig(Kind.EXTERNAL, 0, null, 0, List.of(hostPorts), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null);
+    return new DatabaseConfig(Kind.EXTERNAL, 0, null, DEFAULT_SNAPSHOT_INTERVAL, 0, List.of(hostPorts), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null);
   }
 
-  /** This configuration with VoltDB's files kept in {@code directory} (embedded only). */
+  /**
+   * This configuration with VoltDB's files kept in {@code directory} (embedded only), so the data survives a close
+   * and a crash as {@link #dataDirectory()} describes; {@code null} for a temporary directory.
+   */
   public DatabaseConfig withDataDirectory(Path directory) {
-    return new DatabaseConfig(kind, partitions, directory, clientPort, hosts, connectTimeout, callTimeout, provenance);
+    return new DatabaseConfig(kind, partitions, directory, snapshotInterval, clientPort, hosts, connectTimeout,
+        callTimeout, provenance);
+  }
+
+  /**
+   * This configuration with automatic snapshots every {@code interval} (whole seconds, at least 1 s), for an embedded
+   * database with a data directory.
+   */
+  public DatabaseConfig withSnapshotInterval(Duration interval) {
+    return new DatabaseConfig(kind, partitions, dataDirectory, interval, clientPort, hosts, connectTimeout,
+        callTimeout, provenance);
   }
 
   /** This configuration with a fixed client port (embedded only). */
   public DatabaseConfig withClientPort(int port) {
-    return new DatabaseConfig(kind, partitions, dataDirectory, port, hosts, connectTimeout, callTimeout, provenance);
+    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, port, hosts, connectTimeout, callTimeout, provenance);
   }
 
   /** This configuration with other timeouts. */
   public DatabaseConfig withTimeouts(Duration connect, Duration call) {
-    return new DatabaseConfig(kind, partitions, dataDirectory, clientPort, hosts, connect, call, provenance);
+    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connect, call, provenance);
   }
 
   /** This configuration with provenance capture into {@code value}'s sink ({@code null}: no capture). */
   public DatabaseConfig withProvenance(ProvenanceConfig value) {
-    return new DatabaseConfig(kind, partitions, dataDirectory, clientPort, hosts, connectTimeout, callTimeout, value);
+    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connectTimeout, callTimeout, value);
   }
 
   /** Whether provenance is captured. */
@@ -123,6 +161,19 @@ public record DatabaseConfig(
   /** Whether Apiary starts the database in this process. */
   public boolean isEmbedded() {
     return kind == Kind.EMBEDDED;
+  }
+
+  /** Whether the data outlives this process: embedded with a data directory. */
+  public boolean isDurable() {
+    return kind == Kind.EMBEDDED && dataDirectory != null;
+  }
+
+  /** Checks a snapshot interval: whole seconds (VoltDB's unit), at least one. */
+  static void checkSnapshotInterval(Duration interval) {
+    Objects.requireNonNull(interval, "snapshotInterval");
+    if (interval.compareTo(Duration.ofSeconds(1)) < 0 || interval.toMillis() % 1000 != 0) {
+      throw new IllegalArgumentException("snapshotInterval must be whole seconds, at least 1 s, got " + interval);
+    }
   }
 
   /** Splits {@code host:port}; a bare host means VoltDB's default client port 21212. */

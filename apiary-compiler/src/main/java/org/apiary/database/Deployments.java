@@ -1,6 +1,7 @@
 package org.apiary.database;
 
 import java.nio.file.Path;
+import java.time.Duration;
 
 /**
  * VoltDB deployment files Apiary writes. With provenance, the deployment declares the export target
@@ -14,20 +15,32 @@ public final class Deployments {
 
   private Deployments() {}
 
-  static String singleNode(int sitesPerHost, ProvenanceConfig provenance, Path spillDefault) {
-    return cluster(1, sitesPerHost, 0, provenance, spillDefault);
+  static String singleNode(int sitesPerHost, ProvenanceConfig provenance, Path spillDefault, Duration snapshotInterval) {
+    return cluster(1, sitesPerHost, 0, provenance, spillDefault, snapshotInterval);
   }
 
-  /** A deployment for {@code hostCount} hosts; {@code provenance} may be {@code null}. */
+  /** A deployment for {@code hostCount} hosts without automatic snapshots; {@code provenance} may be {@code null}. */
   public static String cluster(int hostCount, int sitesPerHost, int kfactor, ProvenanceConfig provenance,
                                Path spillDefault) {
+    return cluster(hostCount, sitesPerHost, kfactor, provenance, spillDefault, null);
+  }
+
+  /**
+   * A deployment for {@code hostCount} hosts; {@code provenance} may be {@code null}; with a {@code snapshotInterval}
+   * (whole seconds), automatic snapshots at that interval into each server's {@code voltdbroot/snapshots}, the newest
+   * {@value Snapshots#RETAINED} kept, which a server started on that root restores ({@code null}: none).
+   */
+  public static String cluster(int hostCount, int sitesPerHost, int kfactor, ProvenanceConfig provenance,
+                               Path spillDefault, Duration snapshotInterval) {
     return """
         <?xml version="1.0"?>
         <deployment>
           <cluster hostcount="%d" sitesperhost="%d" kfactor="%d" schema="ddl"/>
           <httpd enabled="false"/>
-        %s</deployment>
-        """.formatted(hostCount, sitesPerHost, kfactor, provenance == null ? "" : export(provenance, spillDefault));
+        %s%s</deployment>
+        """.formatted(hostCount, sitesPerHost, kfactor,
+            snapshotInterval == null ? "" : Snapshots.deploymentElement(snapshotInterval),
+            provenance == null ? "" : export(provenance, spillDefault));
   }
 
   private static String export(ProvenanceConfig p, Path spillDefault) {

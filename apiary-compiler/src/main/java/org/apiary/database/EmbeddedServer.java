@@ -7,6 +7,7 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.apiary.DatabaseException;
@@ -16,69 +17,133 @@ import org.voltdb.VoltDB;
 /** A VoltDB server running inside this JVM, listening on loopback only. */
 final class EmbeddedServer implements AutoCloseable {
   // VoltDB keeps its server in a process-wide singleton, so one process can run only one embedded server at a time.
-  // VoltDB cannot start again in a process where it once stopped, so the first start is also the last.
-  private static final AtomicBoolean STARTED = new AtomicBoolean();
+  // Once it has stopped, another can start (checked on 9.3.2, with create and with probe starts).
+  private static final AtomicBoolean RUNNING = new AtomicBoolean();
+  // The server thread of the latest start, so a start that failed after it began does not free RUNNING too early.
+  private static volatile Thread latest;
 
   private final ServerThread thread;
   private final Path root;
   private final boolean deleteRoot;
   private final int clientPort;
+  private final int adminPort;
 
-  private EmbeddedServer(ServerThread thread, Path root, boolean deleteRoot, int clientPort) {
+  private EmbeddedServer(ServerThread thread, Path root, boolean deleteRoot, int clientPort, int adminPort) {
     this.thread = thread;
     this.root = root;
     this.deleteRoot = deleteRoot;
     this.clientPort = clientPort;
+    this.adminPort = adminPort;
   }
 
   static EmbeddedServer start(DatabaseConfig config) {
-    if (!STARTED.compareAndSet(false, true)) {
-      throw new DatabaseException("an embedded VoltDB was already started in this process, and VoltDB runs at most "
-          + "once per process: share that ApiaryDatabase, or connect with DatabaseConfig.external(...)");
+    if (!RUNNING.compareAndSet(false, true)) {
+      throw new DatabaseException("an embedded VoltDB is already running in this process, and VoltDB runs at most one "
+          + "per process: share that ApiaryDatabase (or close it first), or connect with DatabaseConfig.external(...)");
     }
     try {
-      boolean temporary = config.dataDirectory() == null;
-      Path root = temporary ? Files.createTempDirectory("apiary-voltdb-") : config.dataDirectory().toAbsolutePath();
-      Files.createDirectories(root);
-      Path deployment = root.resolve("apiary-deployment.xml");
-      Files.writeString(deployment, Deployments.singleNode(config.partitions(), config.provenance(),
-          root.resolve("provenance-spill")));
-
-      int clientPort = config.clientPort() == 0 ? freePort() : config.clientPort();
-      VoltDB.Configuration vc = new VoltDB.Configuration();
-      vc.m_voltdbRoot = new File(root.toString());
-      vc.m_pathToDeployment = deployment.toString();
-      vc.m_forceVoltdbCreate = true;
-      vc.m_port = clientPort;
-      vc.m_clientInterface = "127.0.0.1";
-      vc.m_adminPort = freePort();
-      vc.m_adminInterface = "127.0.0.1";
-      vc.m_internalPort = freePort();
-      vc.m_internalInterface = "127.0.0.1";
-      vc.m_zkInterface = "127.0.0.1:" + freePort();
-      vc.m_httpPort = 0;
-      vc.m_pathToLicense = root.resolve("license.xml").toString();
-      vc.m_leader = "127.0.0.1";
-      vc.m_coordinators = new java.util.TreeSet<>(java.util.List.of("127.0.0.1:" + vc.m_internalPort));
-
-      ServerThread thread = new ServerThread(vc);
-      thread.setName("apiary-embedded-voltdb");
-      thread.setDaemon(true);
-      thread.start();
-      // The server thread returns once VoltDB is up, so only the port says whether it is serving.
-      awaitListening(clientPort, config.connectTimeout(), "the embedded VoltDB", () -> true);
-      return new EmbeddedServer(thread, root, temporary, clientPort);
+      return config.isDurable() ? startDurable(config) : startTemporary(config);
     } catch (IOException | RuntimeException e) {
+      Thread t = latest;
+      if (t == null || !t.isAlive()) {
+        RUNNING.set(false);
+      }
       throw new DatabaseException("could not start the embedded VoltDB: " + e.getMessage(), e);
     }
+  }
+
+  /** Today's default: a fresh database in a temporary directory, created with VoltDB's legacy {@code create}. */
+  private static EmbeddedServer startTemporary(DatabaseConfig config) throws IOException {
+    Path root = Files.createTempDirectory("apiary-voltdb-");
+    Path deployment = root.resolve("apiary-deployment.xml");
+    Files.writeString(deployment, Deployments.singleNode(config.partitions(), config.provenance(),
+        root.resolve("provenance-spill"), null));
+
+    int clientPort = config.clientPort() == 0 ? freePort() : config.clientPort();
+    VoltDB.Configuration vc = new VoltDB.Configuration();
+    vc.m_voltdbRoot = new File(root.toString());
+    vc.m_pathToDeployment = deployment.toString();
+    vc.m_forceVoltdbCreate = true;
+    vc.m_port = clientPort;
+    vc.m_clientInterface = "127.0.0.1";
+    vc.m_adminPort = freePort();
+    vc.m_adminInterface = "127.0.0.1";
+    vc.m_internalPort = freePort();
+    vc.m_internalInterface = "127.0.0.1";
+    vc.m_zkInterface = "127.0.0.1:" + freePort();
+    vc.m_httpPort = 0;
+    vc.m_pathToLicense = root.resolve("license.xml").toString();
+    vc.m_leader = "127.0.0.1";
+    vc.m_coordinators = new java.util.TreeSet<>(java.util.List.of("127.0.0.1:" + vc.m_internalPort));
+    ServerThread thread = new ServerThread(vc);
+    return run(thread, config, root, true, clientPort, vc.m_adminPort);
+  }
+
+  /**
+   * A database kept in the configured data directory: initialized there on first use (a {@code voltdb initialize}
+   * child process, since VoltDB's in-process initialization ends by exiting), then started with {@code probe}, which
+   * restores the newest complete snapshot in the directory before it accepts clients.
+   */
+  private static EmbeddedServer startDurable(DatabaseConfig config) throws IOException {
+    Path root = config.dataDirectory().toAbsolutePath();
+    Files.createDirectories(root);
+    if (!Snapshots.isInitialized(root)) {
+      Path deployment = root.resolve("apiary-deployment.xml");
+      Files.writeString(deployment, Deployments.singleNode(config.partitions(), config.provenance(),
+          root.resolve("provenance-spill"), config.snapshotInterval()));
+      LocalCluster.run(List.of("initialize", "voltdbroot", root.toString(), "deployment", deployment.toString()),
+          root.resolve("initialize.log"), config.connectTimeout());
+    }
+    int sites = Snapshots.initializedSites(root);
+    if (sites != -1 && sites != config.partitions()) {
+      throw new DatabaseException(root + " holds a database with " + sites + " partitions, not the " + config.partitions()
+          + " configured: open it with DatabaseConfig.embedded(" + sites + ")");
+    }
+    int clientPort = config.clientPort() == 0 ? freePort() : config.clientPort();
+    int internalPort = freePort();
+    int adminPort = freePort();
+    VoltDB.Configuration vc = new VoltDB.Configuration(new String[] {
+        "probe", "voltdbroot", root.toString(), "mesh", "127.0.0.1:" + internalPort, "hostcount", "1",
+        "port", "127.0.0.1:" + clientPort, "adminport", "127.0.0.1:" + adminPort,
+        "internalport", String.valueOf(internalPort), "internalinterface", "127.0.0.1",
+        "externalinterface", "127.0.0.1", "zkport", "127.0.0.1:" + freePort(),
+        "replicationport", String.valueOf(freePort()), "httpport", String.valueOf(freePort())});
+    vc.m_pathToLicense = root.resolve("license.xml").toString();
+    ServerThread thread = new ServerThread(vc);
+    // ServerThread's constructor sets m_forceVoltdbCreate, which makes a start ignore (and wipe) the data in the root;
+    // the server reads the flag only when the thread runs, so clearing it here keeps the data and its snapshots.
+    vc.m_forceVoltdbCreate = false;
+    return run(thread, config, root, false, clientPort, adminPort);
+  }
+
+  private static EmbeddedServer run(ServerThread thread, DatabaseConfig config, Path root, boolean temporary,
+                                    int clientPort, int adminPort) {
+    thread.setName("apiary-embedded-voltdb");
+    thread.setDaemon(true);
+    latest = thread;
+    thread.start();
+    // The server thread returns once VoltDB is up, so only the port says whether it is serving. VoltDB opens the
+    // client port only after it has restored its snapshot, so a client sees the restored data from its first call.
+    awaitListening(clientPort, config.connectTimeout(), "the embedded VoltDB", () -> true);
+    return new EmbeddedServer(thread, root, temporary, clientPort, adminPort);
   }
 
   int clientPort() {
     return clientPort;
   }
 
+  /** The admin port (loopback): system procedures such as {@code @Pause} are refused on the client port. */
+  int adminPort() {
+    return adminPort;
+  }
+
   Path root() {
     return root;
+  }
+
+  /** Whether the data outlives this server (a data directory, snapshots), so a stop takes a snapshot. */
+  boolean durable() {
+    return !deleteRoot;
   }
 
   @Override
@@ -90,8 +155,14 @@ final class EmbeddedServer implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new DatabaseException("interrupted while stopping the embedded VoltDB", e);
     } finally {
-      if (deleteRoot) {
-        deleteTree(root);
+      try {
+        if (deleteRoot) {
+          deleteTree(root);
+        }
+      } finally {
+        if (!thread.isAlive()) {
+          RUNNING.set(false);
+        }
       }
     }
   }

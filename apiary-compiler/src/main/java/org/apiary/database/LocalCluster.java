@@ -32,13 +32,15 @@ public final class LocalCluster implements AutoCloseable {
   public static final class Node {
     private final int index;
     private final int clientPort;
+    private final int adminPort;
     private final Path root;
     private final Path log;
     private Process process;
 
-    Node(int index, int clientPort, Path root, Path log) {
+    Node(int index, int clientPort, int adminPort, Path root, Path log) {
       this.index = index;
       this.clientPort = clientPort;
+      this.adminPort = adminPort;
       this.root = root;
       this.log = log;
     }
@@ -70,17 +72,16 @@ public final class LocalCluster implements AutoCloseable {
 
   private final Path directory;
   private final List<Node> nodes;
+  private final ClusterConfig config;
 
-  private final ProvenanceConfig provenance;
-
-  private LocalCluster(Path directory, List<Node> nodes, ProvenanceConfig provenance) {
+  private LocalCluster(Path directory, List<Node> nodes, ClusterConfig config) {
     this.directory = directory;
     this.nodes = nodes;
-    this.provenance = provenance;
+    this.config = config;
   }
 
   /**
-   * Starts a cluster and waits until every node accepts clients.
+   * Starts a cluster in a temporary directory and waits until every node accepts clients.
    *
    * @param hosts number of server processes
    * @param sitesPerHost partitions per process
@@ -98,17 +99,26 @@ public final class LocalCluster implements AutoCloseable {
    */
   public static LocalCluster start(int hosts, int sitesPerHost, int kfactor, ProvenanceConfig provenance,
                                    Duration timeout) {
-    if (hosts < 1 || kfactor < 0 || kfactor >= hosts) {
-      throw new IllegalArgumentException("need hosts >= 1 and 0 <= kfactor < hosts, got hosts=" + hosts + " kfactor=" + kfactor);
-    }
+    return start(ClusterConfig.of(hosts, sitesPerHost, kfactor).withProvenance(provenance).withStartTimeout(timeout));
+  }
+
+  /**
+   * Starts a cluster as {@code config} says and waits until every node accepts clients. With a data directory that
+   * an earlier cluster left, the nodes start on their existing roots and VoltDB restores the newest complete
+   * snapshot before accepting clients.
+   *
+   * @throws DatabaseException with the tail of the failing node's log if it does not start, or if the data
+   *     directory holds a cluster of another size
+   */
+  public static LocalCluster start(ClusterConfig config) {
     try {
-      return startOnce(hosts, sitesPerHost, kfactor, provenance, timeout);
+      return startOnce(config);
     } catch (NodeExited e) {
       // Ports are picked free and then handed to the servers, so another process may bind one in between.
       System.getLogger(LocalCluster.class.getName()).log(System.Logger.Level.WARNING, "a VoltDB node exited while "
           + "the cluster started; starting it again on new ports: " + e.failure.getMessage());
       try {
-        return startOnce(hosts, sitesPerHost, kfactor, provenance, timeout);
+        return startOnce(config);
       } catch (NodeExited again) {
         throw again.failure;
       }
@@ -125,33 +135,43 @@ public final class LocalCluster implements AutoCloseable {
     }
   }
 
-  private static LocalCluster startOnce(int hosts, int sitesPerHost, int kfactor, ProvenanceConfig provenance,
-                                        Duration timeout) {
+  private static LocalCluster startOnce(ClusterConfig config) {
+    int hosts = config.hosts();
     Path dir;
+    boolean initialized;
     try {
-      dir = Files.createTempDirectory("apiary-cluster-");
-      Files.writeString(dir.resolve("deployment.xml"), Deployments.cluster(hosts, sitesPerHost, kfactor, provenance,
-          dir.resolve("provenance-spill")));
+      dir = config.isDurable() ? config.dataDirectory().toAbsolutePath() : Files.createTempDirectory("apiary-cluster-");
+      Files.createDirectories(dir);
+      initialized = initializedNodes(dir, hosts);
+      if (!initialized) {
+        Files.writeString(dir.resolve("deployment.xml"), Deployments.cluster(hosts, config.sitesPerHost(),
+            config.kfactor(), config.provenance(), dir.resolve("provenance-spill"),
+            config.isDurable() ? config.snapshotInterval() : null));
+      }
     } catch (IOException e) {
       throw new DatabaseException("cannot prepare a directory for the cluster: " + e.getMessage(), e);
     }
+    Duration timeout = config.startTimeout();
     int[] internal = new int[hosts];
     for (int i = 0; i < hosts; i++) {
       internal[i] = EmbeddedServer.freePort();
     }
     List<Node> nodes = new ArrayList<>();
-    LocalCluster cluster = new LocalCluster(dir, nodes, provenance);
+    LocalCluster cluster = new LocalCluster(dir, nodes, config);
     try {
+      for (int i = 0; i < hosts && !initialized; i++) {
+        Path root = dir.resolve("node" + i);
+        Files.createDirectories(root);
+        run(List.of("initialize", "voltdbroot", root.toString(), "deployment",
+            dir.resolve("deployment.xml").toString(), "force"), dir.resolve("node" + i + "-init.log"), timeout);
+      }
       for (int i = 0; i < hosts; i++) {
         Path root = dir.resolve("node" + i);
         Path log = dir.resolve("node" + i + ".log");
-        Files.createDirectories(root);
-        run(List.of("initialize", "voltdbroot", root.toString(), "deployment", dir.resolve("deployment.xml").toString(),
-            "force"), dir.resolve("node" + i + "-init.log"), timeout);
-        Node node = new Node(i, EmbeddedServer.freePort(), root, log);
+        Node node = new Node(i, EmbeddedServer.freePort(), EmbeddedServer.freePort(), root, log);
         List<String> args = List.of("probe", "voltdbroot", root.toString(),
             "mesh", "127.0.0.1:" + internal[0], "hostcount", String.valueOf(hosts),
-            "port", "127.0.0.1:" + node.clientPort, "adminport", "127.0.0.1:" + EmbeddedServer.freePort(),
+            "port", "127.0.0.1:" + node.clientPort, "adminport", "127.0.0.1:" + node.adminPort,
             "internalport", String.valueOf(internal[i]), "internalinterface", "127.0.0.1",
             "externalinterface", "127.0.0.1", "zkport", "127.0.0.1:" + EmbeddedServer.freePort(),
             "replicationport", String.valueOf(EmbeddedServer.freePort()),
@@ -164,11 +184,27 @@ public final class LocalCluster implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       String logs = nodes.stream().map(n -> "\n--- node " + n.index + " log tail:\n" + tail(n.log)).reduce("", String::concat);
       boolean exited = nodes.stream().anyMatch(n -> n.process != null && !n.process.isAlive());
-      cluster.close();
+      cluster.killAndClean();
       String message = "the VoltDB cluster did not start: " + e.getMessage() + logs;
       DatabaseException failure = new DatabaseException(message, e);
       throw exited ? new NodeExited(failure) : failure;
     }
+  }
+
+  /**
+   * Whether {@code dir} holds an initialized cluster of {@code hosts} nodes (to be started as it is), or none (to
+   * be initialized); anything else is refused rather than overwritten.
+   */
+  private static boolean initializedNodes(Path dir, int hosts) {
+    int found = 0;
+    while (Snapshots.isInitialized(dir.resolve("node" + found))) {
+      found++;
+    }
+    if (found != 0 && found != hosts) {
+      throw new DatabaseException(dir + " holds a cluster of " + found + " nodes, not the " + hosts
+          + " configured: start it with " + found + " hosts, or use another directory");
+    }
+    return found == hosts;
   }
 
   private void awaitReady(Duration timeout) {
@@ -177,7 +213,8 @@ public final class LocalCluster implements AutoCloseable {
     }
   }
 
-  private static void run(List<String> voltArgs, Path log, Duration timeout) throws IOException {
+  /** Runs one {@code voltdb} command to completion in its own JVM, within {@code timeout}, its output in {@code log}. */
+  static void run(List<String> voltArgs, Path log, Duration timeout) throws IOException {
     Process p = launch(voltArgs, log);
     try {
       if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -226,12 +263,65 @@ public final class LocalCluster implements AutoCloseable {
 
   /** A configuration that connects to this cluster. */
   public DatabaseConfig config() {
-    return DatabaseConfig.external(clientAddresses().toArray(String[]::new)).withProvenance(provenance);
+    return DatabaseConfig.external(clientAddresses().toArray(String[]::new)).withProvenance(config.provenance());
   }
 
-  /** Kills every node and deletes the cluster's files. */
+  /** What this cluster was started with. */
+  public ClusterConfig clusterConfig() {
+    return config;
+  }
+
+  /**
+   * Stops the cluster. With a data directory the stop is clean: client writes are paused, a snapshot with every
+   * committed transaction is saved on every node, and the servers shut down (the next start on the directory
+   * restores that snapshot); nodes already dead are left as they are, and if none is alive nothing is saved (the
+   * next start restores the newest automatic snapshot). Without one, every node is killed and the directory deleted.
+   *
+   * @throws DatabaseException if the stop snapshot or the shutdown failed; every node is stopped all the same
+   */
   @Override
   public void close() {
+    if (!config.isDurable() || nodes.stream().noneMatch(Node::isAlive)) {
+      killAndClean();
+      return;
+    }
+    try {
+      stopCleanly();
+    } finally {
+      killAndClean();
+    }
+  }
+
+  private void stopCleanly() {
+    List<String> alive = nodes.stream().filter(Node::isAlive).map(n -> "127.0.0.1:" + n.adminPort).toList();
+    Duration timeout = config.startTimeout();
+    String nonce = Snapshots.saveForStop(alive, timeout, timeout, true);
+    awaitExit(timeout);
+    for (Node n : nodes) {
+      Snapshots.deleteOtherStopSnapshots(Snapshots.snapshotDirectory(n.root), nonce);
+    }
+  }
+
+  private void awaitExit(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (Node n : nodes) {
+      if (n.process == null) {
+        continue;
+      }
+      try {
+        if (!n.process.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+          throw new DatabaseException("VoltDB node " + n.index + " did not exit within " + timeout
+              + " of @Shutdown; it is killed");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new DatabaseException("interrupted while waiting for the cluster to shut down", e);
+      }
+    }
+  }
+
+  /** Kills every node still alive; deletes the directory unless it is the configured data directory. */
+  private void killAndClean() {
     for (Node n : nodes) {
       try {
         n.kill();
@@ -239,7 +329,9 @@ public final class LocalCluster implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
-    EmbeddedServer.deleteTree(directory);
+    if (!config.isDurable()) {
+      EmbeddedServer.deleteTree(directory);
+    }
   }
 
   /** The cluster's directory: deployment file, node roots and logs. */

@@ -1,0 +1,77 @@
+package org.apiary.database;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * What {@link LocalCluster} starts: VoltDB server processes on this machine. Immutable; validated on construction.
+ *
+ * @param hosts number of server processes, at least 1
+ * @param sitesPerHost partitions per process, at least 1
+ * @param kfactor replicas of each partition beyond the first, {@code 0 <= kfactor < hosts}
+ * @param provenance where the servers send captured provenance, or {@code null} for none
+ * @param dataDirectory the cluster's directory (deployment, one root per node, logs), kept across runs, or
+ *     {@code null} for a temporary one deleted on close. With a directory the data is durable on VoltDB's own
+ *     mechanisms (Community Edition has no command log): an automatic snapshot every {@code snapshotInterval}, one
+ *     more when {@link LocalCluster#close()} stops the cluster cleanly, and the newest complete snapshot restored when
+ *     a cluster is started on the directory again. The first start initializes it; later starts need the same
+ *     number of hosts and keep the first start's deployment (sites, k-factor, snapshot interval, provenance).
+ * @param snapshotInterval with a data directory: how often VoltDB writes an automatic snapshot, whole seconds, at
+ *     least 1 s; default {@link DatabaseConfig#DEFAULT_SNAPSHOT_INTERVAL}
+ * @param startTimeout how long to wait for the cluster to start (and, on close, to stop)
+ */
+public record ClusterConfig(
+    int hosts,
+    int sitesPerHost,
+    int kfactor,
+    ProvenanceConfig provenance,
+    Path dataDirectory,
+    Duration snapshotInterval,
+    Duration startTimeout) {
+
+  /** Default time to wait for a cluster to start. */
+  public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(120);
+
+  /** Validates every component; see the record's description. */
+  public ClusterConfig {
+    if (hosts < 1 || sitesPerHost < 1 || kfactor < 0 || kfactor >= hosts) {
+      throw new IllegalArgumentException("need hosts >= 1, sitesPerHost >= 1 and 0 <= kfactor < hosts, got hosts="
+          + hosts + " sitesPerHost=" + sitesPerHost + " kfactor=" + kfactor);
+    }
+    DatabaseConfig.checkSnapshotInterval(snapshotInterval);
+    if (startTimeout == null || startTimeout.isNegative() || startTimeout.isZero()) {
+      throw new IllegalArgumentException("startTimeout must be positive, got " + startTimeout);
+    }
+  }
+
+  /** A cluster in a temporary directory, without provenance, with the default timeouts. */
+  public static ClusterConfig of(int hosts, int sitesPerHost, int kfactor) {
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, null, null, DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL,
+        DEFAULT_START_TIMEOUT);
+  }
+
+  /** This configuration with provenance captured into {@code value}'s sink ({@code null}: none). */
+  public ClusterConfig withProvenance(ProvenanceConfig value) {
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, value, dataDirectory, snapshotInterval, startTimeout);
+  }
+
+  /** This configuration with the cluster kept in {@code directory}, durable as {@link #dataDirectory()} says. */
+  public ClusterConfig withDataDirectory(Path directory) {
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, directory, snapshotInterval, startTimeout);
+  }
+
+  /** This configuration with automatic snapshots every {@code interval} (whole seconds, at least 1 s). */
+  public ClusterConfig withSnapshotInterval(Duration interval) {
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, interval, startTimeout);
+  }
+
+  /** This configuration with another start timeout. */
+  public ClusterConfig withStartTimeout(Duration timeout) {
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, snapshotInterval, timeout);
+  }
+
+  /** Whether the cluster's data outlives its processes: it has a data directory. */
+  public boolean isDurable() {
+    return dataDirectory != null;
+  }
+}

@@ -1,0 +1,136 @@
+package org.apiary.database;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.stream.Stream;
+import org.apiary.DatabaseException;
+import org.voltdb.VoltTable;
+import org.voltdb.client.Client;
+import org.voltdb.client.ClientResponse;
+import org.voltdb.client.ProcCallException;
+
+/**
+ * Durability on VoltDB Community Edition's own mechanisms (it has no command log): automatic snapshots declared in
+ * the deployment, a snapshot when Apiary stops the database cleanly, and VoltDB's restore of the newest complete
+ * snapshot when a server starts ({@code probe}) on an initialized root that holds snapshots. Verified on 9.3.2: a
+ * {@code probe} start restores by itself from {@code voltdbroot/snapshots}, the newest complete snapshot whatever its
+ * nonce, so Apiary restores nothing explicitly.
+ */
+final class Snapshots {
+  /** The nonce prefix of automatic snapshots. */
+  static final String AUTOMATIC_PREFIX = "apiary";
+  /** Automatic snapshots kept: the newest, and one more in case the newest was cut short by a crash. */
+  static final int RETAINED = 2;
+  /** The nonce prefix of the snapshot taken on a clean stop (VoltDB's retention does not cover it; Apiary does). */
+  static final String STOP_PREFIX = "apiary_stop_";
+
+  private Snapshots() {}
+
+  /** The deployment element for automatic snapshots every {@code interval}. */
+  static String deploymentElement(Duration interval) {
+    DatabaseConfig.checkSnapshotInterval(interval);
+    return "  <snapshot prefix=\"" + AUTOMATIC_PREFIX + "\" frequency=\"" + interval.toSeconds() + "s\" retain=\""
+        + RETAINED + "\" enabled=\"true\"/>\n";
+  }
+
+  /** Whether {@code root} (the directory given to {@code voltdb initialize voltdbroot}) has been initialized. */
+  static boolean isInitialized(Path root) {
+    return Files.exists(root.resolve("voltdbroot").resolve(".initialized"));
+  }
+
+  /** Where the servers of {@code root} write their snapshots. */
+  static Path snapshotDirectory(Path root) {
+    return root.resolve("voltdbroot").resolve("snapshots");
+  }
+
+  /** The number of sites (partitions on this host) an initialized root was set up with, or -1 if it does not say. */
+  static int initializedSites(Path root) {
+    Path paths = root.resolve("voltdbroot").resolve("config").resolve("path.properties");
+    Properties p = new Properties();
+    try (var in = Files.newInputStream(paths)) {
+      p.load(in);
+    } catch (IOException e) {
+      throw new DatabaseException("cannot read " + paths + ": " + e.getMessage(), e);
+    }
+    String sites = p.getProperty("org.voltdb.local_sites_count");
+    return sites == null ? -1 : Integer.parseInt(sites.strip());
+  }
+
+  /**
+   * Takes the snapshot of a clean stop through the servers' admin ports ({@code @Pause} is refused on client ports):
+   * pauses the database (client writes are refused from here on, so nothing commits after the snapshot), saves a
+   * blocking snapshot into every server's snapshot directory and checks that every site wrote its part; then, if
+   * {@code shutdown}, asks the servers to shut down (without waiting: they exit without answering).
+   *
+   * @param adminAddresses {@code host:port} admin addresses of the live servers
+   * @return the snapshot's nonce
+   * @throws DatabaseException if the database could not be reached or paused, or any part of the snapshot failed
+   */
+  static String saveForStop(List<String> adminAddresses, Duration connectTimeout, Duration callTimeout,
+                            boolean shutdown) {
+    Client client = ApiaryDatabase.connect(adminAddresses, connectTimeout, callTimeout);
+    try {
+      call(client, "pausing the database before its stop snapshot", "@Pause");
+      String nonce = STOP_PREFIX + System.currentTimeMillis();
+      VoltTable result = call(client, "the stop snapshot", "@SnapshotSave",
+          "{nonce:\"" + nonce + "\",block:true,format:\"native\"}").getResults()[0];
+      StringBuilder failures = new StringBuilder();
+      while (result.advanceRow()) {
+        if (!"SUCCESS".equals(result.getString("RESULT"))) {
+          failures.append("\n  host ").append(result.getLong("HOST_ID")).append(": ")
+              .append(result.getString("RESULT")).append(' ').append(result.getString("ERR_MSG"));
+        }
+      }
+      if (failures.length() > 0) {
+        throw new DatabaseException("the stop snapshot " + nonce + " failed; the database is stopped without it "
+            + "and will restart from its last automatic snapshot:" + failures);
+      }
+      if (shutdown) {
+        try {
+          client.callProcedure(response -> { }, "@Shutdown");
+        } catch (IOException e) {
+          throw new DatabaseException("could not ask VoltDB to shut down: " + e.getMessage(), e);
+        }
+      }
+      return nonce;
+    } finally {
+      try {
+        client.close();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Deletes the stop snapshots in {@code directory} other than {@code keep}'s; the server must be stopped. */
+  static void deleteOtherStopSnapshots(Path directory, String keep) {
+    if (!Files.isDirectory(directory)) {
+      return;
+    }
+    try (Stream<Path> files = Files.list(directory)) {
+      List<Path> old = files.filter(f -> {
+        String name = f.getFileName().toString();
+        return name.startsWith(STOP_PREFIX) && !name.startsWith(keep + "-") && !name.startsWith(keep + ".");
+      }).toList();
+      for (Path f : old) {
+        Files.delete(f);
+      }
+    } catch (IOException e) {
+      throw new DatabaseException("cannot delete old stop snapshots in " + directory + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static ClientResponse call(Client client, String what, String procedure, Object... params) {
+    try {
+      return client.callProcedure(procedure, params);
+    } catch (ProcCallException e) {
+      throw ApiaryDatabase.failure(what, e.getClientResponse(), e);
+    } catch (IOException e) {
+      throw new DatabaseException(what + ": cannot reach VoltDB: " + e.getMessage(), e);
+    }
+  }
+}

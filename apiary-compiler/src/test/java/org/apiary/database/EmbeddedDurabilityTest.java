@@ -1,0 +1,43 @@
+package org.apiary.database;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An embedded database with a data directory keeps its data: across a close and an open in the same JVM, and across
+ * a SIGKILL of the JVM that ran it, up to the last automatic snapshot. Each run is its own JVM
+ * ({@link EmbeddedDurabilityChild}), since the test JVM may already hold an embedded VoltDB.
+ */
+class EmbeddedDurabilityTest {
+  private static final Duration RUN = Duration.ofSeconds(60);
+
+  @Test
+  void closeAndReopenInOneJvmKeepsEveryCommittedRow(@TempDir Path dir) throws Exception {
+    String out = DurabilityFixture.Child.start("reopen", dir.toString()).finish(RUN);
+    assertTrue(out.lines().anyMatch("PRESENT 100"::equals), "every committed counter is there after reopening:\n" + out);
+  }
+
+  @Test
+  void sigkillLosesAtMostWhatCameAfterTheLastSnapshot(@TempDir Path dir) throws Exception {
+    DurabilityFixture.Child crashed = DurabilityFixture.Child.start("crash", dir.toString());
+    try {
+      crashed.awaitLine("WROTE", RUN);
+    } finally {
+      crashed.kill();
+    }
+    String out = DurabilityFixture.Child.start("count", dir.toString()).finish(RUN);
+    assertTrue(out.lines().anyMatch("PRESENT 100"::equals),
+        "every counter committed before the last automatic snapshot is there:\n" + out);
+    long later = out.lines().filter(l -> l.startsWith("LATER ")).mapToLong(l -> Long.parseLong(l.substring(6)))
+        .findFirst().orElseThrow(() -> new AssertionError("no LATER line:\n" + out));
+    System.getLogger(getClass().getName()).log(System.Logger.Level.INFO,
+        "after SIGKILL, " + later + " of the 100 counters written after the snapshot survived");
+    assertTrue(later >= 0 && later <= 100);
+    assertEquals(137, crashed.process().exitValue(), "the JVM was killed by SIGKILL (128 + 9), not finished");
+  }
+}
