@@ -12,8 +12,10 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
@@ -68,6 +70,8 @@ public final class ProvenanceSink implements AutoCloseable {
   private final Duration timeout;
   /** Tables whose per-connection preparation (Vertica's staging table) is done. */
   private final Set<String> prepared = new HashSet<>();
+  /** The dialect's memory of key conflicts in earlier loads on this connection, per table. */
+  private final Map<String, Integer> conflicts = new HashMap<>();
 
   private ProvenanceSink(String url, SinkDialect dialect, Connection connection, Duration timeout) {
     this.url = url;
@@ -239,7 +243,7 @@ public final class ProvenanceSink implements AutoCloseable {
       int queryTimeout = seconds(timeout);
       dialect.prepareLoad(connection, table, prepared, queryTimeout); // may commit (Vertica's DDL)
       dialect.beginTransaction(connection, queryTimeout);
-      dialect.load(connection, table, distinct, queryTimeout);
+      dialect.load(connection, table, distinct, queryTimeout, conflicts);
       connection.commit();
     } catch (SQLException e) {
       rollbackAfterFailure(e);

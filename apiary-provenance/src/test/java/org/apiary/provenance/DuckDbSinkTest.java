@@ -45,6 +45,30 @@ class DuckDbSinkTest {
     }
   }
 
+  /**
+   * Loads append straight into the table until one meets present keys, then go through the staging table for a while,
+   * then append straight again: whichever path a load takes, every row is stored once, with its first version.
+   */
+  @Test
+  void directAndStagedLoadsAlternateWithoutLosingOrRepeatingRows() throws SQLException {
+    ProvenanceTable table = SinkChecks.typedTable("alternating");
+    List<ProvenanceRow> expected = new ArrayList<>();
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      sink.ensureTable(table);
+      for (int load = 0; load < 300; load++) {
+        long from = load * 5L;
+        expected.addAll(SinkChecks.typedRows(table, from, from + 5, "first"));
+        List<ProvenanceRow> batch = new ArrayList<>();
+        if (load % 50 == 49) { // besides its own rows, another version of the previous load's
+          batch.addAll(SinkChecks.typedRows(table, from - 5, from, "again"));
+        }
+        batch.addAll(SinkChecks.typedRows(table, from, from + 5, "first"));
+        sink.load(table, batch);
+      }
+      SinkChecks.assertStored(sink, table, expected);
+    }
+  }
+
   @Test
   void loadsTheStandardTables() throws SQLException {
     try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
