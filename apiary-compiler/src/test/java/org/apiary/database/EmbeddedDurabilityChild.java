@@ -24,7 +24,9 @@ public final class EmbeddedDurabilityChild {
       run(args[0], args[1]);
       System.exit(0);
     } catch (Throwable t) {
-      t.printStackTrace(System.out);
+      // stderr goes to the same log as stdout, which the test shows when this child fails
+      System.getLogger(EmbeddedDurabilityChild.class.getName()).log(System.Logger.Level.ERROR,
+          "embedded durability child failed in mode " + args[0] + " on " + args[1], t);
       System.exit(1);
     }
   }
