@@ -1,0 +1,206 @@
+package org.apiary.cli;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Optional;
+
+/**
+ * The data directory of an {@code apiary start} service and the files it keeps there:
+ *
+ * <ul>
+ *   <li>{@value #DATABASE}/: the embedded VoltDB's root (its snapshots, restored on the next start);</li>
+ *   <li>{@value #PROVENANCE}: the DuckDB file captured provenance is loaded into;</li>
+ *   <li>{@value #SETTINGS}: what the first start chose (partitions, snapshot interval, provenance), which VoltDB keeps
+ *       for good in its root, so later starts use the same;</li>
+ *   <li>{@value #LOCK}: locked by the running service for its whole life (the operating system drops the lock when
+ *       the process dies, even by SIGKILL), holding its process ID; a second start on the directory is refused;</li>
+ *   <li>{@value #STATE}: written once the service is ready (process ID and addresses), removed on a clean stop.</li>
+ * </ul>
+ */
+final class ServiceDirectory {
+  static final String DATABASE = "database";
+  static final String PROVENANCE = "provenance.duckdb";
+  static final String SETTINGS = "apiary-settings.json";
+  static final String LOCK = "apiary.lock";
+  static final String STATE = "apiary.json";
+
+  static final ObjectMapper JSON = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT)
+      .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+
+  /**
+   * What a ready service writes to {@value #STATE}.
+   *
+   * @param pid the service's process ID
+   * @param dataDirectory the data directory, absolute
+   * @param database the VoltDB client address, {@code host:port}
+   * @param frontend the frontend's ZeroMQ endpoint, {@code tcp://host:port}
+   * @param frontendPort the frontend's TCP port
+   * @param partitions the database's partitions
+   * @param provenance the provenance sink's JDBC URL, or {@code null} if provenance is not captured
+   * @param startedAt when the service became ready (ISO-8601)
+   */
+  record State(long pid, String dataDirectory, String database, String frontend, int frontendPort, int partitions,
+               String provenance, String startedAt) {}
+
+  /**
+   * What the first start chose; see {@link ServiceDirectory}.
+   *
+   * @param partitions the embedded database's partitions
+   * @param snapshotIntervalSeconds seconds between automatic snapshots
+   * @param provenance whether provenance is captured (into {@value #PROVENANCE})
+   */
+  record Settings(int partitions, long snapshotIntervalSeconds, boolean provenance) {}
+
+  private final Path root;
+
+  ServiceDirectory(Path root) {
+    this.root = root.toAbsolutePath().normalize();
+  }
+
+  Path root() {
+    return root;
+  }
+
+  Path database() {
+    return root.resolve(DATABASE);
+  }
+
+  Path provenance() {
+    return root.resolve(PROVENANCE);
+  }
+
+  Path stateFile() {
+    return root.resolve(STATE);
+  }
+
+  /** The state a ready service wrote, if the file is there (a service killed by SIGKILL leaves a stale one). */
+  Optional<State> readState() {
+    return read(stateFile(), State.class);
+  }
+
+  Optional<Settings> readSettings() {
+    return read(root.resolve(SETTINGS), Settings.class);
+  }
+
+  void writeSettings(Settings settings) {
+    write(root.resolve(SETTINGS), settings);
+  }
+
+  void writeState(State state) {
+    write(stateFile(), state);
+  }
+
+  void deleteState() {
+    try {
+      Files.deleteIfExists(stateFile());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot delete " + stateFile() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Takes the directory's lock for this process and writes this process's ID into the lock file.
+   *
+   * @return the lock, held until it is released or the process ends; empty if another process holds it
+   */
+  Optional<FileLock> lock() {
+    try {
+      Files.createDirectories(root);
+      FileChannel channel = FileChannel.open(root.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.READ,
+          StandardOpenOption.WRITE);
+      FileLock lock = channel.tryLock();
+      if (lock == null) {
+        channel.close();
+        return Optional.empty();
+      }
+      channel.truncate(0);
+      channel.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)), 0);
+      channel.force(false);
+      return Optional.of(lock);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot lock " + root.resolve(LOCK) + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The process ID of the service holding this directory, if one does: the lock is held by another process. A
+   * directory without a lock file has no service.
+   */
+  Optional<Long> holder() {
+    Path lockFile = root.resolve(LOCK);
+    if (!Files.exists(lockFile)) {
+      return Optional.empty();
+    }
+    try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      FileLock probe = channel.tryLock();
+      if (probe != null) {
+        probe.release();
+        return Optional.empty();
+      }
+      String text = Files.readString(lockFile, StandardCharsets.US_ASCII).strip();
+      try {
+        return Optional.of(Long.parseLong(text));
+      } catch (NumberFormatException e) {
+        return Optional.of(-1L); // held, but the holder has not written its ID yet
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot check the lock " + lockFile + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The state of the service running here.
+   *
+   * @throws CliException saying how to start one if none runs or it is not ready yet
+   */
+  State runningState() {
+    if (!Files.isDirectory(root)) {
+      throw new CliException(root + " does not exist: start Apiary there with: apiary start --data " + root);
+    }
+    Optional<Long> holder = holder();
+    if (holder.isEmpty()) {
+      throw new CliException("no Apiary is running in " + root + ": start it with: apiary start --data " + root);
+    }
+    return readState().orElseThrow(() -> new CliException("Apiary in " + root + " (pid " + holder.get()
+        + ") is still starting: try again in a few seconds"));
+  }
+
+  private static <T> Optional<T> read(Path file, Class<T> type) {
+    if (!Files.exists(file)) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(JSON.readValue(file.toFile(), type));
+    } catch (IOException e) {
+      throw new CliException("cannot read " + file + " (" + e.getMessage() + "): if no Apiary runs there, delete it");
+    }
+  }
+
+  private static void write(Path file, Object value) {
+    Path temp = file.resolveSibling(file.getFileName() + ".tmp");
+    try {
+      Files.createDirectories(file.getParent());
+      Files.write(temp, JSON.writeValueAsBytes(value));
+      try {
+        Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      } catch (AtomicMoveNotSupportedException e) {
+        Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+    }
+  }
+}

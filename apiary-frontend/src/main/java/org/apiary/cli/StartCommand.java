@@ -1,0 +1,292 @@
+package org.apiary.cli;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.channels.FileLock;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.DatabaseConfig;
+import org.apiary.database.ProvenanceConfig;
+import org.apiary.frontend.FrontendConfig;
+import org.apiary.frontend.FrontendServer;
+import org.apiary.runtime.SystemSchema;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Apiary as a service, in the foreground: an embedded VoltDB keeping its data in a directory, a frontend, and
+ * provenance captured into DuckDB in the same directory. Ready once it prints its one line and writes
+ * {@value ServiceDirectory#STATE}; SIGTERM (or {@code apiary stop}) stops it cleanly.
+ */
+@Command(name = "start", mixinStandardHelpOptions = true,
+    description = {
+        "Run Apiary as a service in the foreground: an embedded VoltDB that keeps its data in DIR, a frontend for "
+            + "clients, and provenance captured into DIR/" + ServiceDirectory.PROVENANCE + ".",
+        "When ready it writes DIR/" + ServiceDirectory.STATE + " and prints one line saying where it listens. "
+            + "Stop it with `apiary stop --data DIR` (or SIGTERM, Ctrl-C): it takes a snapshot, and the next start "
+            + "on DIR restores every committed row, the deployed functions and the registered graphs. After a crash "
+            + "(SIGKILL, power loss) what committed after the last automatic snapshot is lost.",
+        "The first start fixes the partitions, the snapshot interval and whether provenance is captured; later starts "
+            + "on DIR keep them."})
+public final class StartCommand implements Callable<Integer> {
+  /** How long a stop waits for a start that is still under way before closing what it opened. */
+  private static final Duration STARTUP_WAIT = DatabaseConfig.DEFAULT_CONNECT_TIMEOUT.plusSeconds(30);
+
+  @Option(names = "--data", required = true, paramLabel = "DIR",
+      description = "The data directory (created if missing). Only one Apiary runs on a directory at a time.")
+  Path data;
+
+  @Option(names = "--port", defaultValue = "0", paramLabel = "P",
+      description = "The frontend's TCP port; 0 picks a free one (default). Clients find it in DIR/"
+          + ServiceDirectory.STATE + ".")
+  int port;
+
+  @Option(names = "--bind", defaultValue = "127.0.0.1", paramLabel = "ADDRESS",
+      description = "The address the frontend listens on (default ${DEFAULT-VALUE}). The database listens on "
+          + "loopback only.")
+  String bind;
+
+  @Option(names = "--database-port", defaultValue = "0", paramLabel = "P",
+      description = "The database's client port, on loopback; 0 picks a free one (default).")
+  int databasePort;
+
+  @Option(names = "--partitions", paramLabel = "N",
+      description = "Partitions of the database (default " + DatabaseConfig.DEFAULT_PARTITIONS + "); fixed by the "
+          + "first start on DIR.")
+  Integer partitions;
+
+  @Option(names = "--snapshot-interval-s", paramLabel = "S",
+      description = "Seconds between automatic snapshots, the most a crash can lose (default "
+          + DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL_SECONDS + "); fixed by the first start on DIR.")
+  Long snapshotIntervalSeconds;
+
+  @Option(names = "--provenance", negatable = true,
+      description = "Capture provenance into DIR/" + ServiceDirectory.PROVENANCE + " (default: on; "
+          + "--no-provenance: off). VoltDB Community Edition captures the writes of at most 2 tables. Fixed by the "
+          + "first start on DIR.")
+  Boolean provenance;
+
+  private final PrintStream out = System.out;
+  private final PrintStream err = System.err;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    ServiceDirectory dir = new ServiceDirectory(data);
+    FileLock lock = dir.lock().orElseThrow(() -> inUse(dir));
+    ServiceDirectory.Settings settings;
+    try {
+      settings = settings(dir);
+    } catch (RuntimeException e) {
+      release(lock);
+      throw e;
+    }
+    Service service = new Service(dir, lock);
+    Runtime.getRuntime().addShutdownHook(new Thread(service::stopOnSignal, "apiary-stop"));
+    Optional<ServiceDirectory.State> ready = service.open(settings, port, bind, databasePort);
+    if (ready.isEmpty()) {
+      return 1; // stopped while starting; the shutdown hook has closed what was opened
+    }
+    ServiceDirectory.State state = ready.get();
+    out.println("apiary: ready: frontend " + state.frontend() + ", database " + state.database() + ", data in "
+        + dir.root() + " (pid " + state.pid() + "); stop with: apiary stop --data " + dir.root());
+    out.flush();
+    service.awaitStopped(); // the service's life: until SIGTERM, Ctrl-C or `apiary stop`
+    return 0;
+  }
+
+  private CliException inUse(ServiceDirectory dir) {
+    String who = dir.readState().map(s -> "pid " + s.pid() + ", frontend " + s.frontend())
+        .orElseGet(() -> dir.holder().map(pid -> "pid " + pid + ", still starting").orElse("another process"));
+    return new CliException(dir.root() + " is in use by a running Apiary (" + who + "): only one runs on a data "
+        + "directory at a time. Stop it first with: apiary stop --data " + dir.root());
+  }
+
+  /** The settings of this start: the directory's own if it has been started before, after checking the options. */
+  private ServiceDirectory.Settings settings(ServiceDirectory dir) {
+    Optional<ServiceDirectory.Settings> existing = dir.readSettings();
+    if (existing.isPresent()) {
+      ServiceDirectory.Settings s = existing.get();
+      checkSame("--partitions", partitions == null ? null : (long) partitions, s.partitions(), dir);
+      checkSame("--snapshot-interval-s", snapshotIntervalSeconds, s.snapshotIntervalSeconds(), dir);
+      if (provenance != null && provenance != s.provenance()) {
+        throw new CliException(dir.root() + " was first started " + (s.provenance() ? "with" : "without")
+            + " provenance, and VoltDB keeps that in the directory: start it without "
+            + (provenance ? "--provenance" : "--no-provenance") + ", or use a new directory");
+      }
+      return s;
+    }
+    ServiceDirectory.Settings s = new ServiceDirectory.Settings(
+        partitions == null ? DatabaseConfig.DEFAULT_PARTITIONS : partitions,
+        snapshotIntervalSeconds == null ? DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL_SECONDS : snapshotIntervalSeconds,
+        provenance == null || provenance);
+    if (s.partitions() < 1) {
+      throw new CliException("--partitions must be at least 1, not " + s.partitions(), 2, null);
+    }
+    if (s.snapshotIntervalSeconds() < 1) {
+      throw new CliException("--snapshot-interval-s must be at least 1, not " + s.snapshotIntervalSeconds(), 2, null);
+    }
+    dir.writeSettings(s);
+    return s;
+  }
+
+  private static void checkSame(String option, Long given, long kept, ServiceDirectory dir) {
+    if (given != null && given != kept) {
+      throw new CliException(dir.root() + " holds a database first started with " + option + " " + kept
+          + ", and VoltDB keeps that in the directory: start it without " + option + " (or with " + option + " "
+          + kept + "), or use a new directory");
+    }
+  }
+
+  private static void release(FileLock lock) {
+    try {
+      lock.release();
+      lock.channel().close();
+    } catch (IOException e) {
+      // the lock goes with the process anyway
+    }
+  }
+
+  /**
+   * The running service: opened by the main thread, closed exactly once, by the shutdown hook (SIGTERM, Ctrl-C) or by
+   * the main thread if the start fails.
+   */
+  private final class Service {
+    private final ServiceDirectory dir;
+    private final FileLock lock;
+    private final CountDownLatch startupDone = new CountDownLatch(1);
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private volatile boolean stopping;
+    private boolean closed;
+    private ApiaryDatabase db;
+    private FrontendServer frontend;
+
+    Service(ServiceDirectory dir, FileLock lock) {
+      this.dir = dir;
+      this.lock = lock;
+    }
+
+    /** Starts everything; empty if a stop came first. Closes what it opened if a step fails. */
+    Optional<ServiceDirectory.State> open(ServiceDirectory.Settings settings, int frontendPort, String bindAddress,
+                                          int clientPort) {
+      try {
+        dir.deleteState(); // left by a run that was killed
+        DatabaseConfig config = DatabaseConfig.embedded(settings.partitions())
+            .withDataDirectory(dir.database())
+            .withSnapshotInterval(Duration.ofSeconds(settings.snapshotIntervalSeconds()))
+            .withClientPort(clientPort)
+            .withProvenance(settings.provenance() ? ProvenanceConfig.duckdb(dir.provenance()) : null);
+        out.println("apiary: starting the database in " + dir.database() + " (" + settings.partitions()
+            + " partitions, a snapshot every " + settings.snapshotIntervalSeconds() + " s"
+            + (settings.provenance() ? ", provenance into " + dir.provenance() : ", no provenance") + ")");
+        out.flush();
+        ApiaryDatabase opened = ApiaryDatabase.open(config);
+        synchronized (this) {
+          db = opened;
+        }
+        if (stopping) {
+          return Optional.empty();
+        }
+        SystemSchema.ensure(opened);
+        FrontendConfig defaults = FrontendConfig.defaults();
+        FrontendServer server = FrontendServer.start(opened, new FrontendConfig(bindAddress, frontendPort,
+            defaults.invocationLog(), defaults.leaseDuration(), defaults.heartbeatInterval(), defaults.retention(),
+            defaults.cleanupInterval(), defaults.maxRequestBytes(), null));
+        synchronized (this) {
+          frontend = server;
+        }
+        if (stopping) {
+          return Optional.empty();
+        }
+        ServiceDirectory.State state = new ServiceDirectory.State(ProcessHandle.current().pid(),
+            dir.root().toString(), opened.clientAddresses().get(0), server.endpoint(), port(server.endpoint()),
+            settings.partitions(), config.capturesProvenance() ? config.provenance().sinkUrl() : null,
+            Instant.now().toString());
+        dir.writeState(state);
+        return Optional.of(state);
+      } catch (RuntimeException e) {
+        close();
+        throw new CliException("could not start Apiary in " + dir.root() + ": " + e.getMessage(), e);
+      } finally {
+        startupDone.countDown();
+      }
+    }
+
+    /** The shutdown hook: waits (bounded) for a start under way, then closes everything. */
+    void stopOnSignal() {
+      stopping = true;
+      try {
+        if (!startupDone.await(STARTUP_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+          err.println("apiary: stopping while the start has not finished after " + STARTUP_WAIT.toSeconds()
+              + " s; closing what is open");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (close()) {
+        out.println("apiary: stopped cleanly; the data is in " + dir.root());
+        out.flush();
+      }
+    }
+
+    /**
+     * Closes the frontend, then the database (which takes the clean-stop snapshot), removes the state file if both
+     * worked and releases the directory. Runs once; later calls do nothing.
+     *
+     * @return whether this call closed it and every step worked (a failure is reported on stderr)
+     */
+    synchronized boolean close() {
+      if (closed) {
+        return false;
+      }
+      closed = true;
+      boolean clean = true;
+      try {
+        if (frontend != null) {
+          out.println("apiary: stopping: closing the frontend");
+          out.flush();
+          frontend.close();
+        }
+      } catch (RuntimeException e) {
+        clean = false;
+        err.println("apiary: closing the frontend failed: " + e.getMessage());
+      }
+      try {
+        if (db != null) {
+          out.println("apiary: stopping: taking a snapshot and stopping the database");
+          out.flush();
+          db.close();
+        }
+      } catch (RuntimeException e) {
+        clean = false;
+        err.println("apiary: stopping the database failed: " + e.getMessage() + "; the next start restores the last "
+            + "automatic snapshot");
+      }
+      try {
+        if (clean) {
+          dir.deleteState(); // kept otherwise, so `apiary stop` can tell that the stop was not clean
+        }
+      } catch (RuntimeException e) {
+        clean = false;
+        err.println("apiary: " + e.getMessage());
+      }
+      release(lock);
+      err.flush();
+      stopped.countDown();
+      return clean;
+    }
+
+    void awaitStopped() throws InterruptedException {
+      stopped.await();
+    }
+  }
+
+  private static int port(String endpoint) {
+    return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
+  }
+}

@@ -1,0 +1,142 @@
+package org.apiary.cli;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.InvocationLog;
+import org.apiary.frontend.RegisteredGraph;
+import org.apiary.internal.Json;
+import org.apiary.runtime.SystemSchema;
+import org.voltdb.VoltTable;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/** Prints what a running Apiary holds: its database, graphs, frontends and invocations. Reads only. */
+@Command(name = "status", mixinStandardHelpOptions = true,
+    description = "Print, as plain text, a running Apiary's database (hosts, partitions), its registered graphs with "
+        + "their versions, its frontends and their leases, and how many logged invocations are running, done and "
+        + "failed. Reads only; exit code 1 if the database cannot be reached.")
+public final class StatusCommand implements Callable<Integer> {
+  @ArgGroup(exclusive = true, multiplicity = "0..1")
+  ServiceTarget.Database target;
+
+  @Spec
+  CommandSpec spec;
+
+  private final PrintStream out = System.out;
+
+  @Override
+  public Integer call() {
+    if (target == null) {
+      throw ServiceTarget.missing(spec, "--database HOST:PORT");
+    }
+    if (target.data != null) {
+      ServiceDirectory.State s = new ServiceDirectory(target.data).runningState();
+      out.println("apiary in " + s.dataDirectory() + ": running, pid " + s.pid() + ", since " + s.startedAt());
+      out.println("  frontend endpoint: " + s.frontend());
+      out.println("  provenance: " + (s.provenance() == null ? "not captured" : s.provenance()));
+    }
+    try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+      database(db);
+      Set<String> tables = SystemSchema.tables(db);
+      if (!tables.contains(SystemSchema.GRAPHS)) {
+        out.println("graphs: none (Apiary's system tables are not there: nothing was deployed with this database)");
+        return 0;
+      }
+      graphs(db);
+      frontends(db);
+      invocations(db);
+    }
+    return 0;
+  }
+
+  private void database(ApiaryDatabase db) {
+    VoltTable overview = db.callAdmin("reading the database overview", "@SystemInformation", "OVERVIEW")
+        .getResults()[0];
+    Set<Long> hosts = new TreeSet<>();
+    String version = "?";
+    while (overview.advanceRow()) {
+      hosts.add(overview.getLong("HOST_ID"));
+      if ("VERSION".equals(overview.getString("KEY"))) {
+        version = overview.getString("VALUE");
+      }
+    }
+    VoltTable partitions = db.callAdmin("counting partitions", "@Statistics", "PARTITIONCOUNT", 0).getResults()[0];
+    long count = partitions.advanceRow() ? partitions.getLong("PARTITION_COUNT") : -1;
+    String kfactor = "?";
+    VoltTable deployment = db.callAdmin("reading the deployment", "@SystemInformation", "DEPLOYMENT").getResults()[0];
+    while (deployment.advanceRow()) {
+      if ("kfactor".equalsIgnoreCase(deployment.getString(0))) {
+        kfactor = deployment.getString(1);
+      }
+    }
+    out.println("database " + String.join(",", db.clientAddresses()) + ": VoltDB " + version + ", " + hosts.size()
+        + " host(s), " + count + " partition(s), k-factor " + kfactor);
+  }
+
+  private void graphs(ApiaryDatabase db) {
+    VoltTable t = db.callAdmin("reading registered graphs", "@AdHoc", "SELECT name, version, registered_at, definition FROM "
+        + SystemSchema.GRAPHS + " ORDER BY name, version").getResults()[0];
+    record Latest(int version, int versions, String registeredAt, RegisteredGraph graph) {}
+    Map<String, Latest> latest = new TreeMap<>();
+    while (t.advanceRow()) {
+      String name = t.getString(0);
+      int version = (int) t.getLong(1);
+      String at = t.getTimestampAsTimestamp(2).toString();
+      RegisteredGraph g = Json.read(t.getVarbinary(3), RegisteredGraph.class, "graph '" + name + "'");
+      Latest before = latest.get(name);
+      latest.put(name, new Latest(version, before == null ? 1 : before.versions() + 1, at, g));
+    }
+    out.println("graphs: " + latest.size());
+    latest.forEach((name, l) -> out.println("  " + name + ": version " + l.version() + " (" + l.versions()
+        + " version(s), latest registered " + l.registeredAt() + "), " + kind(l.graph()) + "; functions "
+        + l.graph().nodes().stream().map(n -> n.function() + (n.writes() ? " (writes)" : " (reads)"))
+            .collect(Collectors.joining(", "))));
+  }
+
+  private static String kind(RegisteredGraph g) {
+    return g.oneTransaction() ? "one transaction" : g.recordsNothing() ? "records nothing" : "logged";
+  }
+
+  private void frontends(ApiaryDatabase db) {
+    VoltTable t = db.callAdmin("reading frontend leases", "@AdHoc", "SELECT frontend, endpoint, lease_expires_ms, "
+        + "SINCE_EPOCH(MILLISECOND, NOW) FROM " + SystemSchema.FRONTENDS + " ORDER BY endpoint").getResults()[0];
+    List<String> lines = new ArrayList<>();
+    while (t.advanceRow()) {
+      long left = t.getLong(2) - t.getLong(3);
+      lines.add("  " + t.getString(1) + " (frontend " + t.getString(0) + "): lease "
+          + (left >= 0 ? "expires in " + seconds(left) : "expired " + seconds(-left) + " ago (dead or stopped)"));
+    }
+    out.println("frontends: " + lines.size());
+    lines.forEach(out::println);
+  }
+
+  private void invocations(ApiaryDatabase db) {
+    VoltTable t = db.callAdmin("counting invocations", "@AdHoc", "SELECT status, COUNT(*) FROM "
+        + SystemSchema.INVOCATIONS + " GROUP BY status").getResults()[0];
+    Map<String, Long> counts = new LinkedHashMap<>();
+    counts.put(InvocationLog.RUNNING, 0L);
+    counts.put(InvocationLog.DONE, 0L);
+    counts.put(InvocationLog.FAILED, 0L);
+    while (t.advanceRow()) {
+      counts.put(t.getString(0), t.getLong(1));
+    }
+    out.println("invocations in the log: " + counts.entrySet().stream().map(e -> e.getValue() + " "
+        + e.getKey().toLowerCase(java.util.Locale.ROOT)).collect(Collectors.joining(", "))
+        + " (graphs that run as one transaction or record nothing are not logged)");
+  }
+
+  private static String seconds(long millis) {
+    return String.format(java.util.Locale.ROOT, "%.1f s", millis / 1000.0);
+  }
+}

@@ -1,0 +1,339 @@
+package org.apiary.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import java.util.stream.Stream;
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
+import org.apiary.Application;
+import org.apiary.database.LocalCluster;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * The service command line as a user runs it, every command in its own JVM: {@code start --data D}, {@code deploy}
+ * of an application jar built here (its classes exist only in the jar, never on the classpath), {@code invoke},
+ * {@code status}, {@code stop}, {@code start --data D} again (the data and the graphs are there), a {@code deploy}
+ * of a changed jar (a new graph version and a new function body), and {@code stop}; no process is left behind.
+ */
+class ServiceCommandLineTest {
+  private static final Duration START = Duration.ofSeconds(90);
+  private static final Duration COMMAND = Duration.ofSeconds(60);
+  private static final String PACKAGE = "com.example.tally";
+
+  @TempDir
+  Path work;
+
+  private final List<Process> started = new ArrayList<>();
+
+  @AfterEach
+  void killWhatIsLeft() throws InterruptedException {
+    for (Process p : started) {
+      if (p.isAlive()) {
+        p.destroyForcibly();
+        p.waitFor(30, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
+  void startDeployInvokeStopStartKeepsDataAndGraphs() throws Exception {
+    Path data = work.resolve("data");
+    Path v1 = applicationJar("v1", "", 1);
+    Path v2 = applicationJar("v2", ", String.class", 2);
+
+    Service first = Service.start(this, data);
+    Result second = run("start", "--data", data.toString());
+    assertEquals(1, second.exit(), second.toString());
+    assertTrue(second.err().contains("is in use by a running Apiary (pid " + first.process().pid()), second.toString());
+    assertTrue(first.process().isAlive(), "a refused second start leaves the first running");
+
+    Result deployed = run("deploy", v1.toString(), "--data", data.toString());
+    assertEquals(0, deployed.exit(), deployed.toString());
+    assertTrue(deployed.out().contains("graph tally_add: version 1 (new)"), deployed.toString());
+    assertTrue(deployed.out().contains("graph tally_get: version 1 (new)"), deployed.toString());
+    assertFalse(deployed.err().contains("warning"), "the functions came from the jar: " + deployed);
+
+    assertEquals("5", invoke(data, "tally_add", "--key", "7", "5"));
+    assertEquals("8", invoke(data, "tally_add", "--key", "7", "3"));
+    assertEquals("{\"key\":7,\"value\":8,\"version\":1}", invoke(data, "tally_get", "--key", "7", "now"));
+
+    Result failed = run("invoke", "tally_add", "--key", "7", "not-a-number", "--data", data.toString());
+    assertEquals(1, failed.exit(), failed.toString());
+    assertTrue(failed.err().contains("refused the request, nothing ran"), failed.toString());
+    assertEquals("", failed.out(), "nothing on stdout when the call fails");
+
+    Result status = run("status", "--data", data.toString());
+    assertEquals(0, status.exit(), status.toString());
+    assertTrue(status.out().contains("1 host(s), 2 partition(s)"), status.out());
+    assertTrue(status.out().contains("tally_add: version 1"), status.out());
+    assertTrue(status.out().contains("tally_get: version 1"), status.out());
+    assertTrue(status.out().contains(first.frontend() + " (frontend "), status.out());
+    assertTrue(status.out().contains("0 running"), status.out());
+
+    stop(data, first);
+
+    Service again = Service.start(this, data);
+    assertEquals("{\"key\":7,\"value\":8,\"version\":1}", invoke(data, "tally_get", "--key", "7", "later"),
+        "the rows, the functions and the graphs survived the stop");
+    assertEquals("9", invoke(data, "tally_add", "--key", "7", "1"));
+
+    Result redeployed = run("deploy", v2.toString(), "--data", data.toString());
+    assertEquals(0, redeployed.exit(), redeployed.toString());
+    assertTrue(redeployed.out().contains("graph tally_get: version 2 (changed, was version 1)"), redeployed.toString());
+    assertTrue(redeployed.out().contains("graph tally_add: version 1 (unchanged)"), redeployed.toString());
+    assertEquals("{\"key\":7,\"value\":9,\"version\":2}", invoke(data, "tally_get", "--key", "7", "\"v2\""),
+        "the changed jar's function runs");
+
+    stop(data, again);
+    Result nothing = run("stop", "--data", data.toString());
+    assertEquals(1, nothing.exit(), nothing.toString());
+    assertTrue(nothing.err().contains("no Apiary is running in"), nothing.toString());
+
+    for (Process p : started) {
+      assertFalse(p.isAlive(), "process " + p.pid() + " was left running");
+    }
+    List<ProcessHandle> left = ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
+        .filter(h -> h.info().commandLine().orElse("").contains("org.apiary.cli.Main")).toList();
+    assertEquals(List.of(), left, "no apiary process is left behind");
+  }
+
+  @Test
+  void everyServiceCommandHasHelp() {
+    for (String command : List.of("start", "stop", "deploy", "invoke", "status")) {
+      StringWriter out = new StringWriter();
+      CommandLine cl = Main.commandLine();
+      cl.setOut(new PrintWriter(out));
+      assertEquals(0, cl.execute(command, "--help"), command + " --help");
+      assertTrue(out.toString().startsWith("Usage: apiary " + command), out.toString());
+    }
+  }
+
+  @Test
+  void commandsWithoutTargetSayWhatToGive() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = Main.commandLine();
+    cl.setErr(new PrintWriter(err));
+    assertEquals(2, cl.execute("invoke", "g"));
+    assertTrue(err.toString().contains("--data DIR"), err.toString());
+  }
+
+  @Test
+  void argumentsAreJsonOrElseStrings() {
+    assertEquals("42", InvokeCommand.parse("42").toString());
+    assertEquals("\"42\"", InvokeCommand.parse("\"42\"").toString());
+    assertEquals("\"hello\"", InvokeCommand.parse("hello").toString());
+    assertEquals("\"1 2\"", InvokeCommand.parse("1 2").toString());
+    assertEquals("{\"a\":[1,true,null]}", InvokeCommand.parse("{\"a\":[1,true,null]}").toString());
+    assertEquals("\"\"", InvokeCommand.parse("").toString());
+  }
+
+  // ---------------------------------------------------------------------------------------------------- helpers
+
+  private String invoke(Path data, String... args) throws Exception {
+    List<String> all = new ArrayList<>(List.of("invoke"));
+    all.addAll(List.of(args));
+    all.addAll(List.of("--data", data.toString()));
+    Result r = run(all.toArray(String[]::new));
+    assertEquals(0, r.exit(), r.toString());
+    return r.out().strip();
+  }
+
+  private void stop(Path data, Service service) throws Exception {
+    Result stopped = run("stop", "--data", data.toString());
+    assertEquals(0, stopped.exit(), stopped + "\nservice output:\n" + service.output());
+    assertTrue(stopped.out().contains("stopped cleanly"), stopped.toString());
+    assertTrue(service.process().waitFor(10, TimeUnit.SECONDS), "the service exited");
+    assertTrue(service.output().contains("apiary: stopped cleanly"), service.output());
+    assertFalse(Files.exists(data.resolve(ServiceDirectory.STATE)), "the state file is removed on a clean stop");
+  }
+
+  private static List<String> java(String maxHeap) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
+    cmd.addAll(List.of(maxHeap, "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+        "org.apiary.cli.Main"));
+    return cmd;
+  }
+
+  /** What a command printed and how it exited. */
+  record Result(int exit, String out, String err) {
+    @Override
+    public String toString() {
+      return "exit " + exit + "\n--- stdout:\n" + out + "--- stderr:\n" + err;
+    }
+  }
+
+  /** Runs one command in its own JVM and waits (bounded) for it. */
+  private Result run(String... args) throws IOException, InterruptedException {
+    Path out = Files.createTempFile(work, "out-", ".log");
+    Path err = Files.createTempFile(work, "err-", ".log");
+    List<String> cmd = java("-Xmx256m");
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    started.add(p);
+    if (!p.waitFor(COMMAND.toMillis(), TimeUnit.MILLISECONDS)) {
+      p.destroyForcibly();
+      throw new AssertionError("apiary " + String.join(" ", args) + " did not finish within " + COMMAND + ":\n"
+          + Files.readString(out) + Files.readString(err));
+    }
+    return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+  }
+
+  /** An {@code apiary start} process, ready. */
+  record Service(Process process, Path log, String frontend) {
+    static Service start(ServiceCommandLineTest test, Path data) throws IOException, InterruptedException {
+      Path log = Files.createTempFile(test.work, "service-", ".log");
+      List<String> cmd = java("-Xmx768m");
+      cmd.addAll(List.of("start", "--data", data.toString(), "--snapshot-interval-s", "30"));
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      test.started.add(p);
+      long deadline = System.nanoTime() + START.toNanos();
+      while (System.nanoTime() < deadline) {
+        String text = Files.readString(log);
+        int ready = text.indexOf("apiary: ready: frontend ");
+        if (ready >= 0 && Files.exists(data.resolve(ServiceDirectory.STATE))) {
+          String rest = text.substring(ready + "apiary: ready: frontend ".length());
+          return new Service(p, log, rest.substring(0, rest.indexOf(',')));
+        }
+        if (!p.isAlive()) {
+          throw new AssertionError("apiary start exited with " + p.exitValue() + " before it was ready:\n" + text);
+        }
+        Thread.sleep(100);
+      }
+      p.destroyForcibly();
+      throw new AssertionError("apiary start was not ready within " + START + ":\n" + Files.readString(log));
+    }
+
+    String output() throws IOException {
+      return Files.readString(log);
+    }
+  }
+
+  /**
+   * Compiles a small counter application into a jar whose manifest declares it. Its classes are in a package that is
+   * nowhere on the classpath, so deploying it must take them from the jar.
+   *
+   * @param sourceEdgeType appended to tally_get's source edge: "" (any value) or ", String.class" (a changed graph)
+   * @param version what tally_get reports as its version (a changed function body)
+   */
+  private Path applicationJar(String name, String sourceEdgeType, int version) throws IOException, URISyntaxException {
+    Path src = work.resolve(name + "-src").resolve(PACKAGE.replace('.', '/'));
+    Files.createDirectories(src);
+    Map<String, String> sources = Map.of(
+        "TallyApp", """
+            package com.example.tally;
+
+            import org.apiary.ApiaryFunction;
+            import org.apiary.Application;
+            import org.apiary.Graph;
+
+            public final class TallyApp {
+              static final String SCHEMA = "CREATE TABLE tallies (k BIGINT NOT NULL, v BIGINT NOT NULL, PRIMARY KEY (k));"
+                  + "PARTITION TABLE tallies ON COLUMN k;";
+
+              public static Application application() {
+                return Application.of(SCHEMA,
+                    Graph.named("tally_add").addLocalFunction("tallyAdd", Add.class)
+                        .addEdge(Graph.SOURCE, "tallyAdd", ApiaryFunction.SOURCE, Long.class)
+                        .addEdge("tallyAdd", Graph.SINK, ApiaryFunction.SINK),
+                    Graph.named("tally_get").addLocalFunction("tallyGet", Get.class)
+                        .addEdge(Graph.SOURCE, "tallyGet", ApiaryFunction.SOURCE%s)
+                        .addEdge("tallyGet", Graph.SINK, ApiaryFunction.SINK));
+              }
+
+              private TallyApp() {}
+            }
+            """.formatted(sourceEdgeType),
+        "Add", """
+            package com.example.tally;
+
+            import org.apiary.LocalFunction;
+            import org.apiary.Statement;
+
+            public class Add extends LocalFunction<Long> {
+              static final Statement GET = Statement.of("SELECT v FROM tallies WHERE k = ?");
+              static final Statement PUT = Statement.of("UPSERT INTO tallies (k, v) VALUES (?, ?)");
+
+              @Override
+              protected void run() {
+                long by = retrieveInput(SOURCE, Long.class);
+                queueSQL(GET, partitionKey());
+                long v = executeSQL().get(0).firstRow().map(r -> r.getLong("v")).orElse(0L) + by;
+                queueSQL(PUT, partitionKey(), v);
+                executeSQL();
+                returnOutput(v);
+              }
+            }
+            """,
+        "Get", """
+            package com.example.tally;
+
+            import org.apiary.LocalFunction;
+            import org.apiary.Statement;
+
+            public class Get extends LocalFunction<Long> {
+              static final Statement GET = Statement.of("SELECT v FROM tallies WHERE k = ?");
+
+              @Override
+              protected void run() {
+                queueSQL(GET, partitionKey());
+                long v = executeSQL().get(0).firstRow().map(r -> r.getLong("v")).orElse(0L);
+                returnOutput(new Reading(partitionKey(), v, %d));
+              }
+
+              public record Reading(long key, long value, int version) {}
+            }
+            """.formatted(version));
+    List<String> files = new ArrayList<>();
+    for (Map.Entry<String, String> e : sources.entrySet()) {
+      Path file = src.resolve(e.getKey() + ".java");
+      Files.writeString(file, e.getValue());
+      files.add(file.toString());
+    }
+    Path classes = work.resolve(name + "-classes");
+    Files.createDirectories(classes);
+    JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+    String sdk = Path.of(Application.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    List<String> javacArgs = new ArrayList<>(List.of("--release", "17", "-proc:none", "-classpath", sdk,
+        "-d", classes.toString()));
+    javacArgs.addAll(files);
+    assertEquals(0, javac.run(null, null, null, javacArgs.toArray(String[]::new)),
+        "the test application compiles (javac's messages are on stderr)");
+
+    Manifest manifest = new Manifest();
+    manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+    manifest.getMainAttributes().putValue(ApplicationJar.ATTRIBUTE, PACKAGE + ".TallyApp");
+    Path jar = work.resolve("tally-" + name + ".jar");
+    try (OutputStream file = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(file, manifest);
+         Stream<Path> all = Files.walk(classes)) {
+      for (Path c : (Iterable<Path>) all.filter(Files::isRegularFile)::iterator) {
+        out.putNextEntry(new JarEntry(classes.relativize(c).toString().replace('\\', '/')));
+        out.write(Files.readAllBytes(c));
+        out.closeEntry();
+      }
+    }
+    return jar;
+  }
+}
