@@ -1,7 +1,6 @@
 package org.apiary.client;
 
 import static java.lang.System.Logger.Level.DEBUG;
-import static java.lang.System.Logger.Level.ERROR;
 import static java.lang.System.Logger.Level.WARNING;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -11,43 +10,33 @@ import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.apiary.ApiaryException;
 import org.apiary.DatabaseException;
 import org.apiary.InvalidRequestException;
 import org.apiary.OutcomeUnknownException;
+import org.apiary.internal.wire.SocketLoop;
 import org.apiary.internal.wire.WireReply;
 import org.zeromq.SocketType;
-import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * The client's one I/O thread. It owns the ZeroMQ context and every socket in it: per frontend one DEALER for
- * invoke requests and one for result requests (a ROUTER answers on the connection a request came in on, so a
- * reply's socket tells which kind of request it answers, and an invoke and a result poll for the same ID never
- * take each other's reply).
+ * The client's side of the wire, on one {@link SocketLoop}: per frontend one DEALER for invoke requests and one for
+ * result requests (a ROUTER answers on the connection a request came in on, so a reply's socket tells which kind of
+ * request it answers, and an invoke and a result poll for the same ID never take each other's reply).
  *
- * <p>Other threads only {@link #submit} calls: the call goes on a concurrent queue and, unless a wake-up is already
- * on its way, one byte goes through an inproc PAIR socket, under {@code wakeLock}, to end the I/O thread's poll.
- * The I/O thread tracks pending calls by ID per kind, sends attempts round-robin, fails over on a timeout or a
- * retryable error, and completes each call's future with the definite reply. It never runs application code:
- * {@link ApiaryClient} maps replies to results on the caller's or the callback thread.
+ * <p>Other threads only {@link #submit} calls, as tasks of the loop. On the loop thread the client tracks pending
+ * calls by ID per kind, sends attempts round-robin, fails over on a timeout or a retryable error, and completes each
+ * call's future with the definite reply. It never runs application code: {@link ApiaryClient} maps replies to
+ * results on the caller's or the callback thread.
  */
-final class ClientIoLoop implements Runnable {
+final class ClientIoLoop {
   static final String THREAD_NAME = "apiary-client-io";
 
   private static final System.Logger LOG = System.getLogger(ApiaryClient.class.getName());
-  private static final String WAKE_ENDPOINT = "inproc://apiary-client-wake";
-  private static final byte[] WAKE = {1};
-  /** The longest poll: a stop request is seen within this even if its wake-up were lost. */
-  private static final long MAX_POLL_MILLIS = 100;
   /** Requests queued on one socket before a send would block; then that attempt moves on to the next frontend. */
   private static final int SEND_QUEUE_LIMIT = 10_000;
-  private static final Duration START_TIMEOUT = Duration.ofSeconds(5);
   private static final int LOGGED_FRAME_CHARS = 200;
 
   /**
@@ -70,23 +59,11 @@ final class ClientIoLoop implements Runnable {
   private final int frontendCount;
   private final long attemptTimeoutNanos;
   private final Consumer<Throwable> onFailure;
-  private final Thread thread;
-  private final ConcurrentLinkedQueue<PendingCall> submitted = new ConcurrentLinkedQueue<>();
-  private final AtomicBoolean wakePending = new AtomicBoolean();
-  private final Object wakeLock = new Object();
-  private final CountDownLatch started = new CountDownLatch(1);
-  private volatile Throwable startFailure;
-  private volatile boolean stopRequested;
+  private final SocketLoop loop;
 
-  /** The sending end of the wake-up pipe: made by the I/O thread, then used only under the lock; null once gone. */
-  private ZMQ.Socket wakeSender;
-
-  // Everything below belongs to the I/O thread.
-  private ZContext context;
-  private ZMQ.Socket wakeReceiver;
-  private ZMQ.Socket[] invokeSockets;
-  private ZMQ.Socket[] resultSockets;
-  private ZMQ.Poller poller;
+  // Everything below belongs to the loop thread.
+  private final ZMQ.Socket[] invokeSockets;
+  private final ZMQ.Socket[] resultSockets;
   private final Map<String, PendingCall> pendingInvokes = new HashMap<>();
   private final Map<String, PendingCall> pendingResults = new HashMap<>();
   /** Attempt deadlines in the order they fall due (every attempt gets the same timeout). */
@@ -101,7 +78,10 @@ final class ClientIoLoop implements Runnable {
   private static final int SUSPECT_FOR_TIMEOUTS = 5;
 
   /**
+   * Sets up the sockets (connections are made in the background).
+   *
    * @param onFailure called on the I/O thread if the loop fails; it must fail every call the client has open
+   * @throws ApiaryException if the sockets could not be set up (for example an endpoint ZeroMQ rejects)
    */
   ClientIoLoop(ClientConfig config, Consumer<Throwable> onFailure) {
     this.config = config;
@@ -109,47 +89,41 @@ final class ClientIoLoop implements Runnable {
     this.suspectUntil = new long[frontendCount];
     this.attemptTimeoutNanos = config.attemptTimeout().toNanos();
     this.onFailure = onFailure;
-    this.thread = new Thread(this, THREAD_NAME);
-    thread.setDaemon(true);
+    this.loop = new SocketLoop(THREAD_NAME);
+    this.invokeSockets = new ZMQ.Socket[frontendCount];
+    this.resultSockets = new ZMQ.Socket[frontendCount];
+    try {
+      for (int i = 0; i < frontendCount; i++) {
+        int frontend = i;
+        invokeSockets[i] = dealer(config.frontends().get(i));
+        loop.register(invokeSockets[i], s -> receiveAll(PendingCall.Kind.INVOKE, frontend));
+        resultSockets[i] = dealer(config.frontends().get(i));
+        loop.register(resultSockets[i], s -> receiveAll(PendingCall.Kind.RESULT, frontend));
+      }
+    } catch (RuntimeException e) {
+      loop.stop(Duration.ZERO);
+      throw new ApiaryException("cannot set up connections to the frontends " + config.frontends() + ": "
+          + e.getMessage(), e);
+    }
+    loop.onRoundStart(now -> {
+      expireAttempts(now);
+      return pollTimeoutMillis(System.nanoTime());
+    });
   }
 
   /** Whether the calling thread is this loop's I/O thread. */
   boolean isIoThread() {
-    return Thread.currentThread() == thread;
+    return loop.inLoop();
   }
 
-  /**
-   * Starts the thread and waits until its sockets exist.
-   *
-   * @throws ApiaryException if the sockets could not be set up (for example an endpoint ZeroMQ rejects)
-   */
+  /** Starts the I/O thread. */
   void start() {
-    thread.start();
-    boolean ready;
-    try {
-      ready = started.await(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      stop(START_TIMEOUT);
-      throw new ApiaryException("interrupted while starting the Apiary client", e);
-    }
-    if (!ready) {
-      stop(START_TIMEOUT);
-      throw new ApiaryException("the Apiary client's I/O thread did not start within " + START_TIMEOUT.toMillis()
-          + " ms");
-    }
-    if (startFailure != null) {
-      throw new ApiaryException("cannot set up connections to the frontends " + config.frontends() + ": "
-          + startFailure.getMessage(), startFailure);
-    }
+    loop.start(onFailure);
   }
 
   /** Hands a call to the I/O thread. Safe from any thread. */
   void submit(PendingCall call) {
-    submitted.add(call);
-    if (wakePending.compareAndSet(false, true)) {
-      sendWakeUp();
-    }
+    loop.execute(() -> begin(call));
   }
 
   /**
@@ -158,87 +132,11 @@ final class ClientIoLoop implements Runnable {
    * @return whether the thread has ended
    */
   boolean stop(Duration timeout) {
-    stopRequested = true;
-    sendWakeUp();
-    if (Thread.currentThread() == thread) {
-      return false;
-    }
-    try {
-      thread.join(timeout.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    return !thread.isAlive();
-  }
-
-  private void sendWakeUp() {
-    synchronized (wakeLock) {
-      if (wakeSender == null) {
-        return;
-      }
-      try {
-        wakeSender.send(WAKE, ZMQ.DONTWAIT);
-      } catch (RuntimeException e) {
-        LOG.log(WARNING, "could not wake the Apiary client's I/O thread; it will see new work within "
-            + MAX_POLL_MILLIS + " ms", e);
-      }
-    }
-  }
-
-  @Override
-  public void run() {
-    try {
-      setUp();
-    } catch (RuntimeException | Error e) {
-      startFailure = e;
-      tearDown();
-      return;
-    } finally {
-      started.countDown();
-    }
-    Throwable failure = null;
-    try {
-      loop();
-    } catch (RuntimeException | Error e) {
-      failure = e;
-      LOG.log(ERROR, "the Apiary client's I/O thread failed; failing every pending call", e);
-      onFailure.accept(e);
-    } finally {
-      tearDown();
-    }
-    if (failure instanceof Error error) {
-      throw error;
-    }
-  }
-
-  private void setUp() {
-    context = new ZContext(1);
-    wakeReceiver = context.createSocket(SocketType.PAIR);
-    wakeReceiver.setLinger(0);
-    wakeReceiver.bind(WAKE_ENDPOINT);
-    ZMQ.Socket sender = context.createSocket(SocketType.PAIR);
-    sender.setLinger(0);
-    sender.connect(WAKE_ENDPOINT);
-    synchronized (wakeLock) {
-      wakeSender = sender;
-    }
-    invokeSockets = new ZMQ.Socket[frontendCount];
-    resultSockets = new ZMQ.Socket[frontendCount];
-    poller = context.createPoller(1 + 2 * frontendCount);
-    poller.register(wakeReceiver, ZMQ.Poller.POLLIN);
-    for (int i = 0; i < frontendCount; i++) {
-      invokeSockets[i] = dealer(config.frontends().get(i));
-      poller.register(invokeSockets[i], ZMQ.Poller.POLLIN);
-    }
-    for (int i = 0; i < frontendCount; i++) {
-      resultSockets[i] = dealer(config.frontends().get(i));
-      poller.register(resultSockets[i], ZMQ.Poller.POLLIN);
-    }
+    return loop.stop(timeout);
   }
 
   private ZMQ.Socket dealer(String endpoint) {
-    ZMQ.Socket socket = context.createSocket(SocketType.DEALER);
-    socket.setLinger(0);
+    ZMQ.Socket socket = loop.socket(SocketType.DEALER);
     socket.setSndHWM(SEND_QUEUE_LIMIT);
     socket.setRcvHWM(0); // never drop a reply; the loop reads them as fast as they come
     if (!socket.connect(endpoint)) {
@@ -248,57 +146,13 @@ final class ClientIoLoop implements Runnable {
     return socket;
   }
 
-  private void tearDown() {
-    synchronized (wakeLock) {
-      wakeSender = null; // closed with the context below; no caller can be using it now
-    }
-    if (poller != null) {
-      poller.close();
-    }
-    if (context != null) {
-      context.close();
-    }
-  }
-
-  private void loop() {
-    boolean busy = false;
-    while (!stopRequested) {
-      expireAttempts(System.nanoTime());
-      // Block only when the last round found nothing to do: under load, polling every round costs more (JeroMQ
-      // re-registers its sockets with the selector each time) than the work itself.
-      if (!busy) {
-        poller.poll(pollTimeoutMillis(System.nanoTime()));
-      }
-      busy = false;
-      // Drain every socket whatever the poll said: ZeroMQ signals readiness by edges, and a message that arrived
-      // while this thread was busy may not raise another one.
-      drainWakeUps();
-      wakePending.set(false); // before taking the queue: a call added after this sends a new wake-up
-      for (PendingCall call = submitted.poll(); call != null; call = submitted.poll()) {
-        begin(call);
-        busy = true;
-      }
-      for (int i = 0; i < frontendCount; i++) {
-        busy |= receiveAll(PendingCall.Kind.INVOKE, i) > 0;
-        busy |= receiveAll(PendingCall.Kind.RESULT, i) > 0;
-      }
-    }
-  }
-
   private long pollTimeoutMillis(long now) {
     Deadline first = deadlines.peekFirst();
     if (first == null) {
-      return MAX_POLL_MILLIS;
+      return SocketLoop.MAX_POLL_MILLIS;
     }
     long nanos = first.atNanos - now;
-    return nanos <= 0 ? 0 : Math.min(MAX_POLL_MILLIS, TimeUnit.NANOSECONDS.toMillis(nanos) + 1);
-  }
-
-  private void drainWakeUps() {
-    byte[] frame = wakeReceiver.recv(ZMQ.DONTWAIT);
-    while (frame != null) {
-      frame = wakeReceiver.recv(ZMQ.DONTWAIT);
-    }
+    return nanos <= 0 ? 0 : Math.min(SocketLoop.MAX_POLL_MILLIS, TimeUnit.NANOSECONDS.toMillis(nanos) + 1);
   }
 
   private Map<String, PendingCall> pending(PendingCall.Kind kind) {

@@ -63,9 +63,15 @@ public final class FrontendCommand implements Callable<Integer> {
       db.close();
       stopped.countDown();
     }, "apiary-frontend-shutdown"));
+    // A frontend that stops itself (its socket thread failed) ends the process with a non-zero status.
+    server.stopped().thenRun(stopped::countDown);
     System.out.println("frontend " + server.id() + " listening on " + server.endpoint());
     System.out.flush();
     stopped.await();
+    if (server.failure().isPresent()) {
+      System.err.println("frontend " + server.id() + " stopped: its socket thread failed: " + server.failure().get());
+      return 1; // the shutdown hook closes the database
+    }
     return 0;
   }
 }

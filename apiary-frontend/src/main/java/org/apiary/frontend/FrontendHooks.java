@@ -7,6 +7,9 @@ package org.apiary.frontend;
 interface FrontendHooks {
   FrontendHooks NONE = new FrontendHooks() {};
 
+  /** On the socket thread, for each well-formed request, before it is handled. */
+  default void receivedRequest(String invocation) {}
+
   /** After a function of an invocation returned, before its outputs are routed. */
   default void afterFunction(String invocation, String function) {}
 

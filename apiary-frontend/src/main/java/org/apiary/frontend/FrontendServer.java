@@ -7,19 +7,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apiary.InvalidRequestException;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.internal.wire.SocketLoop;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.zeromq.SocketType;
-import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMsg;
 
@@ -30,29 +29,28 @@ import org.zeromq.ZMsg;
  * frontend keeps no state that another frontend would need: any frontend serves any graph, any retry and any result
  * request.
  *
- * <p>Threads: one owns the ZeroMQ sockets; executions continue on the database client's callback thread; a small
+ * <p>Threads: a {@link SocketLoop} owns the ZeroMQ socket; executions continue on the database client's callback thread; a small
  * scheduled pool runs the maintenance duties and retries; one loads the catalog for graph names not known yet.
  */
 public final class FrontendServer implements AutoCloseable {
   private static final Logger LOG = System.getLogger(FrontendServer.class.getName());
-  private static final AtomicInteger INSTANCES = new AtomicInteger();
 
   private final FrontendConfig config;
+  private final FrontendHooks hooks;
   private final String id = UUID.randomUUID().toString();
   private final GraphCatalog catalog;
   private final InvocationCoordinator coordinator;
   private final FrontendMaintenance maintenance;
   /** Maintenance duties and retries; each duty gets a thread, so a slow one never delays the lease. */
   private final ScheduledExecutorService scheduler;
-  private final ZContext zmq = new ZContext();
-  /** Wakes the socket thread when another thread queued a reply; sent without blocking, under its own lock. */
-  private final ZMQ.Socket wakeUps;
-  /** Replies waiting for the socket thread. Threads that finish work (VoltDB's callback threads) never block here. */
-  private final ConcurrentLinkedQueue<ZMsg> outbox = new ConcurrentLinkedQueue<>();
-  private final AtomicBoolean wakeUpPending = new AtomicBoolean();
+  /** Owns the ROUTER socket clients connect to; replies from other threads reach it as tasks. */
+  private final SocketLoop sockets = new SocketLoop("apiary-frontend-io");
+  private final ZMQ.Socket router;
   private final String endpoint;
-  private final Thread ioThread;
   private volatile boolean running = true;
+  /** Completes once this frontend has stopped serving, by {@link #close} or because its socket thread failed. */
+  private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+  private volatile Throwable failure;
   /** Reads the catalog for names not known yet, so the socket thread never waits for the database. */
   private final ExecutorService catalogThread = Executors.newSingleThreadExecutor(r -> daemon(r,
       "apiary-frontend-catalog"));
@@ -62,6 +60,7 @@ public final class FrontendServer implements AutoCloseable {
 
   private FrontendServer(ApiaryDatabase db, FrontendConfig config, FrontendHooks hooks) {
     this.config = config;
+    this.hooks = hooks;
     this.catalog = new GraphCatalog(db, Duration.ofSeconds(1));
     this.scheduler = Executors.newScheduledThreadPool(4, r -> daemon(r, "apiary-frontend-maintenance"));
     Dispatcher dispatcher = new Dispatcher(db, catalog, (graph, invocation, function, result) -> {
@@ -73,21 +72,14 @@ public final class FrontendServer implements AutoCloseable {
       }
     });
     this.coordinator = new InvocationCoordinator(db, config, id, catalog, dispatcher, hooks, this::reply, scheduler);
-    String wakeUpEndpoint = "inproc://apiary-frontend-wake-ups-" + INSTANCES.incrementAndGet();
-    ZMQ.Socket router = zmq.createSocket(SocketType.ROUTER);
-    router.setLinger(0);
+    this.router = sockets.socket(SocketType.ROUTER);
     // ZeroMQ drops a peer that sends a frame above this; frames between the configured limit and this get a reply.
     router.setMaxMsgSize(4L * config.maxRequestBytes());
     String bound = config.port() == 0 ? "tcp://" + config.bindAddress() + ":*" : "tcp://" + config.bindAddress() + ":" + config.port();
     router.bind(bound);
     this.endpoint = router.getLastEndpoint();
-    ZMQ.Socket pull = zmq.createSocket(SocketType.PULL);
-    pull.bind(wakeUpEndpoint);
-    this.wakeUps = zmq.createSocket(SocketType.PUSH);
-    wakeUps.setLinger(0);
-    wakeUps.connect(wakeUpEndpoint);
+    sockets.register(router, this::receiveAll);
     this.maintenance = new FrontendMaintenance(db, config, id, endpoint, catalog, coordinator, hooks, scheduler);
-    this.ioThread = new Thread(() -> serve(router, pull), "apiary-frontend-io");
   }
 
   private static Thread daemon(Runnable r, String name) {
@@ -107,7 +99,7 @@ public final class FrontendServer implements AutoCloseable {
     if (config.invocationLog()) {
       server.maintenance.start();
     }
-    server.ioThread.start();
+    server.sockets.start(server::socketThreadFailed);
     return server;
   }
 
@@ -123,52 +115,24 @@ public final class FrontendServer implements AutoCloseable {
 
   // ---------------------------------------------------------------- socket thread
 
-  private void serve(ZMQ.Socket router, ZMQ.Socket pull) {
-    ZMQ.Poller poller = zmq.createPoller(2);
-    poller.register(router, ZMQ.Poller.POLLIN);
-    poller.register(pull, ZMQ.Poller.POLLIN);
-    try {
-      boolean busy = false;
-      while (running) {
-        // Block only when the last round found nothing: under load, polling every round costs more (JeroMQ
-        // re-registers its sockets with the selector each time) than the work itself.
-        if (!busy && poller.poll(100) < 0 && running) {
-          // JeroMQ reports an interrupt (EINTR) this way. Only close() ends this loop: a socket thread that stopped
-          // here would leave a frontend that renews its lease but answers no one.
-          boolean interrupted = Thread.interrupted();
-          LOG.log(Level.WARNING, "frontend " + id + ": polling its sockets failed (errno " + router.errno()
-              + (interrupted ? ", thread interrupted" : "") + "); polling again");
-        }
-        busy = false;
-        // Drain both sockets whatever the poll said: ZeroMQ signals readiness by edges, and a message that arrived
-        // while this thread was busy may not raise another one.
-        while (pull.recv(ZMQ.DONTWAIT) != null) {
-          busy = true;
-        }
-        wakeUpPending.set(false); // before taking the outbox: a reply queued after this sends a new wake-up
-        for (ZMsg reply = outbox.poll(); reply != null; reply = outbox.poll()) {
-          busy = true;
-          reply.send(router);
-        }
-        ZMsg request = ZMsg.recvMsg(router, false);
-        while (request != null) {
-          busy = true;
-          receive(request);
-          request = ZMsg.recvMsg(router, false);
-        }
-      }
-    } catch (RuntimeException | Error e) {
-      if (running) {
-        LOG.log(Level.ERROR, "frontend " + id + ": the socket thread stopped; this frontend answers no one and "
-            + "releases its lease", e);
-        // Stop visibly: without its lease, other frontends take over what was running here.
-        Thread stop = new Thread(this::close, "apiary-frontend-stop");
-        stop.setDaemon(true);
-        stop.start();
-      }
-    } finally {
-      poller.close();
+  /** Handles every request waiting on the socket; returns how many it read. */
+  private int receiveAll(ZMQ.Socket socket) {
+    int read = 0;
+    for (ZMsg request = ZMsg.recvMsg(socket, false); request != null; request = ZMsg.recvMsg(socket, false)) {
+      read++;
+      receive(request);
     }
+    return read;
+  }
+
+  /** The socket thread failed (logged by the loop): stop visibly, so other frontends take over what ran here. */
+  private void socketThreadFailed(Throwable e) {
+    failure = e;
+    LOG.log(Level.ERROR, "frontend " + id + ": the socket thread stopped; this frontend answers no one and "
+        + "releases its lease");
+    Thread stop = new Thread(this::close, "apiary-frontend-stop");
+    stop.setDaemon(true);
+    stop.start();
   }
 
   private void receive(ZMsg message) {
@@ -196,6 +160,7 @@ public final class FrontendServer implements AutoCloseable {
       reply(client, WireReply.error(null, WireReply.INVALID_REQUEST, "malformed request: " + e.getMessage()));
       return;
     }
+    hooks.receivedRequest(request.id());
     try {
       switch (request.type()) {
         case WireRequest.INVOKE -> invoke(client, request, frame);
@@ -209,24 +174,24 @@ public final class FrontendServer implements AutoCloseable {
   }
 
   /**
-   * Queues a reply for the socket thread. Never blocks: it runs on VoltDB's callback threads, and a callback thread
-   * waiting for the socket thread (which may itself wait for the database) would stop every answer.
+   * Sends a reply, from the socket thread at once, from any other thread through the socket loop. Never blocks: it
+   * runs on VoltDB's callback threads, and a callback thread waiting for the socket thread (which may itself wait
+   * for the database) would stop every answer.
    */
   private void reply(byte[] client, WireReply reply) {
-    ZMsg m = new ZMsg();
-    m.add(client);
-    m.add(reply.toBytes());
-    outbox.add(m);
-    if (Thread.currentThread() != ioThread && wakeUpPending.compareAndSet(false, true)) {
-      synchronized (wakeUps) {
-        // At most one wake-up is in the pipe at a time, so this cannot meet a full pipe; if it ever did, a wake-up
-        // would already be waiting.
-        wakeUps.send(WAKE_UP, ZMQ.DONTWAIT);
-      }
+    byte[] frame = reply.toBytes();
+    if (sockets.inLoop()) {
+      send(client, frame);
+    } else {
+      sockets.execute(() -> send(client, frame));
     }
   }
 
-  private static final byte[] WAKE_UP = {0};
+  private void send(byte[] client, byte[] frame) {
+    // A ROUTER drops what it cannot route (a client gone) rather than block; the client then times out and resends.
+    router.send(client, ZMQ.SNDMORE | ZMQ.DONTWAIT);
+    router.send(frame, ZMQ.DONTWAIT);
+  }
 
   // ---------------------------------------------------------------- request intake
 
@@ -312,6 +277,19 @@ public final class FrontendServer implements AutoCloseable {
     return maintenance.deleteExpiredRecords();
   }
 
+  /**
+   * Completes once this frontend has stopped serving: after {@link #close}, or after its socket thread failed and it
+   * stopped itself (lease released; {@link #failure} says why). A process that runs a frontend waits on this.
+   */
+  public CompletionStage<Void> stopped() {
+    return stopped.minimalCompletionStage();
+  }
+
+  /** The error that made this frontend stop itself, if one did. */
+  public Optional<Throwable> failure() {
+    return Optional.ofNullable(failure);
+  }
+
   /** How many invocations this frontend is running. */
   public int inFlight() {
     return coordinator.inFlight();
@@ -330,17 +308,15 @@ public final class FrontendServer implements AutoCloseable {
     maintenance.stop();
     scheduler.shutdownNow();
     catalogThread.shutdownNow();
-    try {
-      ioThread.join(5_000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    if (!sockets.stop(Duration.ofSeconds(5))) {
+      LOG.log(Level.WARNING, "frontend " + id + ": the socket thread did not stop within 5 s");
     }
     try {
       if (config.invocationLog()) {
         maintenance.close();
       }
     } finally {
-      zmq.close();
+      stopped.complete(null);
     }
   }
 }

@@ -253,4 +253,40 @@ class ExactlyOnceHolesTest {
     }
   }
 
+
+  // Issue 14: a fatal error on the socket thread stops the frontend visibly.
+
+  @Test
+  void aFatalErrorOnTheSocketThreadReleasesTheLeaseAndTheRequestRunsOnAnotherFrontend() throws Exception {
+    db.callAdmin("setting a counter", "@AdHoc", "INSERT INTO h_counters VALUES (21, 0)");
+    FrontendHooks failing = new FrontendHooks() {
+      @Override
+      public void receivedRequest(String invocation) {
+        throw new OutOfMemoryError("injected on the socket thread");
+      }
+    };
+    try (FrontendServer doomed = FrontendServer.start(db, FAST, failing);
+         FrontendServer healthy = FrontendServer.start(db, FAST);
+         ApiaryClient client = ApiaryClient.connect(ClientConfig.of(doomed.endpoint(), healthy.endpoint())
+             .withAttemptTimeout(Duration.ofSeconds(2)))) {
+      assertEquals(1, scalar("SELECT COUNT(*) FROM " + org.apiary.runtime.SystemSchema.FRONTENDS
+          + " WHERE frontend = ?", doomed.id()));
+      // The client tries the doomed frontend first; it answers no one, so the attempt times out and moves on.
+      InvocationRequest request = InvocationRequest.of("h_flaky", 21L, 1L);
+      String told = outcome(() -> client.invoke(request));
+      assertTrue(told.startsWith("ok"), told);
+      assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 21"), "the graph ran exactly once");
+      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (scalar("SELECT COUNT(*) FROM " + org.apiary.runtime.SystemSchema.FRONTENDS + " WHERE frontend = ?",
+          doomed.id()) > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+      }
+      assertEquals(0, scalar("SELECT COUNT(*) FROM " + org.apiary.runtime.SystemSchema.FRONTENDS
+          + " WHERE frontend = ?", doomed.id()), "the frontend whose socket thread died still holds its lease");
+      doomed.stopped().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertTrue(doomed.failure().orElseThrow() instanceof OutOfMemoryError);
+      assertEquals(1, scalar("SELECT COUNT(*) FROM " + org.apiary.runtime.SystemSchema.FRONTENDS
+          + " WHERE frontend = ?", healthy.id()));
+    }
+  }
 }
