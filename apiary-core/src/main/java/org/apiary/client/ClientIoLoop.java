@@ -16,6 +16,7 @@ import org.apiary.ApiaryException;
 import org.apiary.DatabaseException;
 import org.apiary.InvalidRequestException;
 import org.apiary.OutcomeUnknownException;
+import org.apiary.OverloadedException;
 import org.apiary.internal.wire.SocketLoop;
 import org.apiary.internal.wire.WireReply;
 import org.zeromq.SocketType;
@@ -319,6 +320,8 @@ final class ClientIoLoop {
       call.history.add(endpoint(frontend) + ": " + reply.error() + ": " + reply.message());
       if (WireReply.DATABASE.equals(reply.error())) {
         call.refusedByDatabase = true;
+      } else if (WireReply.OVERLOADED.equals(reply.error())) {
+        call.refusedAsOverloaded = true;
       } else {
         call.mayHaveRun = true;
       }
@@ -354,6 +357,11 @@ final class ClientIoLoop {
       return new OutcomeUnknownException(call.describe() + " got no definite answer" + tried + ". "
           + (invoke ? "It may or may not have run; retrying with the same invocation ID, or asking result(\""
               + call.id + "\"), is safe." : "Asking again is safe."), null);
+    }
+    if (call.refusedAsOverloaded && !call.refusedByDatabase) {
+      return new OverloadedException(call.describe() + " was refused: every frontend tried was at its limit of "
+          + "invocations in flight" + tried + "; nothing ran. Retry after "
+          + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms.", Duration.ofMillis(WireReply.OVERLOADED_RETRY_AFTER_MS));
     }
     if (call.refusedByDatabase) {
       return new DatabaseException(call.describe() + " was refused by the database" + tried + "; "

@@ -43,6 +43,8 @@ final class PendingCall {
   boolean mayHaveRun;
   /** Whether some attempt was refused with a database error. */
   boolean refusedByDatabase;
+  /** Whether some attempt was refused by a frontend at its in-flight limit. */
+  boolean refusedAsOverloaded;
   /** The latest attempt's deadline while the call is unanswered. */
   ClientIoLoop.Deadline deadline;
 

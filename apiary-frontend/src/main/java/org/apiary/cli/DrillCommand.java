@@ -27,22 +27,24 @@ import picocli.CommandLine.Parameters;
  * clients incrementing counters through both; one frontend is killed with SIGKILL mid-run; clients retry with the
  * same invocation IDs; then every counter is checked against the increments the clients saw acknowledged.
  * {@code exactly-once}: the randomized checker of {@link ExactlyOnceDrill}. {@code provenance}: the randomized
- * provenance checker of {@link ProvenanceDrill}.
+ * provenance checker of {@link ProvenanceDrill}. {@code overload}: far more calls than a frontend may run at once
+ * ({@link OverloadDrill}).
  */
 @Command(name = "drill", mixinStandardHelpOptions = true,
     description = "Run a fault drill and check that no acknowledged work is lost or applied twice, or (provenance) "
         + "that captured provenance matches what the workload did.")
 public final class DrillCommand implements Callable<Integer> {
-  @Parameters(index = "0", description = "The drill: frontend-crash, exactly-once or provenance.")
+  @Parameters(index = "0", description = "The drill: frontend-crash, exactly-once, provenance or overload.")
   String drill;
 
-  @Option(names = "--seconds", description = "How long clients send load (default 12; 20 for provenance).")
+  @Option(names = "--seconds", description = "How long clients send load (default 12; 20 for provenance; 30 for "
+      + "overload).")
   Integer seconds;
 
   @Option(names = "--kill-after", defaultValue = "4", description = "Seconds into the load when a frontend is killed (default ${DEFAULT-VALUE}).")
   int killAfter;
 
-  @Option(names = "--clients", description = "Concurrent clients (default 8; 4 for provenance).")
+  @Option(names = "--clients", description = "Concurrent clients (default 8; 4 for provenance and overload).")
   Integer clients;
 
   @Option(names = "--keys", description = "Partition keys the load spreads over (default 64 for frontend-crash, "
@@ -85,6 +87,14 @@ public final class DrillCommand implements Callable<Integer> {
           + "${DEFAULT-VALUE}).")
   int settleSeconds;
 
+  @Option(names = "--max-in-flight", defaultValue = "500",
+      description = "overload: the frontend's limit of invocations in flight (default ${DEFAULT-VALUE}).")
+  int maxInFlight;
+
+  @Option(names = "--outstanding", defaultValue = "5000",
+      description = "overload: calls each client keeps open at once (default ${DEFAULT-VALUE}).")
+  int outstanding;
+
   private final PrintStream out = System.out;
 
   @Override
@@ -105,6 +115,15 @@ public final class DrillCommand implements Callable<Integer> {
           : new java.security.SecureRandom().nextLong(), s, c, sinkUrl, sinkUser,
           password == null || password.isEmpty() ? null : password, java.util.Set.copyOf(skip), settleSeconds), out)
           .run();
+    }
+    if (drill.equals("overload")) {
+      int s = seconds == null ? 30 : seconds;
+      int c = clients == null ? 4 : clients;
+      if (s < 1 || c < 1 || maxInFlight < 1 || outstanding < 1) {
+        out.println("overload needs --seconds, --clients, --max-in-flight and --outstanding of at least 1");
+        return 2;
+      }
+      return new OverloadDrill(new OverloadDrill.Settings(s, c, maxInFlight, outstanding), out).run();
     }
     if (seconds == null) {
       seconds = 12;
@@ -128,7 +147,7 @@ public final class DrillCommand implements Callable<Integer> {
           leaseMs, leaseMs / 5, retentionMs, recoverySeconds, java.util.Set.copyOf(skip)), out).run();
     }
     if (!drill.equals("frontend-crash")) {
-      out.println("unknown drill '" + drill + "'; available: frontend-crash, exactly-once, provenance");
+      out.println("unknown drill '" + drill + "'; available: frontend-crash, exactly-once, provenance, overload");
       return 2;
     }
     if (keys == null) {

@@ -46,6 +46,10 @@ public final class FrontendCommand implements Callable<Integer> {
   @Option(names = "--no-invocation-log", description = "Do not log invocations (no recovery without the client).")
   boolean noInvocationLog;
 
+  @Option(names = "--max-in-flight", defaultValue = "10000", description = "The most invocations run at once; "
+      + "beyond it calls are refused as overloaded at once, running nothing (default ${DEFAULT-VALUE}).")
+  int maxInFlight;
+
   @Option(names = "--crash-after", description = "Fault injection: halt the process right after this function executes.")
   String crashAfter;
 
@@ -54,7 +58,7 @@ public final class FrontendCommand implements Callable<Integer> {
     Duration retention = retentionMs != null ? Duration.ofMillis(retentionMs) : Duration.ofSeconds(retentionSeconds);
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
         Duration.ofMillis(heartbeatMs), retention, Duration.ofMillis(cleanupMs),
-        FrontendConfig.defaults().maxRequestBytes(), crashAfter);
+        FrontendConfig.defaults().maxRequestBytes(), crashAfter, maxInFlight);
     ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.external(database.toArray(String[]::new)));
     FrontendServer server = FrontendServer.start(db, config);
     CountDownLatch stopped = new CountDownLatch(1);

@@ -17,13 +17,29 @@ import java.util.Objects;
  * @param retention how long ended invocations and recorded outputs are kept (a client retry must come sooner)
  * @param cleanupInterval how often old invocations and recorded outputs are deleted
  * @param maxRequestBytes the largest request frame accepted; larger ones get an error reply
+ * @param maxInFlight the most invocations this frontend runs at once; beyond it new requests are refused at once with
+ *     an "overloaded, retry after" error (nothing runs), so neither memory nor the wait grows without bound
  * @param crashAfterFunction fault injection for drills and tests: halt this process (as SIGKILL would) right
  *     after this function has executed in any graph; {@code null} for never
  */
 public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
                              Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
-                             int maxRequestBytes, String crashAfterFunction) {
+                             int maxRequestBytes, String crashAfterFunction, int maxInFlight) {
+  /** The default {@link #maxInFlight()}. */
+  public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
+
+  /** A configuration with the default {@link #maxInFlight()}. */
+  public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
+                        Duration heartbeatInterval, Duration retention, Duration cleanupInterval, int maxRequestBytes,
+                        String crashAfterFunction) {
+    this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
+        maxRequestBytes, crashAfterFunction, DEFAULT_MAX_IN_FLIGHT);
+  }
+
   public FrontendConfig {
+    if (maxInFlight < 1) {
+      throw new IllegalArgumentException("maxInFlight must be at least 1, not " + maxInFlight);
+    }
     Objects.requireNonNull(bindAddress, "bindAddress");
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port must be 0 (any free port) to 65535, not " + port);
@@ -37,7 +53,10 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
     }
   }
 
-  /** Loopback, a free port, invocation log on, 5 s lease, 1 s heartbeat, 1 h retention, 512 KiB requests. */
+  /**
+   * Loopback, a free port, invocation log on, 5 s lease, 1 s heartbeat, 1 h retention, 512 KiB requests, 10,000
+   * invocations in flight.
+   */
   public static FrontendConfig defaults() {
     return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
         Duration.ofMinutes(1), 512 * 1024, null);
@@ -45,31 +64,36 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
 
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, crashAfterFunction);
+        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
     return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, crashAfterFunction);
+        maxRequestBytes, crashAfterFunction, maxInFlight);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
     return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, crashAfterFunction);
+        maxRequestBytes, crashAfterFunction, maxInFlight);
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, crashAfterFunction);
+        maxRequestBytes, crashAfterFunction, maxInFlight);
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, crashAfterFunction);
+        cleanupInterval, value, crashAfterFunction, maxInFlight);
   }
 
   public FrontendConfig withCrashAfterFunction(String function) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, function);
+        cleanupInterval, maxRequestBytes, function, maxInFlight);
+  }
+
+  public FrontendConfig withMaxInFlight(int value) {
+    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, maxRequestBytes, crashAfterFunction, value);
   }
 }

@@ -35,6 +35,9 @@ import org.zeromq.ZMsg;
 public final class FrontendServer implements AutoCloseable {
   private static final Logger LOG = System.getLogger(FrontendServer.class.getName());
 
+  /** Replies queued for one client connection before more are dropped (see the constructor). */
+  static final int MAX_QUEUED_REPLIES_PER_CLIENT = 100_000;
+
   private final FrontendConfig config;
   private final FrontendHooks hooks;
   private final String id = UUID.randomUUID().toString();
@@ -73,6 +76,10 @@ public final class FrontendServer implements AutoCloseable {
     });
     this.coordinator = new InvocationCoordinator(db, config, id, catalog, dispatcher, hooks, this::reply, scheduler);
     this.router = sockets.socket(SocketType.ROUTER);
+    // A ROUTER drops a reply when its client's queue is full (ZeroMQ's default is 1,000 messages), and the client
+    // then waits out its timeout: keep room for every call a client may have open (an overloaded frontend answers
+    // thousands of calls at once), bounded so a client that never reads cannot take unbounded memory.
+    router.setSndHWM(MAX_QUEUED_REPLIES_PER_CLIENT);
     // ZeroMQ drops a peer that sends a frame above this; frames between the configured limit and this get a reply.
     router.setMaxMsgSize(4L * config.maxRequestBytes());
     String bound = config.port() == 0 ? "tcp://" + config.bindAddress() + ":*" : "tcp://" + config.bindAddress() + ":" + config.port();
@@ -199,6 +206,12 @@ public final class FrontendServer implements AutoCloseable {
   private void invoke(byte[] client, WireRequest request, byte[] frame) {
     if (request.graph() == null) {
       throw new InvalidRequestException("an invoke request needs a graph name");
+    }
+    if (coordinator.inFlight() >= config.maxInFlight()) {
+      reply(client, WireReply.error(request.id(), WireReply.OVERLOADED, "frontend " + id + " has "
+          + config.maxInFlight() + " invocations in flight, its limit; nothing ran for invocation " + request.id()
+          + "; retry after " + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms"));
+      return;
     }
     Optional<GraphCatalog.Versioned> known = catalog.known(request.graph());
     if (known.isEmpty()) { // perhaps registered since the last load: look again, off this thread

@@ -289,4 +289,43 @@ class ExactlyOnceHolesTest {
           + " WHERE frontend = ?", healthy.id()));
     }
   }
+
+  // Issue 14: beyond its in-flight limit a frontend refuses at once, and nothing of the refused call runs.
+
+  @Test
+  void aFrontendAtItsInFlightLimitRefusesNewCallsAsOverloadedAndRunsNothingOfThem() throws Exception {
+    java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    FrontendHooks holding = new FrontendHooks() {
+      @Override
+      public void afterFunction(String invocation, String function) {
+        if (invocation.equals("held")) {
+          held.countDown();
+          try {
+            release.await(20, java.util.concurrent.TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    };
+    java.util.concurrent.ExecutorService caller = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try (FrontendServer frontend = FrontendServer.start(db, FAST.withMaxInFlight(1), holding);
+         ApiaryClient client = client(frontend)) {
+      var first = caller.submit(() -> client.invoke(InvocationRequest.of("h_flaky", 31L, 1L).withId("held")));
+      assertTrue(held.await(10, java.util.concurrent.TimeUnit.SECONDS));
+      org.apiary.OverloadedException refused = assertThrows(org.apiary.OverloadedException.class,
+          () -> client.invoke("h_flaky", 32L, 1L));
+      assertTrue(refused.getMessage().contains("nothing ran") && refused.getMessage().contains("limit"),
+          refused.getMessage());
+      assertEquals(Duration.ofMillis(100), refused.retryAfter());
+      release.countDown(); // (the hook holds the database client's callback thread, so queries wait until now)
+      assertEquals(List.of(1L), first.get(20, java.util.concurrent.TimeUnit.SECONDS).values(Long.class));
+      assertEquals(0, scalar("SELECT COUNT(*) FROM h_counters WHERE k = 32"), "a refused call ran");
+      assertEquals(List.of(1L), client.invoke("h_flaky", 32L, 1L).values(Long.class)); // room again
+    } finally {
+      release.countDown();
+      caller.shutdownNow();
+    }
+  }
 }

@@ -39,6 +39,13 @@ public record WireReply(String id, String status, List<Output> outputs, String e
   /** The database refused or failed the work; retrying with the same ID is safe. */
   public static final String DATABASE = "database";
   /**
+   * The frontend has as many invocations in flight as it allows and refused this one; nothing ran. The message ends
+   * with {@code retry after N ms}; another frontend may have room.
+   */
+  public static final String OVERLOADED = "overloaded";
+  /** How long a refused client should wait before sending again, as {@link #OVERLOADED} replies say. */
+  public static final long OVERLOADED_RETRY_AFTER_MS = 100;
+  /**
    * The invocation ended without a result for a reason other than a function's failure (retries exhausted, a
    * result too large to store, an internal error); this is its stored outcome, and resending its ID returns it.
    */
@@ -63,7 +70,8 @@ public record WireReply(String id, String status, List<Output> outputs, String e
   /** Whether a client may safely send the same invocation again, to this or another frontend. */
   @com.fasterxml.jackson.annotation.JsonIgnore
   public boolean retryable() {
-    return ERROR.equals(status) && (OUTCOME_UNKNOWN.equals(error) || DATABASE.equals(error));
+    return ERROR.equals(status) && (OUTCOME_UNKNOWN.equals(error) || DATABASE.equals(error)
+        || OVERLOADED.equals(error));
   }
 
   /** This reply as its JSON frame (fields that are {@code null} left out). */
