@@ -28,17 +28,18 @@ import picocli.CommandLine.Parameters;
  * same invocation IDs; then every counter is checked against the increments the clients saw acknowledged.
  * {@code exactly-once}: the randomized checker of {@link ExactlyOnceDrill}. {@code provenance}: the randomized
  * provenance checker of {@link ProvenanceDrill}. {@code overload}: far more calls than a frontend may run at once
- * ({@link OverloadDrill}).
+ * ({@link OverloadDrill}). {@code garbage}: malformed frames against a frontend while valid clients work
+ * ({@link GarbageDrill}).
  */
 @Command(name = "drill", mixinStandardHelpOptions = true,
     description = "Run a fault drill and check that no acknowledged work is lost or applied twice, or (provenance) "
         + "that captured provenance matches what the workload did.")
 public final class DrillCommand implements Callable<Integer> {
-  @Parameters(index = "0", description = "The drill: frontend-crash, exactly-once, provenance or overload.")
+  @Parameters(index = "0", description = "The drill: frontend-crash, exactly-once, provenance, overload or garbage.")
   String drill;
 
   @Option(names = "--seconds", description = "How long clients send load (default 12; 20 for provenance; 30 for "
-      + "overload).")
+      + "overload and garbage).")
   Integer seconds;
 
   @Option(names = "--kill-after", defaultValue = "4", description = "Seconds into the load when a frontend is killed (default ${DEFAULT-VALUE}).")
@@ -51,7 +52,7 @@ public final class DrillCommand implements Callable<Integer> {
       + "16 for exactly-once).")
   Integer keys;
 
-  @Option(names = "--seed", description = "exactly-once, provenance: the seed of every random choice (default: a "
+  @Option(names = "--seed", description = "exactly-once, provenance, garbage: the seed of every random choice (default: a "
       + "fresh one, printed).")
   Long seed;
 
@@ -116,6 +117,16 @@ public final class DrillCommand implements Callable<Integer> {
           password == null || password.isEmpty() ? null : password, java.util.Set.copyOf(skip), settleSeconds), out)
           .run();
     }
+    if (drill.equals("garbage")) {
+      int s = seconds == null ? 30 : seconds;
+      int c = clients == null ? 2 : clients;
+      if (s < 1 || c < 1) {
+        out.println("garbage needs --seconds and --clients of at least 1");
+        return 2;
+      }
+      return new GarbageDrill(new GarbageDrill.Settings(seed != null ? seed : new java.security.SecureRandom()
+          .nextLong(), s, c, 4), out).run();
+    }
     if (drill.equals("overload")) {
       int s = seconds == null ? 30 : seconds;
       int c = clients == null ? 4 : clients;
@@ -147,7 +158,7 @@ public final class DrillCommand implements Callable<Integer> {
           leaseMs, leaseMs / 5, retentionMs, recoverySeconds, java.util.Set.copyOf(skip)), out).run();
     }
     if (!drill.equals("frontend-crash")) {
-      out.println("unknown drill '" + drill + "'; available: frontend-crash, exactly-once, provenance, overload");
+      out.println("unknown drill '" + drill + "'; available: frontend-crash, exactly-once, provenance, overload, garbage");
       return 2;
     }
     if (keys == null) {

@@ -100,4 +100,23 @@ class DrillCommandTest {
     assertTrue(output.strip().endsWith(m.group()), "the counts are the last line:\n" + output);
     assertEquals(0, drill.exitCode(), output);
   }
+
+  /**
+   * The garbage drill in a short form, with a fresh seed each run (printed first, so a failing run can be repeated
+   * with {@code ./apiary drill garbage --seconds 6 --seed N}): malformed frames against a frontend while valid
+   * clients work; every valid call must succeed, garbage must run nothing, and the frontend must still serve.
+   */
+  @Test
+  void theGarbageDrillLeavesValidClientsAndTheFrontendUnharmed() throws Exception {
+    CommandProcess drill = CommandProcess.run(Duration.ofSeconds(150), "drill", "garbage", "--seconds", "6");
+    String output = drill.output();
+    Matcher m = Pattern.compile("drill garbage: frames=(\\d+) valid_ok=(\\d+) valid_failed=(\\d+) frontend_up=(\\w+)")
+        .matcher(output);
+    assertTrue(m.find(), output);
+    assertTrue(Long.parseLong(m.group(1)) > 1_000 && Long.parseLong(m.group(2)) > 0, output);
+    assertEquals("0", m.group(3), output);
+    assertEquals("yes", m.group(4), output);
+    assertTrue(output.strip().endsWith(m.group()), "the counts are the last line:\n" + output);
+    assertEquals(0, drill.exitCode(), output);
+  }
 }
