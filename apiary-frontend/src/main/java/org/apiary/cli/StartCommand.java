@@ -96,8 +96,14 @@ public final class StartCommand implements Callable<Integer> {
     out.println("apiary: ready: frontend " + state.frontend() + ", database " + state.database() + ", data in "
         + dir.root() + " (pid " + state.pid() + "); stop with: apiary stop --data " + dir.root());
     out.flush();
-    service.awaitStopped(); // the service's life: until SIGTERM, Ctrl-C or `apiary stop`
-    return 0;
+    FrontendServer serving = service.frontend();
+    // A frontend that stops itself (its socket thread failed) stops the service, which then exits with status 1.
+    serving.stopped().thenRun(() -> serving.failure().ifPresent(e -> {
+      err.println("apiary: the frontend stopped: its socket thread failed (" + e + "); stopping the service");
+      service.close();
+    }));
+    service.awaitStopped(); // the service's life: until SIGTERM, Ctrl-C, `apiary stop` or a failed frontend
+    return serving.failure().isPresent() ? 1 : 0;
   }
 
   private CliException inUse(ServiceDirectory dir) {
@@ -279,6 +285,10 @@ public final class StartCommand implements Callable<Integer> {
       err.flush();
       stopped.countDown();
       return clean;
+    }
+
+    synchronized FrontendServer frontend() {
+      return frontend;
     }
 
     void awaitStopped() throws InterruptedException {
