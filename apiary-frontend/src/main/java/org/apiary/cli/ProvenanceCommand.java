@@ -60,9 +60,32 @@ public final class ProvenanceCommand implements Runnable {
     @Option(names = "--user", description = "Database user.")
     String user;
 
-    @Option(names = "--password", description = "Database password.")
-    String password;
+    @Option(names = "--password-file", description = "A file whose first line is the database password. Without it "
+        + "the password comes from the environment variable " + PASSWORD_VARIABLE + ", if set; never from the command "
+        + "line, where other users would see it in the process list.")
+    java.nio.file.Path passwordFile;
+
+    /** The password from the file or the environment, or {@code null}. */
+    String password() {
+      if (passwordFile != null) {
+        try {
+          java.util.List<String> lines = java.nio.file.Files.readAllLines(passwordFile);
+          if (lines.isEmpty() || lines.get(0).isEmpty()) {
+            throw new IllegalArgumentException("--password-file " + passwordFile + " is empty; its first line must "
+                + "be the password");
+          }
+          return lines.get(0);
+        } catch (java.io.IOException e) {
+          throw new IllegalArgumentException("cannot read --password-file " + passwordFile + ": " + e.getMessage(), e);
+        }
+      }
+      String fromEnvironment = System.getenv(PASSWORD_VARIABLE);
+      return fromEnvironment == null || fromEnvironment.isEmpty() ? null : fromEnvironment;
+    }
   }
+
+  /** The environment variable that holds the sink's password when no file is given. */
+  static final String PASSWORD_VARIABLE = "APIARY_SINK_PASSWORD";
 
   /** A query: connects, runs, prints, and turns failures into exit codes. */
   abstract static class Query implements Callable<Integer> {
@@ -80,8 +103,14 @@ public final class ProvenanceCommand implements Runnable {
       if (sink.user != null) {
         props.setProperty("user", sink.user);
       }
-      if (sink.password != null) {
-        props.setProperty("password", sink.password);
+      String password;
+      try {
+        password = sink.password();
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+      }
+      if (password != null) {
+        props.setProperty("password", password);
       }
       if (sink.url.regionMatches(true, 0, "jdbc:duckdb:", 0, "jdbc:duckdb:".length())) {
         props.setProperty("duckdb.read_only", "true");

@@ -32,6 +32,12 @@ import org.apiary.runtime.FunctionResult;
  * backpressure, and each thread hand-off costs latency.
  */
 public final class Dispatcher {
+  /**
+   * The most runs of one function in one invocation (distinct partition keys it is sent values for); beyond it the
+   * invocation ends with a {@code FanOutTooWide} failure before any of them runs, instead of flooding the database.
+   */
+  static final int MAX_FAN_OUT = 10_000;
+
   /** Called after each function execution of a graph has returned; the frontend's fault injection hangs here. */
   public interface FunctionListener {
     void executed(String graph, String invocation, String function, FunctionResult result);
@@ -206,6 +212,12 @@ public final class Dispatcher {
       if (instances.isEmpty()) {
         finished(fn, List.of());
         return;
+      }
+      if (instances.size() > MAX_FAN_OUT) {
+        throw new FunctionFailedException(fn, "FanOutTooWide", "function '" + fn + "' of graph '" + graph.name()
+            + "' was sent values for " + instances.size() + " partition keys, so it would run " + instances.size()
+            + " times in one invocation; at most " + MAX_FAN_OUT + " runs per function are allowed. Send fewer "
+            + "distinct keys, or split the work over several invocations");
       }
       List<Map.Entry<JsonNode, Map<String, List<JsonNode>>>> runs = new ArrayList<>(instances.entrySet());
       FunctionResult[] results = new FunctionResult[runs.size()];

@@ -328,4 +328,17 @@ class ExactlyOnceHolesTest {
       caller.shutdownNow();
     }
   }
+
+  // Issue 14: fan-out has a bound, and going over it ends the invocation with a final error before anything floods.
+
+  @Test
+  void aFanOutWiderThanTheLimitEndsTheInvocationWithAFinalErrorBeforeAnyRunStarts() {
+    try (FrontendServer frontend = FrontendServer.start(db, FAST); ApiaryClient client = client(frontend)) {
+      InvocationRequest request = InvocationRequest.of("h_bigReply", null, Dispatcher.MAX_FAN_OUT + 1);
+      String told = outcome(() -> client.invoke(request));
+      assertTrue(told.startsWith("FunctionFailedException") && told.contains("FanOutTooWide")
+          && told.contains(String.valueOf(Dispatcher.MAX_FAN_OUT + 1)), told);
+      assertEquals(told, outcome(() -> client.awaitResult(request.id(), Duration.ofSeconds(10))));
+    }
+  }
 }
