@@ -35,7 +35,8 @@ import org.apiary.internal.ValueKind;
  * an edge into it has finished.
  *
  * <p>A graph is checked when it is registered ({@link #problems()}): unknown functions, edges that dangle or point
- * the wrong way, cycles, conflicting edge IDs or types, and functions that could never run are rejected.
+ * the wrong way, cycles, conflicting edge IDs or types, functions that could never run, and graphs of more than
+ * {@value #MAX_FUNCTIONS} functions or {@value #MAX_EDGES} edges are rejected.
  */
 public final class Graph {
   /** The pseudo-node that delivers the client's arguments. */
@@ -44,6 +45,10 @@ public final class Graph {
   public static final String SINK = "sink";
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]{0,63}");
+  /** The most functions a graph may have (each run of a graph walks all of them in a frontend). */
+  public static final int MAX_FUNCTIONS = 256;
+  /** The most edges a graph may have. */
+  public static final int MAX_EDGES = 1_024;
 
   /**
    * A function in a graph.
@@ -143,6 +148,13 @@ public final class Graph {
     String where = "graph '" + name + "'";
     if (!NAME.matcher(name).matches()) {
       problems.add(where + ": a graph name is a letter or '_' followed by up to 63 letters, digits, '_', '.' or '-'");
+    }
+    if (functions.size() > MAX_FUNCTIONS) {
+      problems.add(where + " has " + functions.size() + " functions; a graph may have at most " + MAX_FUNCTIONS
+          + " (split it into several graphs)");
+    }
+    if (edges.size() > MAX_EDGES) {
+      problems.add(where + " has " + edges.size() + " edges; a graph may have at most " + MAX_EDGES);
     }
     for (String reserved : List.of(SOURCE, SINK)) {
       if (functions.containsKey(reserved)) {

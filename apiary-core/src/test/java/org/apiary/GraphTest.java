@@ -66,4 +66,23 @@ class GraphTest {
     RegistrationException e = assertThrows(RegistrationException.class, g::validate);
     assertTrue(e.getMessage().contains("GlobalFunction"));
   }
+
+  @Test
+  void aGraphLargerThanTheLimitsIsRejectedWithItsSize() {
+    Graph g = Graph.named("huge");
+    String previous = Graph.SOURCE;
+    for (int i = 0; i <= Graph.MAX_FUNCTIONS; i++) {
+      g.addLocalFunction("f" + i, L.class);
+      if (previous.equals(Graph.SOURCE)) {
+        g.addEdge(previous, "f" + i, "source", Long.class);
+      } else {
+        g.addEdge(previous, "f" + i, "e" + i);
+      }
+      previous = "f" + i;
+    }
+    g.addEdge(previous, Graph.SINK, "sink");
+    List<String> problems = g.problems();
+    assertTrue(problems.stream().anyMatch(p -> p.contains((Graph.MAX_FUNCTIONS + 1) + " functions")
+        && p.contains("at most " + Graph.MAX_FUNCTIONS)), problems.toString());
+  }
 }
