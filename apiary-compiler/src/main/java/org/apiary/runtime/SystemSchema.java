@@ -31,6 +31,8 @@ public final class SystemSchema {
   public static final String GRAPHS = "APIARY_GRAPHS";
   public static final String INVOCATIONS = "APIARY_INVOCATIONS";
   public static final String FRONTENDS = "APIARY_FRONTENDS";
+  /** API keys (their SHA-256 hashes, never the keys) and the identities they belong to; replicated, rarely written. */
+  public static final String CREDENTIALS = "APIARY_CREDENTIALS";
   /** Recorded outputs of functions keyed by BIGINT, INTEGER, SMALLINT or TINYINT (VoltDB hashes them alike). */
   public static final String RECORDED_INTEGER = "APIARY_RECORDED_INTEGER";
   /** Recorded outputs of functions keyed by VARCHAR, and of global functions (keyed by invocation ID). */
@@ -101,6 +103,15 @@ public final class SystemSchema {
         PARTITION TABLE APIARY_INVOCATIONS ON COLUMN invocation_id;
         CREATE INDEX APIARY_INVOCATIONS_BY_FRONTEND ON APIARY_INVOCATIONS (frontend, status);
         CREATE INDEX APIARY_INVOCATIONS_BY_FINISH ON APIARY_INVOCATIONS (finished_at);""");
+    TABLES.put(CREDENTIALS, """
+        CREATE TABLE APIARY_CREDENTIALS (
+          key_id VARCHAR(32) NOT NULL,
+          secret_sha256 VARBINARY(32) NOT NULL,
+          identity VARCHAR(128) NOT NULL,
+          created_at TIMESTAMP NOT NULL,
+          revoked_at TIMESTAMP,
+          PRIMARY KEY (key_id)
+        );""");
     TABLES.put(FRONTENDS, """
         CREATE TABLE APIARY_FRONTENDS (
           frontend VARCHAR(64) NOT NULL,

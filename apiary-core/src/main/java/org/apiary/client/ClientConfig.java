@@ -29,10 +29,13 @@ import java.util.Set;
  * @param maxRequestBytes the largest encoded request the client sends; a larger one fails at once with
  *     {@link org.apiary.InvalidRequestException}. At least 1, default {@value #DEFAULT_MAX_REQUEST_BYTES} (512 KiB, a frontend's default limit).
  * @param caller who is calling (a user or service name, at most 128 characters), recorded with every function
- *     execution in provenance; {@code null} (the default) for anonymous
+ *     execution in provenance; {@code null} (the default) for anonymous. A frontend that requires credentials
+ *     records the identity of the credential instead.
+ * @param credential the API key sent with every request (see {@code org.apiary.frontend.Credentials}), or
+ *     {@code null} (the default) for frontends that do not require one; never shown by {@link #toString()}
  */
 public record ClientConfig(List<String> frontends, Duration attemptTimeout, int maxAttempts, int maxRequestBytes,
-                           String caller) {
+                           String caller, String credential) {
   /** The default {@link #attemptTimeout()}, in seconds. */
   public static final int DEFAULT_ATTEMPT_TIMEOUT_SECONDS = 10;
   /** The default {@link #maxAttempts()}. */
@@ -44,6 +47,12 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
 
   private static final Duration MIN_ATTEMPT_TIMEOUT = Duration.ofMillis(1);
   private static final Duration MAX_ATTEMPT_TIMEOUT = Duration.ofHours(1);
+
+  /** A configuration without a credential. */
+  public ClientConfig(List<String> frontends, Duration attemptTimeout, int maxAttempts, int maxRequestBytes,
+                      String caller) {
+    this(frontends, attemptTimeout, maxAttempts, maxRequestBytes, caller, null);
+  }
 
   /**
    * Checks every field.
@@ -82,6 +91,9 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
     if (maxRequestBytes < 1) {
       throw new IllegalArgumentException("maxRequestBytes must be positive, not " + maxRequestBytes);
     }
+    if (credential != null && credential.isBlank()) {
+      throw new IllegalArgumentException("credential must not be blank; leave it null to send none");
+    }
   }
 
   /** The given frontends with every other setting at its default. */
@@ -93,22 +105,35 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
 
   /** A copy with another {@link #attemptTimeout()}. */
   public ClientConfig withAttemptTimeout(Duration timeout) {
-    return new ClientConfig(frontends, timeout, maxAttempts, maxRequestBytes, caller);
+    return new ClientConfig(frontends, timeout, maxAttempts, maxRequestBytes, caller, credential);
   }
 
   /** A copy with another {@link #maxAttempts()}. */
   public ClientConfig withMaxAttempts(int attempts) {
-    return new ClientConfig(frontends, attemptTimeout, attempts, maxRequestBytes, caller);
+    return new ClientConfig(frontends, attemptTimeout, attempts, maxRequestBytes, caller, credential);
   }
 
   /** A copy with another {@link #maxRequestBytes()}. */
   public ClientConfig withMaxRequestBytes(int bytes) {
-    return new ClientConfig(frontends, attemptTimeout, maxAttempts, bytes, caller);
+    return new ClientConfig(frontends, attemptTimeout, maxAttempts, bytes, caller, credential);
   }
 
   /** A copy that names who is calling (recorded in provenance). */
   public ClientConfig withCaller(String name) {
-    return new ClientConfig(frontends, attemptTimeout, maxAttempts, maxRequestBytes, name);
+    return new ClientConfig(frontends, attemptTimeout, maxAttempts, maxRequestBytes, name, credential);
+  }
+
+  /** A copy that sends this API key with every request (frontends that require credentials refuse calls without). */
+  public ClientConfig withCredential(String apiKey) {
+    return new ClientConfig(frontends, attemptTimeout, maxAttempts, maxRequestBytes, caller, apiKey);
+  }
+
+  /** Every field but the credential, which shows only whether there is one. */
+  @Override
+  public String toString() {
+    return "ClientConfig[frontends=" + frontends + ", attemptTimeout=" + attemptTimeout + ", maxAttempts="
+        + maxAttempts + ", maxRequestBytes=" + maxRequestBytes + ", caller=" + caller + ", credential="
+        + (credential == null ? "none" : "(set)") + "]";
   }
 
   /** How long one call may take before it has used all its attempts: {@code maxAttempts * attemptTimeout}. */

@@ -159,7 +159,8 @@ class StreamingEncodingTest {
         }
       }
       WireRequest request = new WireRequest(r.nextBoolean() ? WireRequest.INVOKE : null, "id" + i,
-          r.nextBoolean() ? "g" : null, r.nextBoolean() ? null : value(r, 2), args, r.nextBoolean() ? "c" : null);
+          r.nextBoolean() ? "g" : null, r.nextBoolean() ? null : value(r, 2), args, r.nextBoolean() ? "c" : null,
+          r.nextBoolean() ? "ak_0123456789abcdef.secret" : null);
       byte[] bound = Json.MAPPER.writeValueAsBytes(request);
       assertArrayEquals(bound, request.toBytes(), () -> new String(bound));
       assertEquals(Json.MAPPER.readValue(bound, WireRequest.class), WireRequest.fromBytes(bound), new String(bound));

@@ -19,12 +19,16 @@ import java.util.Objects;
  * @param maxRequestBytes the largest request frame accepted; larger ones get an error reply
  * @param maxInFlight the most invocations this frontend runs at once; beyond it new requests are refused at once with
  *     an "overloaded, retry after" error (nothing runs), so neither memory nor the wait grows without bound
+ * @param credentialsRequired whether every request must carry a valid API key ({@link Credentials}); the caller
+ *     recorded in provenance is then the key's identity, never what the client says. Off by default for a library
+ *     frontend; {@code apiary start} turns it on
  * @param crashAfterFunction fault injection for drills and tests: halt this process (as SIGKILL would) right
  *     after this function has executed in any graph; {@code null} for never
  */
 public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
                              Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
-                             int maxRequestBytes, String crashAfterFunction, int maxInFlight) {
+                             int maxRequestBytes, String crashAfterFunction, int maxInFlight,
+                             boolean credentialsRequired) {
   /** The default {@link #maxInFlight()}. */
   public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
 
@@ -34,6 +38,14 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
                         String crashAfterFunction) {
     this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
         maxRequestBytes, crashAfterFunction, DEFAULT_MAX_IN_FLIGHT);
+  }
+
+  /** A configuration that does not require credentials. */
+  public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
+                        Duration heartbeatInterval, Duration retention, Duration cleanupInterval, int maxRequestBytes,
+                        String crashAfterFunction, int maxInFlight) {
+    this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
+        maxRequestBytes, crashAfterFunction, maxInFlight, false);
   }
 
   public FrontendConfig {
@@ -64,36 +76,41 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
 
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight);
+        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
     return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, crashAfterFunction, maxInFlight);
+        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
     return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, crashAfterFunction, maxInFlight);
+        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired);
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, crashAfterFunction, maxInFlight);
+        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired);
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, crashAfterFunction, maxInFlight);
+        cleanupInterval, value, crashAfterFunction, maxInFlight, credentialsRequired);
   }
 
   public FrontendConfig withCrashAfterFunction(String function) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, function, maxInFlight);
+        cleanupInterval, maxRequestBytes, function, maxInFlight, credentialsRequired);
   }
 
   public FrontendConfig withMaxInFlight(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, crashAfterFunction, value);
+        cleanupInterval, maxRequestBytes, crashAfterFunction, value, credentialsRequired);
+  }
+
+  public FrontendConfig withCredentialsRequired(boolean value) {
+    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight, value);
   }
 }

@@ -42,6 +42,8 @@ public final class FrontendServer implements AutoCloseable {
   private final FrontendHooks hooks;
   private final String id = UUID.randomUUID().toString();
   private final GraphCatalog catalog;
+  /** The live API keys, if this frontend requires credentials; else {@code null}. */
+  private final CredentialCheck credentials;
   private final InvocationCoordinator coordinator;
   private final FrontendMaintenance maintenance;
   /** Maintenance duties and retries; each duty gets a thread, so a slow one never delays the lease. */
@@ -65,6 +67,7 @@ public final class FrontendServer implements AutoCloseable {
     this.config = config;
     this.hooks = hooks;
     this.catalog = new GraphCatalog(db, Duration.ofSeconds(1));
+    this.credentials = config.credentialsRequired() ? new CredentialCheck(db) : null;
     this.scheduler = Executors.newScheduledThreadPool(4, r -> daemon(r, "apiary-frontend-maintenance"));
     Dispatcher dispatcher = new Dispatcher(db, catalog, (graph, invocation, function, result) -> {
       hooks.afterFunction(invocation, function);
@@ -106,6 +109,9 @@ public final class FrontendServer implements AutoCloseable {
     if (config.invocationLog()) {
       server.maintenance.start();
     }
+    if (server.credentials != null) {
+      server.scheduler.scheduleWithFixedDelay(server::reloadCredentials, 1, 1, TimeUnit.SECONDS);
+    }
     server.sockets.start(server::socketThreadFailed);
     return server;
   }
@@ -121,6 +127,17 @@ public final class FrontendServer implements AutoCloseable {
   }
 
   // ---------------------------------------------------------------- socket thread
+
+  private void reloadCredentials() {
+    try {
+      credentials.reload();
+    } catch (RuntimeException e) {
+      if (running) {
+        LOG.log(Level.WARNING, "frontend " + id + ": reading the credentials failed; retrying in 1 s: "
+            + e.getMessage());
+      }
+    }
+  }
 
   /** Handles every request waiting on the socket; returns how many it read. */
   private int receiveAll(ZMQ.Socket socket) {
@@ -168,6 +185,20 @@ public final class FrontendServer implements AutoCloseable {
       return;
     }
     hooks.receivedRequest(request.id());
+    String caller = request.caller();
+    if (credentials != null) {
+      CredentialCheck.Verdict verdict = credentials.verify(request.credential());
+      if (!verdict.accepted()) {
+        reply(client, WireReply.error(request.id(), WireReply.UNAUTHENTICATED, verdict.refusal()));
+        return;
+      }
+      caller = verdict.identity();
+    }
+    if (request.credential() != null || !java.util.Objects.equals(caller, request.caller())) {
+      // What is logged and recorded: the established caller, and never the secret.
+      request = request.asStored(caller);
+      frame = request.toBytes();
+    }
     try {
       switch (request.type()) {
         case WireRequest.INVOKE -> invoke(client, request, frame);

@@ -43,6 +43,8 @@ public record WireReply(String id, String status, List<Output> outputs, String e
    * with {@code retry after N ms}; another frontend may have room.
    */
   public static final String OVERLOADED = "overloaded";
+  /** The request came without a valid credential, and the frontend requires one; nothing ran. */
+  public static final String UNAUTHENTICATED = "unauthenticated";
   /** How long a refused client should wait before sending again, as {@link #OVERLOADED} replies say. */
   public static final long OVERLOADED_RETRY_AFTER_MS = 100;
   /**

@@ -26,10 +26,13 @@ import org.apiary.internal.Json;
  * @param graph the graph to run (invoke only)
  * @param key the partition key for the graph's first local functions, or {@code null}
  * @param args the arguments, sent along every edge out of the graph's source
- * @param caller who is calling, as the client says (recorded in provenance), or {@code null}
+ * @param caller who is calling, as the client says (recorded in provenance), or {@code null}; a frontend that
+ *     requires credentials replaces it with the identity the credential belongs to
+ * @param credential the caller's API key, or {@code null}; a frontend strips it before it stores a request
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller) {
+public record WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller,
+                          String credential) {
   public static final String INVOKE = "invoke";
   public static final String RESULT = "result";
 
@@ -37,11 +40,21 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
   public static final int MAX_ID_LENGTH = 64;
 
   public static WireRequest invoke(String id, String graph, JsonNode key, List<JsonNode> args, String caller) {
-    return new WireRequest(INVOKE, id, graph, key, args, caller);
+    return new WireRequest(INVOKE, id, graph, key, args, caller, null);
   }
 
   public static WireRequest result(String id) {
-    return new WireRequest(RESULT, id, null, null, null, null);
+    return new WireRequest(RESULT, id, null, null, null, null, null);
+  }
+
+  /** This request presenting a credential. */
+  public WireRequest withCredential(String value) {
+    return new WireRequest(type, id, graph, key, args, caller, value);
+  }
+
+  /** This request as a frontend keeps it: the caller it established, and no credential. */
+  public WireRequest asStored(String establishedCaller) {
+    return new WireRequest(type, id, graph, key, args, establishedCaller, null);
   }
 
   /** This request as its JSON frame (fields that are {@code null} left out). */
@@ -65,6 +78,7 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
           g.writeEndArray();
         }
         stringField(g, "caller", caller);
+        stringField(g, "credential", credential);
         g.writeEndObject();
       }
       return out.toByteArray();
@@ -95,6 +109,7 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
       JsonNode key = null;
       List<JsonNode> args = null;
       String caller = null;
+      String credential = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
         JsonToken value = p.nextToken();
@@ -103,6 +118,7 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
           case "id" -> id = Json.text(p, field);
           case "graph" -> graph = Json.text(p, field);
           case "caller" -> caller = Json.text(p, field);
+          case "credential" -> credential = Json.text(p, field);
           case "key" -> key = Json.readTree(p); // JSON null as a NullNode, as data binding reads it
           case "args" -> {
             if (value == JsonToken.VALUE_NULL) {
@@ -119,7 +135,7 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
           default -> p.skipChildren();
         }
       }
-      return new WireRequest(type, id, graph, key, args, caller);
+      return new WireRequest(type, id, graph, key, args, caller, credential);
     } catch (IOException e) {
       throw new IllegalArgumentException("request is not valid: " + e.getMessage(), e);
     }

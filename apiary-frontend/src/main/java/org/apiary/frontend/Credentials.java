@@ -1,0 +1,115 @@
+package org.apiary.frontend;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.runtime.SystemSchema;
+import org.voltdb.VoltTable;
+
+/**
+ * API keys: who may call a frontend that requires credentials ({@link FrontendConfig#credentialsRequired()}), and
+ * the identity recorded in provenance for each call.
+ *
+ * <p>A key is {@code apiary_<key ID>_<secret>}: a 16-hex-digit ID and 32 random bytes. The database keeps the ID,
+ * the SHA-256 hash of the secret and the identity, never the key itself, so reading the system tables does not give
+ * anyone a key. (A fast hash is enough: the secret is random, not a password a person chose, so it cannot be
+ * guessed from its hash.) The key is shown once, when it is created; a lost key is revoked and replaced.
+ */
+public final class Credentials {
+  private static final Pattern KEY = Pattern.compile("apiary_([0-9a-f]{16})_([A-Za-z0-9_-]{43})");
+  private static final Pattern IDENTITY = Pattern.compile("[A-Za-z0-9_.@:-]{1,128}");
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  /**
+   * A new credential.
+   *
+   * @param keyId the key's public part, by which it is listed and revoked
+   * @param identity who calls with it
+   * @param apiKey the whole key, to give to the client; not stored anywhere, so keep it now
+   */
+  public record Issued(String keyId, String identity, String apiKey) {
+    /** Everything but the key. */
+    @Override
+    public String toString() {
+      return "Issued[keyId=" + keyId + ", identity=" + identity + "]";
+    }
+  }
+
+  /** A stored credential: its ID, identity and whether it was revoked. */
+  public record Stored(String keyId, String identity, boolean revoked) {}
+
+  private Credentials() {}
+
+  /** Creates a key for {@code identity} (1 to 128 letters, digits or {@code _ . @ : -}). */
+  public static Issued create(ApiaryDatabase db, String identity) {
+    Objects.requireNonNull(identity, "identity");
+    if (!IDENTITY.matcher(identity).matches()) {
+      throw new IllegalArgumentException("an identity is 1 to 128 letters, digits, '_', '.', '@', ':' or '-', not '"
+          + identity + "'");
+    }
+    SystemSchema.ensure(db);
+    byte[] id = new byte[8];
+    byte[] secret = new byte[32];
+    RANDOM.nextBytes(id);
+    RANDOM.nextBytes(secret);
+    String keyId = HexFormat.of().formatHex(id);
+    String secretText = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
+    db.callAdmin("storing a credential for " + identity, "@AdHoc", "INSERT INTO " + SystemSchema.CREDENTIALS
+        + " (key_id, secret_sha256, identity, created_at, revoked_at) VALUES (?, ?, ?, NOW, NULL)", keyId,
+        sha256(secretText), identity);
+    return new Issued(keyId, identity, "apiary_" + keyId + "_" + secretText);
+  }
+
+  /** Revokes a key: frontends refuse it within a second. Returns whether a key with that ID was live. */
+  public static boolean revoke(ApiaryDatabase db, String keyId) {
+    return db.callAdmin("revoking credential " + keyId, "@AdHoc", "UPDATE " + SystemSchema.CREDENTIALS
+        + " SET revoked_at = NOW WHERE key_id = ? AND revoked_at IS NULL", keyId).getResults()[0]
+        .asScalarLong() > 0;
+  }
+
+  /** Every stored credential (never the keys). */
+  public static List<Stored> list(ApiaryDatabase db) {
+    List<Stored> all = new ArrayList<>();
+    if (!SystemSchema.tables(db).contains(SystemSchema.CREDENTIALS)) {
+      return all;
+    }
+    VoltTable t = db.callAdmin("listing credentials", "@AdHoc", "SELECT key_id, identity, revoked_at FROM "
+        + SystemSchema.CREDENTIALS + " ORDER BY key_id").getResults()[0];
+    while (t.advanceRow()) {
+      String keyId = t.getString(0);
+      String identity = t.getString(1);
+      t.getTimestampAsTimestamp(2);
+      all.add(new Stored(keyId, identity, !t.wasNull()));
+    }
+    return all;
+  }
+
+  /** The key ID and secret of a well-formed key. */
+  record Parsed(String keyId, String secret) {}
+
+  static Optional<Parsed> parse(String apiKey) {
+    if (apiKey == null) {
+      return Optional.empty();
+    }
+    Matcher m = KEY.matcher(apiKey);
+    return m.matches() ? Optional.of(new Parsed(m.group(1), m.group(2))) : Optional.empty();
+  }
+
+  static byte[] sha256(String secret) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(secret.getBytes(StandardCharsets.US_ASCII));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("this JVM has no SHA-256", e);
+    }
+  }
+}

@@ -1,0 +1,148 @@
+package org.apiary.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.apiary.AccessDeniedException;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
+import org.apiary.client.InvocationRequest;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.holes.HolesApp;
+import org.apiary.internal.wire.WireRequest;
+import org.apiary.runtime.SystemSchema;
+import org.apiary.testing.DatabaseTest;
+import org.apiary.testing.TestDatabase;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.voltdb.VoltTable;
+
+/**
+ * Issue 14, authentication: a frontend that requires credentials runs nothing for a request without a valid API
+ * key, records the key's identity as the caller whatever the client says, and never stores the key.
+ */
+@DatabaseTest
+class AuthenticationTest {
+  private static boolean registered;
+  private static final FrontendConfig SECURED = FrontendConfig.defaults()
+      .withLease(Duration.ofSeconds(2), Duration.ofMillis(400)).withCredentialsRequired(true);
+  private ApiaryDatabase db;
+
+  @BeforeEach
+  void setUp(TestDatabase database) {
+    db = database.database();
+    synchronized (AuthenticationTest.class) {
+      if (!registered) {
+        Registrar.register(db, HolesApp.APP);
+        registered = true;
+      }
+    }
+    for (String t : new String[] {"h_counters", "h_flags", "h_writes"}) {
+      db.callAdmin("clearing " + t, "@AdHoc", "DELETE FROM " + t);
+    }
+  }
+
+  private static ApiaryClient client(FrontendServer frontend, String credential, String caller) {
+    ClientConfig config = ClientConfig.of(frontend.endpoint()).withAttemptTimeout(Duration.ofSeconds(5));
+    if (credential != null) {
+      config = config.withCredential(credential);
+    }
+    if (caller != null) {
+      config = config.withCaller(caller);
+    }
+    return ApiaryClient.connect(config);
+  }
+
+  private long counter(long k) {
+    VoltTable t = db.callAdmin("reading a counter", "@AdHoc", "SELECT v FROM h_counters WHERE k = ?", k)
+        .getResults()[0];
+    return t.advanceRow() ? t.getLong(0) : 0L;
+  }
+
+  @Test
+  void aRequestWithoutAValidKeyIsRefusedAndRunsNothing() {
+    Credentials.Issued alice = Credentials.create(db, "alice");
+    String wrongSecret = alice.apiKey().substring(0, alice.apiKey().length() - 1)
+        + (alice.apiKey().endsWith("A") ? "B" : "A");
+    try (FrontendServer frontend = FrontendServer.start(db, SECURED)) {
+      for (String credential : new String[] {null, "not-a-key", wrongSecret,
+          "apiary_0000000000000000_" + "x".repeat(43)}) {
+        try (ApiaryClient client = client(frontend, credential, null)) {
+          AccessDeniedException e = assertThrows(AccessDeniedException.class,
+              () -> client.invoke("h_flaky", 41L, 1L), String.valueOf(credential));
+          assertFalse(e.getMessage().contains(alice.apiKey().substring(24)), "the refusal echoes the secret");
+          assertThrows(AccessDeniedException.class, () -> client.result("anything"));
+        }
+      }
+      assertEquals(0, counter(41), "a refused request ran");
+    }
+  }
+
+  @Test
+  void theCallerIsTheKeysIdentityAndTheKeyIsNeverStored() {
+    Credentials.Issued alice = Credentials.create(db, "alice");
+    try (FrontendServer frontend = FrontendServer.start(db, SECURED);
+         ApiaryClient client = client(frontend, alice.apiKey(), "mallory")) {
+      InvocationRequest request = InvocationRequest.of("h_flaky", 42L, 1L);
+      assertEquals(List.of(1L), client.invoke(request).values(Long.class));
+      assertEquals(1, counter(42));
+      VoltTable t = db.callAdmin("reading the log", "@AdHoc", "SELECT request FROM " + SystemSchema.INVOCATIONS
+          + " WHERE invocation_id = ?", request.id()).getResults()[0];
+      assertTrue(t.advanceRow(), "the two-function graph was not logged");
+      byte[] logged = t.getVarbinary(0);
+      String secret = alice.apiKey().substring("apiary_".length() + 17);
+      assertFalse(new String(logged, StandardCharsets.UTF_8).contains(secret), "the log holds the secret");
+      WireRequest stored = WireRequest.fromBytes(logged);
+      assertEquals("alice", stored.caller(), "the client-chosen caller was recorded");
+      assertNull(stored.credential());
+      VoltTable keys = db.callAdmin("reading credentials", "@AdHoc", "SELECT * FROM " + SystemSchema.CREDENTIALS)
+          .getResults()[0];
+      assertFalse(keys.toString().contains(secret), "the credentials table holds the secret");
+      assertFalse(ClientConfig.of("tcp://h:1").withCredential(alice.apiKey()).toString().contains(secret));
+    }
+  }
+
+  @Test
+  void aRevokedKeyIsRefusedWithinSeconds() throws Exception {
+    Credentials.Issued bob = Credentials.create(db, "bob");
+    try (FrontendServer frontend = FrontendServer.start(db, SECURED);
+         ApiaryClient client = client(frontend, bob.apiKey(), null)) {
+      assertEquals(List.of(1L), client.invoke("h_flaky", 43L, 1L).values(Long.class));
+      assertTrue(Credentials.revoke(db, bob.keyId()));
+      assertTrue(Credentials.list(db).stream().anyMatch(s -> s.keyId().equals(bob.keyId()) && s.revoked()));
+      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      boolean refused = false;
+      while (!refused && System.nanoTime() < deadline) {
+        try {
+          client.invoke("h_flaky", 44L, 1L);
+          Thread.sleep(100);
+        } catch (AccessDeniedException e) {
+          refused = true;
+        }
+      }
+      assertTrue(refused, "a revoked key still works after 10 s");
+    }
+  }
+
+  @Test
+  void aFrontendThatDoesNotRequireCredentialsStillNeverStoresOne() {
+    Credentials.Issued carol = Credentials.create(db, "carol");
+    try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults());
+         ApiaryClient client = client(frontend, carol.apiKey(), "carol-says")) {
+      InvocationRequest request = InvocationRequest.of("h_flaky", 45L, 1L);
+      client.invoke(request);
+      VoltTable t = db.callAdmin("reading the log", "@AdHoc", "SELECT request FROM " + SystemSchema.INVOCATIONS
+          + " WHERE invocation_id = ?", request.id()).getResults()[0];
+      assertTrue(t.advanceRow());
+      WireRequest stored = WireRequest.fromBytes(t.getVarbinary(0));
+      assertNull(stored.credential());
+      assertEquals("carol-says", stored.caller());
+    }
+  }
+}
