@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.TextNode;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,6 +62,12 @@ public final class InvokeCommand implements Callable<Integer> {
   @ArgGroup(exclusive = true, multiplicity = "0..1")
   ServiceTarget.Frontend target;
 
+  @Option(names = "--credential-file", paramLabel = "FILE",
+      description = "A file whose first line is the API key to call with. Default: the environment variable "
+          + ServiceTarget.API_KEY_VARIABLE + ", else (with --data) the admin key `apiary start` keeps in DIR/"
+          + ServiceDirectory.ADMIN_KEY + ". Never on the command line, where others would see it.")
+  Path credentialFile;
+
   @Spec
   CommandSpec spec;
 
@@ -83,7 +90,8 @@ public final class InvokeCommand implements Callable<Integer> {
     List<String> endpoints = target.endpoints();
     // One attempt per frontend, at least two, within the timeout; retries reuse the invocation ID.
     int attempts = Math.max(2, endpoints.size());
-    ClientConfig config = ClientConfig.of(endpoints.toArray(String[]::new))
+    String credential = ServiceTarget.credential(credentialFile, target.data);
+    ClientConfig config = ClientConfig.of(endpoints.toArray(String[]::new)).withCredential(credential)
         .withAttemptTimeout(Duration.ofMillis(Math.max(1, timeoutSeconds * 1000 / attempts)))
         .withMaxAttempts(attempts);
     GraphResult result;
@@ -92,6 +100,9 @@ public final class InvokeCommand implements Callable<Integer> {
     } catch (FunctionFailedException e) {
       throw new CliException("graph '" + graph + "' failed in function '" + e.functionName() + "': "
           + e.errorType() + ": " + e.errorMessage() + " (its transaction was rolled back)", e);
+    } catch (org.apiary.AccessDeniedException e) {
+      throw new CliException("the frontend refused the call, nothing ran: " + e.getMessage() + ". Give a key with "
+          + "--credential-file FILE or " + ServiceTarget.API_KEY_VARIABLE, e);
     } catch (InvalidRequestException e) {
       throw new CliException("graph '" + graph + "' refused the request, nothing ran: " + e.getMessage(), e);
     } catch (OutcomeUnknownException e) {

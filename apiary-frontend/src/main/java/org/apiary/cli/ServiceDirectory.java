@@ -36,6 +36,8 @@ final class ServiceDirectory {
   static final String SETTINGS = "apiary-settings.json";
   static final String LOCK = "apiary.lock";
   static final String STATE = "apiary.json";
+  /** The admin API key the first start created, readable by its owner only. */
+  static final String ADMIN_KEY = "admin.key";
 
   static final ObjectMapper JSON = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT)
       .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
@@ -80,6 +82,10 @@ final class ServiceDirectory {
 
   Path provenance() {
     return root.resolve(PROVENANCE);
+  }
+
+  Path adminKey() {
+    return root.resolve(ADMIN_KEY);
   }
 
   Path stateFile() {

@@ -16,7 +16,37 @@ final class ServiceTarget {
   /** How long one database call of a command may take (a deployment compiles and loads classes). */
   static final Duration CALL_TIMEOUT = Duration.ofSeconds(60);
 
+  /** The environment variable a command reads an API key from when no file is given. */
+  static final String API_KEY_VARIABLE = "APIARY_API_KEY";
+
   private ServiceTarget() {}
+
+  /**
+   * The API key a client command calls with: the first line of {@code file}, else {@link #API_KEY_VARIABLE}, else
+   * the admin key in the data directory {@code data} if there is one, else {@code null} (no key).
+   */
+  static String credential(java.nio.file.Path file, java.nio.file.Path data) {
+    java.nio.file.Path from = file;
+    if (from == null) {
+      String variable = System.getenv(API_KEY_VARIABLE);
+      if (variable != null && !variable.isBlank()) {
+        return variable.strip();
+      }
+      if (data == null || !java.nio.file.Files.exists(new ServiceDirectory(data).adminKey())) {
+        return null;
+      }
+      from = new ServiceDirectory(data).adminKey();
+    }
+    try {
+      List<String> lines = java.nio.file.Files.readAllLines(from);
+      if (lines.isEmpty() || lines.get(0).isBlank()) {
+        throw new CliException(from + " is empty; its first line must be an API key", 2, null);
+      }
+      return lines.get(0).strip();
+    } catch (java.io.IOException e) {
+      throw new CliException("cannot read the API key in " + from + ": " + e.getMessage(), 2, e);
+    }
+  }
 
   /** {@code --data DIR} or {@code --database HOST:PORT[,...]}: the database. */
   static final class Database {

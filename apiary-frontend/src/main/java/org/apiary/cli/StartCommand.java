@@ -3,6 +3,7 @@ package org.apiary.cli;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.channels.FileLock;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.ProvenanceConfig;
+import org.apiary.frontend.Credentials;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
 import org.apiary.runtime.SystemSchema;
@@ -65,6 +67,11 @@ public final class StartCommand implements Callable<Integer> {
       description = "Seconds between automatic snapshots, the most a crash can lose (default "
           + DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL_SECONDS + "); fixed by the first start on DIR.")
   Long snapshotIntervalSeconds;
+
+  @Option(names = "--no-credentials", description = "Serve without requiring API keys: anyone who reaches the "
+      + "frontend may call any graph. By default every call needs a key; the first start creates the admin key, "
+      + "prints it once and keeps it in DIR/" + ServiceDirectory.ADMIN_KEY + " (readable by you only).")
+  boolean noCredentials;
 
   @Option(names = "--provenance", negatable = true,
       description = "Capture provenance into DIR/" + ServiceDirectory.PROVENANCE + " (default: on; "
@@ -199,10 +206,13 @@ public final class StartCommand implements Callable<Integer> {
           return Optional.empty();
         }
         SystemSchema.ensure(opened);
+        if (!noCredentials) {
+          ensureAdminKey(opened);
+        }
         FrontendConfig defaults = FrontendConfig.defaults();
         FrontendServer server = FrontendServer.start(opened, new FrontendConfig(bindAddress, frontendPort,
             defaults.invocationLog(), defaults.leaseDuration(), defaults.heartbeatInterval(), defaults.retention(),
-            defaults.cleanupInterval(), defaults.maxRequestBytes(), null));
+            defaults.cleanupInterval(), defaults.maxRequestBytes(), null).withCredentialsRequired(!noCredentials));
         synchronized (this) {
           frontend = server;
         }
@@ -221,6 +231,29 @@ public final class StartCommand implements Callable<Integer> {
       } finally {
         startupDone.countDown();
       }
+    }
+
+    /**
+     * On the first start (no live key in the database), creates the admin API key, prints it once and keeps it in
+     * the data directory for this machine's commands ({@code apiary invoke --data DIR}).
+     */
+    private void ensureAdminKey(ApiaryDatabase opened) {
+      if (Credentials.list(opened).stream().anyMatch(c -> !c.revoked())) {
+        return;
+      }
+      Credentials.Issued admin = Credentials.create(opened, "admin");
+      Path file = dir.adminKey();
+      try {
+        Files.deleteIfExists(file);
+        Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(file, admin.apiKey() + "\n");
+      } catch (IOException | UnsupportedOperationException e) {
+        throw new CliException("could not keep the admin API key in " + file + ": " + e.getMessage(), e);
+      }
+      out.println("apiary: created the admin API key (shown only now; also kept in " + file + ", readable by you "
+          + "only): " + admin.apiKey());
+      out.flush();
     }
 
     /** The shutdown hook: waits (bounded) for a start under way, then closes everything. */

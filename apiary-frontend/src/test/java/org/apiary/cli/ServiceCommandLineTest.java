@@ -74,6 +74,22 @@ class ServiceCommandLineTest {
     assertTrue(deployed.out().contains("graph tally_get: version 1 (new)"), deployed.toString());
     assertFalse(deployed.err().contains("warning"), "the functions came from the jar: " + deployed);
 
+    // Credentials (issue 14): the first start created the admin key, printed it once and kept it for its owner only.
+    Path adminKey = data.resolve(ServiceDirectory.ADMIN_KEY);
+    String key = Files.readString(adminKey).strip();
+    assertTrue(first.output().contains("created the admin API key") && first.output().contains(key), first.output());
+    assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(adminKey)));
+    Result anonymous = run("invoke", "tally_add", "--key", "7", "100", "--frontend", first.frontend());
+    assertEquals(1, anonymous.exit(), anonymous.toString());
+    assertTrue(anonymous.err().contains("refused the call, nothing ran"), anonymous.toString());
+    Path keyFile = work.resolve("my.key");
+    Files.writeString(keyFile, key + "\n");
+    Result withKey = run("invoke", "tally_add", "--key", "7", "0", "--frontend", first.frontend(),
+        "--credential-file", keyFile.toString());
+    assertEquals(0, withKey.exit(), withKey.toString());
+    assertEquals("0", withKey.out().strip(), "the anonymous call added nothing");
+
     assertEquals("5", invoke(data, "tally_add", "--key", "7", "5"));
     assertEquals("8", invoke(data, "tally_add", "--key", "7", "3"));
     assertEquals("{\"key\":7,\"value\":8,\"version\":1}", invoke(data, "tally_get", "--key", "7", "now"));
@@ -94,6 +110,8 @@ class ServiceCommandLineTest {
     stop(data, first);
 
     Service again = Service.start(this, data);
+    assertFalse(again.output().contains("created the admin API key"), "a second start made another key");
+    assertEquals(key, Files.readString(adminKey).strip());
     assertEquals("{\"key\":7,\"value\":8,\"version\":1}", invoke(data, "tally_get", "--key", "7", "later"),
         "the rows, the functions and the graphs survived the stop");
     assertEquals("9", invoke(data, "tally_add", "--key", "7", "1"));
