@@ -17,7 +17,6 @@ import org.apiary.examples.counter.CounterApp;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
 import org.apiary.frontend.Registrar;
-import org.voltdb.VoltTable;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -88,7 +87,7 @@ final class GarbageDrill {
       DrillThreads.joinAll(threads, Duration.ofSeconds(settings.seconds() + 60));
     }
     boolean up = frontend.failure().isEmpty() && stillServes(frontend.endpoint());
-    long applied = appliedIncrements(db);
+    long applied = DrillCounters.sum(db, FIRST_VALID_KEY);
     out.printf("-> %.1f s: %d garbage frames sent, %d answered with an error; valid calls: %d ok, %d failed; the "
             + "counters hold %d increments%n", (System.nanoTime() - start) / 1e9, frames.get(),
         garbageReplies.get(), validOk.get(), validFailed.get(), applied);
@@ -225,11 +224,4 @@ final class GarbageDrill {
     return b;
   }
 
-  private static long appliedIncrements(ApiaryDatabase db) {
-    VoltTable t = db.callAdmin("summing the counters", "@AdHoc", "SELECT SUM(v) FROM counters WHERE k >= ?",
-        FIRST_VALID_KEY).getResults()[0];
-    t.advanceRow();
-    long sum = t.getLong(0);
-    return t.wasNull() ? 0 : sum;
-  }
 }

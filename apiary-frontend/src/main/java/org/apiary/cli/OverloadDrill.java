@@ -20,7 +20,6 @@ import org.apiary.examples.counter.CounterApp;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
 import org.apiary.frontend.Registrar;
-import org.voltdb.VoltTable;
 
 /**
  * {@code ./apiary drill overload} (issue 14): clients offer a frontend far more invocations than it may run at once,
@@ -103,7 +102,7 @@ final class OverloadDrill {
     double secondsRun = (System.nanoTime() - start) / 1e9;
     long answered = ok.get() + overloaded.get();
     long unanswered = sent.get() - answered;
-    long applied = appliedIncrements(db);
+    long applied = DrillCounters.sum(db, Long.MIN_VALUE);
     long growthMb = Math.max(0, (heapAtEnd - heapAfterWarmUp) >> 20);
     out.printf("-> %.1f s: %d increments done (%.0f/s), %d refused as overloaded, %d failed otherwise; the counters "
             + "hold %d increments; heap after GC %d MB after the warm-up, %d MB at the end%n", secondsRun, ok.get(),
@@ -154,12 +153,6 @@ final class OverloadDrill {
     }
   }
 
-  private static long appliedIncrements(ApiaryDatabase db) {
-    VoltTable t = db.callAdmin("summing the counters", "@AdHoc", "SELECT SUM(v) FROM counters").getResults()[0];
-    t.advanceRow();
-    long sum = t.getLong(0);
-    return t.wasNull() ? 0 : sum;
-  }
 
   private static long heapAfterGc() {
     for (int i = 0; i < 2; i++) {
