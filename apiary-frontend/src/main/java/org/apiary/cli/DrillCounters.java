@@ -7,7 +7,10 @@ import org.voltdb.VoltTable;
 final class DrillCounters {
   private DrillCounters() {}
 
-  /** The sum of every counter with key {@code fromKey} or above: the increments of 1 applied to them. */
+  /**
+   * The sum of every counter with key {@code fromKey} or above: the increments of 1 applied to them. (Not
+   * {@code Long.MIN_VALUE}: VoltDB reads that as NULL.)
+   */
   static long sum(ApiaryDatabase db, long fromKey) {
     VoltTable t = db.callAdmin("summing the counters", "@AdHoc", "SELECT SUM(v) FROM counters WHERE k >= ?",
         fromKey).getResults()[0];

@@ -102,7 +102,7 @@ final class OverloadDrill {
     double secondsRun = (System.nanoTime() - start) / 1e9;
     long answered = ok.get() + overloaded.get();
     long unanswered = sent.get() - answered;
-    long applied = DrillCounters.sum(db, Long.MIN_VALUE);
+    long applied = DrillCounters.sum(db, 0);
     long growthMb = Math.max(0, (heapAtEnd - heapAfterWarmUp) >> 20);
     out.printf("-> %.1f s: %d increments done (%.0f/s), %d refused as overloaded, %d failed otherwise; the counters "
             + "hold %d increments; heap after GC %d MB after the warm-up, %d MB at the end%n", secondsRun, ok.get(),
