@@ -16,6 +16,8 @@ class DemoCommandTest {
     assertEquals(0, demo.exitCode(), out);
     assertTrue(out.contains("refused: insufficient funds"), out);
     assertTrue(out.contains("balance of 1 after the deposits = 570"), out);
+    assertTrue(out.contains("account 1 after the resend (paid once) = 580"), out);
+    assertTrue(out.contains("deposit (graph payday, invocation payday-demo, caller demo-user) read account 1"), out);
     assertTrue(out.contains("demo: every step worked"), out);
   }
 

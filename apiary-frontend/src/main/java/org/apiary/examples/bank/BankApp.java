@@ -1,6 +1,8 @@
 package org.apiary.examples.bank;
 
 import java.util.List;
+import org.apiary.ApiaryFunction;
+import org.apiary.Graph;
 import org.apiary.compiler.FunctionDefinition;
 
 /** A small bank: accounts partitioned by id, deposits as local functions, transfers as a global function. */
@@ -19,6 +21,17 @@ public final class BankApp {
       FunctionDefinition.of("balance", Balance.class),
       FunctionDefinition.of("transfer", Transfer.class),
       FunctionDefinition.of("totalDeposits", TotalDeposits.class));
+
+  /**
+   * Payday, a graph: {@code payroll} (global) reads every account and sends the amount to each account's partition,
+   * where {@code deposit} runs once per account, in parallel; the new balances return to the client.
+   */
+  public static final Graph PAYDAY = Graph.named("payday")
+      .addGlobalFunction("payroll", Payroll.class)
+      .addLocalFunction("deposit", Deposit.class)
+      .addEdge(Graph.SOURCE, "payroll", "amount", Long.class)
+      .addEdge("payroll", "deposit", ApiaryFunction.SOURCE)
+      .addEdge("deposit", Graph.SINK, ApiaryFunction.SINK);
 
   private BankApp() {}
 }
