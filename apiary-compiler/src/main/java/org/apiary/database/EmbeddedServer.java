@@ -74,7 +74,7 @@ final class EmbeddedServer implements AutoCloseable {
     vc.m_internalPort = freePort();
     vc.m_internalInterface = "127.0.0.1";
     vc.m_zkInterface = "127.0.0.1:" + freePort();
-    vc.m_httpPort = 0;
+    vc.m_httpPort = org.voltdb.common.Constants.HTTP_PORT_DISABLED; // 0 would start it on every interface
     vc.m_pathToLicense = root.resolve("license.xml").toString();
     vc.m_leader = "127.0.0.1";
     vc.m_coordinators = new java.util.TreeSet<>(java.util.List.of("127.0.0.1:" + vc.m_internalPort));
@@ -110,7 +110,9 @@ final class EmbeddedServer implements AutoCloseable {
         "port", "127.0.0.1:" + clientPort, "adminport", "127.0.0.1:" + adminPort,
         "internalport", String.valueOf(internalPort), "internalinterface", "127.0.0.1",
         "externalinterface", "127.0.0.1", "zkport", "127.0.0.1:" + freePort(),
-        "replicationport", String.valueOf(freePort()), "httpport", String.valueOf(freePort())});
+        // No "httpport": given one, VoltDB starts its HTTP server on every interface despite the deployment's
+        // <httpd enabled="false"/>.
+        "replicationport", String.valueOf(freePort())});
     vc.m_pathToLicense = root.resolve("license.xml").toString();
     ServerThread thread = new ServerThread(vc);
     // ServerThread's constructor sets m_forceVoltdbCreate, which makes a start ignore (and wipe) the data in the root;

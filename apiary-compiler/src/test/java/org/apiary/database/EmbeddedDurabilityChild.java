@@ -12,7 +12,9 @@ import org.apiary.runtime.FunctionInvoker;
  *   <li>{@code reopen DIR}: writes counters 0..99, closes, opens again in this JVM and prints {@code PRESENT n};</li>
  *   <li>{@code crash DIR}: writes counters 0..99, waits for an automatic snapshot, prints {@code SNAPSHOTTED}, writes
  *       counters 100..199, prints {@code WROTE} and waits to be killed;</li>
- *   <li>{@code count DIR}: opens and prints {@code PRESENT n} for 0..99 and {@code LATER n} for 100..199.</li>
+ *   <li>{@code count DIR}: opens and prints {@code PRESENT n} for 0..99 and {@code LATER n} for 100..199;</li>
+ *   <li>{@code listeners DIR}: opens (with a data directory if DIR is not {@code -}) and prints {@code LISTENING
+ *       address:port} for every TCP socket this process listens on, from {@code /proc}.</li>
  * </ul>
  */
 public final class EmbeddedDurabilityChild {
@@ -62,6 +64,13 @@ public final class EmbeddedDurabilityChild {
           System.out.println("PRESENT " + DurabilityFixture.present(db, 0, 100));
           System.out.println("LATER " + DurabilityFixture.present(db, 100, 200));
           DurabilityFixture.write(invoker, 1000, 1001); // still writable
+        }
+      }
+      case "listeners" -> {
+        try (ApiaryDatabase db = ApiaryDatabase.open(dir.equals("-") ? DatabaseConfig.embedded(2) : config)) {
+          for (String listening : ListeningSockets.ofThisProcess()) {
+            System.out.println("LISTENING " + listening);
+          }
         }
       }
       default -> throw new IllegalArgumentException("unknown mode " + mode);

@@ -40,4 +40,20 @@ class EmbeddedDurabilityTest {
     assertTrue(later >= 0 && later <= 100);
     assertEquals(137, crashed.process().exitValue(), "the JVM was killed by SIGKILL (128 + 9), not finished");
   }
+
+  /**
+   * Issue 14: everything an embedded database listens on is on loopback, with or without a data directory (VoltDB's
+   * HTTP server listened on every interface when started on a data directory).
+   */
+  @Test
+  void anEmbeddedDatabaseListensOnLoopbackOnly(@TempDir Path dir) throws Exception {
+    for (String where : new String[] {dir.toString(), "-"}) {
+      String out = DurabilityFixture.Child.start("listeners", where).finish(RUN);
+      java.util.List<String> listening = out.lines().filter(l -> l.startsWith("LISTENING "))
+          .map(l -> l.substring(10)).toList();
+      assertTrue(listening.size() >= 2, "the database listens on its client and admin ports:\n" + out);
+      assertEquals(java.util.List.of(), listening.stream().filter(ListeningSockets::everyInterface).toList(),
+          "sockets listening on every interface (" + where + "):\n" + out);
+    }
+  }
 }
