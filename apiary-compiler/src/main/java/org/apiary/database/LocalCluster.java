@@ -68,6 +68,21 @@ public final class LocalCluster implements AutoCloseable {
     public Path log() {
       return log;
     }
+
+    /** The server process's ID, or -1 if it was not started. */
+    public long pid() {
+      return process == null ? -1 : process.pid();
+    }
+
+    /** The admin address, {@code 127.0.0.1:port}: where a clean stop pauses, snapshots and shuts the node down. */
+    public String adminAddress() {
+      return "127.0.0.1:" + adminPort;
+    }
+
+    /** The node's root directory (its {@code voltdbroot/} and snapshots). */
+    public Path root() {
+      return root;
+    }
   }
 
   private final Path directory;
@@ -174,8 +189,8 @@ public final class LocalCluster implements AutoCloseable {
             "port", "127.0.0.1:" + node.clientPort, "adminport", "127.0.0.1:" + node.adminPort,
             "internalport", String.valueOf(internal[i]), "internalinterface", "127.0.0.1",
             "externalinterface", "127.0.0.1", "zkport", "127.0.0.1:" + EmbeddedServer.freePort(),
-            "replicationport", String.valueOf(EmbeddedServer.freePort()),
-            "httpport", String.valueOf(EmbeddedServer.freePort()));
+            // No "httpport": given one, VoltDB serves HTTP on every interface despite <httpd enabled="false"/>.
+            "replicationport", String.valueOf(EmbeddedServer.freePort()));
         node.process = launch(args, log);
         nodes.add(node);
       }
@@ -318,6 +333,30 @@ public final class LocalCluster implements AutoCloseable {
         throw new DatabaseException("interrupted while waiting for the cluster to shut down", e);
       }
     }
+  }
+
+  /**
+   * The clean stop of a durable cluster whose server processes this JVM may not have started (another process ran
+   * {@link #start(ClusterConfig)} and left them running): pauses client writes, saves a snapshot with every committed
+   * transaction on every node and asks the servers to shut down, without waiting for them to exit. Once they have
+   * exited, call {@link #keepOnlyStopSnapshot(Path, String)} for each node's root.
+   *
+   * @param adminAddresses the live nodes' {@link Node#adminAddress() admin addresses}
+   * @param timeout how long to wait to connect, and for each call (the snapshot is one)
+   * @return the stop snapshot's nonce
+   * @throws DatabaseException if the nodes cannot be reached or paused, or the snapshot failed (the cluster is then
+   *     not asked to shut down; the next start restores the newest automatic snapshot)
+   */
+  public static String snapshotAndShutdown(List<String> adminAddresses, Duration timeout) {
+    return Snapshots.saveForStop(adminAddresses, timeout, timeout, true);
+  }
+
+  /**
+   * Deletes a stopped node's older stop snapshots, keeping the one {@code nonce} names (VoltDB's own retention
+   * covers automatic snapshots only). The node must have exited.
+   */
+  public static void keepOnlyStopSnapshot(Path nodeRoot, String nonce) {
+    Snapshots.deleteOtherStopSnapshots(Snapshots.snapshotDirectory(nodeRoot), nonce);
   }
 
   /** Kills every node still alive; deletes the directory unless it is the configured data directory. */

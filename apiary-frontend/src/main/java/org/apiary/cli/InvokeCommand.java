@@ -130,7 +130,11 @@ public final class InvokeCommand implements Callable<Integer> {
 
   /** The single value, or an array of every value. */
   static String toJson(GraphResult result) {
-    List<Output> outputs = result.outputs();
+    return toJson(result.outputs());
+  }
+
+  /** The single value, or an array of every value. */
+  static String toJson(List<Output> outputs) {
     JsonNode printed;
     if (outputs.size() == 1) {
       printed = outputs.get(0).value();

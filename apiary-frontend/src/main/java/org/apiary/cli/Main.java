@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
 @Command(name = "apiary", mixinStandardHelpOptions = true, version = "Apiary 0.1.0",
     description = "A transactional Function-as-a-Service framework that runs functions inside VoltDB.",
     subcommands = {DemoCommand.class, StartCommand.class, StopCommand.class, DeployCommand.class,
-        InvokeCommand.class, StatusCommand.class, FrontendCommand.class, DrillCommand.class, ProvenanceCommand.class})
+        InvokeCommand.class, StatusCommand.class, ExecutionsCommand.class, ClusterCommand.class, FrontendCommand.class,
+        DrillCommand.class, ProvenanceCommand.class})
 public final class Main implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;

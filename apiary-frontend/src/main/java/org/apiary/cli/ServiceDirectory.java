@@ -27,7 +27,10 @@ import java.util.Optional;
  *       for good in its root, so later starts use the same;</li>
  *   <li>{@value #LOCK}: locked by the running service for its whole life (the operating system drops the lock when
  *       the process dies, even by SIGKILL), holding its process ID; a second start on the directory is refused;</li>
- *   <li>{@value #STATE}: written once the service is ready (process ID and addresses), removed on a clean stop.</li>
+ *   <li>{@value #STATE}: written once the service is ready (process ID and addresses), removed on a clean stop;</li>
+ *   <li>{@value #BACKLOG}: the provenance spooler's backlog, rewritten by the service every
+ *       {@link #BACKLOG_INTERVAL} while it captures provenance (the spooler lives in its process, so this is how
+ *       {@code apiary status} learns it); removed on a clean stop.</li>
  * </ul>
  */
 final class ServiceDirectory {
@@ -38,6 +41,9 @@ final class ServiceDirectory {
   static final String STATE = "apiary.json";
   /** The admin API key the first start created, readable by its owner only. */
   static final String ADMIN_KEY = "admin.key";
+  static final String BACKLOG = "provenance-backlog.json";
+  /** How often the service rewrites {@value #BACKLOG}. */
+  static final java.time.Duration BACKLOG_INTERVAL = java.time.Duration.ofSeconds(2);
 
   static final ObjectMapper JSON = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT)
       .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
@@ -65,6 +71,17 @@ final class ServiceDirectory {
    * @param provenance whether provenance is captured (into {@value #PROVENANCE})
    */
   record Settings(int partitions, long snapshotIntervalSeconds, boolean provenance) {}
+
+  /**
+   * What the service writes to {@value #BACKLOG}: its provenance spooler's counts.
+   *
+   * @param rowsInMemory rows waiting in memory to be loaded into the sink
+   * @param rowsOnDisk rows waiting in spill files
+   * @param rowsLoaded rows loaded since the service started
+   * @param lastError the spooler's last failure or stall, or {@code null}
+   * @param at when the counts were taken (ISO-8601)
+   */
+  record Backlog(long rowsInMemory, long rowsOnDisk, long rowsLoaded, String lastError, String at) {}
 
   private final Path root;
 
@@ -110,10 +127,26 @@ final class ServiceDirectory {
   }
 
   void deleteState() {
+    delete(stateFile());
+  }
+
+  Optional<Backlog> readBacklog() {
+    return read(root.resolve(BACKLOG), Backlog.class);
+  }
+
+  void writeBacklog(Backlog backlog) {
+    write(root.resolve(BACKLOG), backlog);
+  }
+
+  void deleteBacklog() {
+    delete(root.resolve(BACKLOG));
+  }
+
+  private static void delete(Path file) {
     try {
-      Files.deleteIfExists(stateFile());
+      Files.deleteIfExists(file);
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot delete " + stateFile() + ": " + e.getMessage(), e);
+      throw new UncheckedIOException("cannot delete " + file + ": " + e.getMessage(), e);
     }
   }
 
@@ -184,7 +217,7 @@ final class ServiceDirectory {
         + ") is still starting: try again in a few seconds"));
   }
 
-  private static <T> Optional<T> read(Path file, Class<T> type) {
+  static <T> Optional<T> read(Path file, Class<T> type) {
     if (!Files.exists(file)) {
       return Optional.empty();
     }
@@ -195,7 +228,7 @@ final class ServiceDirectory {
     }
   }
 
-  private static void write(Path file, Object value) {
+  static void write(Path file, Object value) {
     Path temp = file.resolveSibling(file.getFileName() + ".tmp");
     try {
       Files.createDirectories(file.getParent());

@@ -10,6 +10,8 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
@@ -17,7 +19,9 @@ import org.apiary.database.ProvenanceConfig;
 import org.apiary.frontend.Credentials;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
+import org.apiary.provenance.SpoolerStats;
 import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.provenance.ServerProvenance;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -178,6 +182,7 @@ public final class StartCommand implements Callable<Integer> {
     private boolean closed;
     private ApiaryDatabase db;
     private FrontendServer frontend;
+    private ScheduledExecutorService backlogReporter;
 
     Service(ServiceDirectory dir, FileLock lock) {
       this.dir = dir;
@@ -189,6 +194,7 @@ public final class StartCommand implements Callable<Integer> {
                                           int clientPort) {
       try {
         dir.deleteState(); // left by a run that was killed
+        dir.deleteBacklog();
         DatabaseConfig config = DatabaseConfig.embedded(settings.partitions())
             .withDataDirectory(dir.database())
             .withSnapshotInterval(Duration.ofSeconds(settings.snapshotIntervalSeconds()))
@@ -224,6 +230,9 @@ public final class StartCommand implements Callable<Integer> {
             settings.partitions(), config.capturesProvenance() ? config.provenance().sinkUrl() : null,
             Instant.now().toString());
         dir.writeState(state);
+        if (settings.provenance()) {
+          reportBacklog();
+        }
         return Optional.of(state);
       } catch (RuntimeException e) {
         close();
@@ -256,6 +265,34 @@ public final class StartCommand implements Callable<Integer> {
       out.flush();
     }
 
+    /**
+     * Writes the provenance spooler's backlog to {@value ServiceDirectory#BACKLOG} every
+     * {@link ServiceDirectory#BACKLOG_INTERVAL}: the spooler runs in this process (the embedded database's), so this
+     * is how {@code apiary status} can tell how many rows wait.
+     */
+    private void reportBacklog() {
+      ScheduledExecutorService reporter = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "apiary-provenance-backlog");
+        t.setDaemon(true);
+        return t;
+      });
+      synchronized (this) {
+        backlogReporter = reporter;
+      }
+      long every = ServiceDirectory.BACKLOG_INTERVAL.toMillis();
+      reporter.scheduleWithFixedDelay(() -> {
+        try {
+          ServerProvenance.active().ifPresent(p -> {
+            SpoolerStats s = p.spooler().stats();
+            dir.writeBacklog(new ServiceDirectory.Backlog(s.rowsInMemory(), s.rowsOnDisk(), s.rowsLoaded(),
+                s.lastError(), Instant.now().toString()));
+          });
+        } catch (RuntimeException e) {
+          err.println("apiary: could not report the provenance backlog in " + dir.root() + ": " + e.getMessage());
+        }
+      }, 0, every, TimeUnit.MILLISECONDS);
+    }
+
     /** The shutdown hook: waits (bounded) for a start under way, then closes everything. */
     void stopOnSignal() {
       stopping = true;
@@ -285,6 +322,16 @@ public final class StartCommand implements Callable<Integer> {
       }
       closed = true;
       boolean clean = true;
+      if (backlogReporter != null) {
+        backlogReporter.shutdownNow();
+        try {
+          if (!backlogReporter.awaitTermination(5, TimeUnit.SECONDS)) {
+            err.println("apiary: the provenance backlog reporter did not stop within 5 s");
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       try {
         if (frontend != null) {
           out.println("apiary: stopping: closing the frontend");
@@ -307,6 +354,7 @@ public final class StartCommand implements Callable<Integer> {
             + "automatic snapshot");
       }
       try {
+        dir.deleteBacklog(); // counts of a spooler that is gone
         if (clean) {
           dir.deleteState(); // kept otherwise, so `apiary stop` can tell that the stop was not clean
         }

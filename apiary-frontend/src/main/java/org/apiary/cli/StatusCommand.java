@@ -1,10 +1,13 @@
 package org.apiary.cli;
 
 import java.io.PrintStream;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -24,8 +27,11 @@ import picocli.CommandLine.Spec;
 /** Prints what a running Apiary holds: its database, graphs, frontends and invocations. Reads only. */
 @Command(name = "status", mixinStandardHelpOptions = true,
     description = "Print, as plain text, a running Apiary's database (hosts, partitions), its registered graphs with "
-        + "their versions, its frontends and their leases, and how many logged invocations are running, done and "
-        + "failed. Reads only; exit code 1 if the database cannot be reached.")
+        + "their versions, its frontends and their leases, how many logged invocations are running, done and "
+        + "failed, and the provenance backlog: captured writes VoltDB holds not yet loaded, and, with --data, the "
+        + "rows waiting in the service's spooler as it last reported them (every 2 s); the spooler runs inside the "
+        + "database's processes, so with --database the output says they are not visible. Reads only; exit code 1 "
+        + "if the database cannot be reached.")
 public final class StatusCommand implements Callable<Integer> {
   @ArgGroup(exclusive = true, multiplicity = "0..1")
   ServiceTarget.Database target;
@@ -56,6 +62,7 @@ public final class StatusCommand implements Callable<Integer> {
       graphs(db);
       frontends(db);
       invocations(db);
+      provenanceBacklog(db, target.data == null ? null : new ServiceDirectory(target.data));
     }
     return 0;
   }
@@ -134,6 +141,50 @@ public final class StatusCommand implements Callable<Integer> {
     out.println("invocations in the log: " + counts.entrySet().stream().map(e -> e.getValue() + " "
         + e.getKey().toLowerCase(java.util.Locale.ROOT)).collect(Collectors.joining(", "))
         + " (graphs that run as one transaction or record nothing are not logged)");
+  }
+
+  /**
+   * What can be read of the provenance backlog from outside the database's processes: the captured writes VoltDB's
+   * export streams hold, not yet acknowledged by Apiary's loader. The function executions and reads waiting in the
+   * spooler are known only inside the server processes (the `apiary start` process, for an embedded database).
+   */
+  private void provenanceBacklog(ApiaryDatabase db, ServiceDirectory service) {
+    VoltTable t = db.callAdmin("reading export statistics", "@Statistics", "EXPORT", 0).getResults()[0];
+    Map<String, Long> pending = new TreeMap<>();
+    while (t.advanceRow()) {
+      if (!"TRUE".equalsIgnoreCase(t.getString("ACTIVE"))) {
+        continue; // a replica's copy, counted by the partition's active one
+      }
+      pending.merge(t.getString("SOURCE"), t.getLong("TUPLE_PENDING"), Long::sum);
+    }
+    String spooler = spooler(service);
+    if (pending.isEmpty()) {
+      out.println("provenance backlog: no captured writes waiting (no provenance export stream); " + spooler);
+      return;
+    }
+    long total = pending.values().stream().mapToLong(Long::longValue).sum();
+    out.println("provenance backlog: " + total + " captured write(s) waiting to be loaded, in VoltDB's export streams "
+        + pending.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", ", "(",
+        ")")) + "; " + spooler);
+  }
+
+  /** The spooler's backlog as the `apiary start` process last reported it, or why it is not known. */
+  private static String spooler(ServiceDirectory service) {
+    if (service == null) {
+      return "rows waiting in the spooler (function executions and reads): not visible from this process, only "
+          + "the database's server processes know them (with --data DIR, `apiary start` reports them)";
+    }
+    Optional<ServiceDirectory.Backlog> reported = service.readBacklog();
+    if (reported.isEmpty()) {
+      return "rows waiting in the spooler: not reported (provenance is not captured, or the service has just "
+          + "started)";
+    }
+    ServiceDirectory.Backlog b = reported.get();
+    long age = Duration.between(Instant.parse(b.at()), Instant.now()).toMillis();
+    return "rows waiting in the spooler: " + (b.rowsInMemory() + b.rowsOnDisk()) + " (" + b.rowsInMemory()
+        + " in memory, " + b.rowsOnDisk() + " in spill files; " + b.rowsLoaded() + " loaded since the start; as "
+        + "reported " + seconds(Math.max(0, age)) + " ago" + (b.lastError() == null ? "" : "; last error: "
+        + b.lastError()) + ")";
   }
 
   private static String seconds(long millis) {

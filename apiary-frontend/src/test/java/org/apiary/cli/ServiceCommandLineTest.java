@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URISyntaxException;
@@ -16,16 +15,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.jar.Attributes;
-import java.util.jar.JarEntry;
-import java.util.jar.JarOutputStream;
-import java.util.jar.Manifest;
-import java.util.stream.Stream;
-import javax.tools.JavaCompiler;
-import javax.tools.ToolProvider;
-import org.apiary.Application;
-import org.apiary.database.LocalCluster;
+import org.apiary.cli.CliProcesses.Result;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -44,16 +36,16 @@ class ServiceCommandLineTest {
   @TempDir
   Path work;
 
-  private final List<Process> started = new ArrayList<>();
+  private CliProcesses cli;
+
+  @BeforeEach
+  void processes() {
+    cli = new CliProcesses(work);
+  }
 
   @AfterEach
   void killWhatIsLeft() throws InterruptedException {
-    for (Process p : started) {
-      if (p.isAlive()) {
-        p.destroyForcibly();
-        p.waitFor(30, TimeUnit.SECONDS);
-      }
-    }
+    cli.killLeftovers();
   }
 
   @Test
@@ -106,6 +98,9 @@ class ServiceCommandLineTest {
     assertTrue(status.out().contains("tally_get: version 1"), status.out());
     assertTrue(status.out().contains(first.frontend() + " (frontend "), status.out());
     assertTrue(status.out().contains("0 running"), status.out());
+    assertTrue(status.out().contains("provenance backlog: "), status.out());
+    assertTrue(status.out().matches("(?s).*rows waiting in the spooler: \\d+ \\(\\d+ in memory.*"),
+        "the service reports its spooler's backlog: " + status.out());
 
     stop(data, first);
 
@@ -128,7 +123,7 @@ class ServiceCommandLineTest {
     assertEquals(1, nothing.exit(), nothing.toString());
     assertTrue(nothing.err().contains("no Apiary is running in"), nothing.toString());
 
-    for (Process p : started) {
+    for (Process p : cli.started()) {
       assertFalse(p.isAlive(), "process " + p.pid() + " was left running");
     }
     List<ProcessHandle> left = ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
@@ -186,47 +181,15 @@ class ServiceCommandLineTest {
     assertFalse(Files.exists(data.resolve(ServiceDirectory.STATE)), "the state file is removed on a clean stop");
   }
 
-  private static List<String> java(String maxHeap) {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
-    cmd.addAll(List.of(maxHeap, "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-        "org.apiary.cli.Main"));
-    return cmd;
-  }
-
-  /** What a command printed and how it exited. */
-  record Result(int exit, String out, String err) {
-    @Override
-    public String toString() {
-      return "exit " + exit + "\n--- stdout:\n" + out + "--- stderr:\n" + err;
-    }
-  }
-
-  /** Runs one command in its own JVM and waits (bounded) for it. */
   private Result run(String... args) throws IOException, InterruptedException {
-    Path out = Files.createTempFile(work, "out-", ".log");
-    Path err = Files.createTempFile(work, "err-", ".log");
-    List<String> cmd = java("-Xmx256m");
-    cmd.addAll(List.of(args));
-    Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-    started.add(p);
-    if (!p.waitFor(COMMAND.toMillis(), TimeUnit.MILLISECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError("apiary " + String.join(" ", args) + " did not finish within " + COMMAND + ":\n"
-          + Files.readString(out) + Files.readString(err));
-    }
-    return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+    return cli.run(COMMAND, args);
   }
 
   /** An {@code apiary start} process, ready. */
   record Service(Process process, Path log, String frontend) {
     static Service start(ServiceCommandLineTest test, Path data) throws IOException, InterruptedException {
       Path log = Files.createTempFile(test.work, "service-", ".log");
-      List<String> cmd = java("-Xmx768m");
-      cmd.addAll(List.of("start", "--data", data.toString(), "--snapshot-interval-s", "30"));
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-      test.started.add(p);
+      Process p = test.cli.start(log, "-Xmx768m", "start", "--data", data.toString(), "--snapshot-interval-s", "30");
       long deadline = System.nanoTime() + START.toNanos();
       while (System.nanoTime() < deadline) {
         String text = Files.readString(log);
@@ -257,8 +220,6 @@ class ServiceCommandLineTest {
    * @param version what tally_get reports as its version (a changed function body)
    */
   private Path applicationJar(String name, String sourceEdgeType, int version) throws IOException, URISyntaxException {
-    Path src = work.resolve(name + "-src").resolve(PACKAGE.replace('.', '/'));
-    Files.createDirectories(src);
     Map<String, String> sources = Map.of(
         "TallyApp", """
             package com.example.tally;
@@ -324,34 +285,6 @@ class ServiceCommandLineTest {
               public record Reading(long key, long value, int version) {}
             }
             """.formatted(version));
-    List<String> files = new ArrayList<>();
-    for (Map.Entry<String, String> e : sources.entrySet()) {
-      Path file = src.resolve(e.getKey() + ".java");
-      Files.writeString(file, e.getValue());
-      files.add(file.toString());
-    }
-    Path classes = work.resolve(name + "-classes");
-    Files.createDirectories(classes);
-    JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-    String sdk = Path.of(Application.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-    List<String> javacArgs = new ArrayList<>(List.of("--release", "17", "-proc:none", "-classpath", sdk,
-        "-d", classes.toString()));
-    javacArgs.addAll(files);
-    assertEquals(0, javac.run(null, null, null, javacArgs.toArray(String[]::new)),
-        "the test application compiles (javac's messages are on stderr)");
-
-    Manifest manifest = new Manifest();
-    manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
-    manifest.getMainAttributes().putValue(ApplicationJar.ATTRIBUTE, PACKAGE + ".TallyApp");
-    Path jar = work.resolve("tally-" + name + ".jar");
-    try (OutputStream file = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(file, manifest);
-         Stream<Path> all = Files.walk(classes)) {
-      for (Path c : (Iterable<Path>) all.filter(Files::isRegularFile)::iterator) {
-        out.putNextEntry(new JarEntry(classes.relativize(c).toString().replace('\\', '/')));
-        out.write(Files.readAllBytes(c));
-        out.closeEntry();
-      }
-    }
-    return jar;
+    return CliProcesses.applicationJar(work, "tally-" + name, PACKAGE, "TallyApp", sources);
   }
 }

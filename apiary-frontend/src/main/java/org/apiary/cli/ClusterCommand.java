@@ -1,0 +1,331 @@
+package org.apiary.cli;
+
+import java.io.PrintStream;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apiary.DatabaseException;
+import org.apiary.database.ClusterConfig;
+import org.apiary.database.DatabaseConfig;
+import org.apiary.database.LocalCluster;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** {@code apiary cluster start|stop}: a VoltDB cluster of server processes on this machine. */
+@Command(name = "cluster", mixinStandardHelpOptions = true,
+    description = {"A VoltDB cluster of server processes on this machine, each node with its own ports and its own "
+        + "root under DIR, for `apiary frontend --database ...`, `apiary deploy --database ...`, `apiary status "
+        + "--database ...` and `apiary executions ... --database ...`.",
+        "`cluster start` returns once every node accepts clients and leaves the servers running in the background "
+            + "(their output goes to DIR/nodeN.log); `cluster stop` stops them."},
+    subcommands = {ClusterCommand.Start.class, ClusterCommand.Stop.class})
+public final class ClusterCommand implements Runnable {
+  /** The directory both subcommands use when not given one. */
+  static final String DEFAULT_DIRECTORY = "apiary-cluster";
+
+  @Spec
+  CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new ParameterException(spec.commandLine(), "name a subcommand: apiary cluster start, or apiary cluster stop");
+  }
+
+  /** Starts the servers, writes {@value ClusterDirectory#STATE} and returns; the servers keep running. */
+  @Command(name = "start", mixinStandardHelpOptions = true,
+      description = {"Start a VoltDB cluster of N server processes on this machine (on loopback) and return once every "
+          + "node accepts clients; the servers keep running in the background after this command exits. Prints the "
+          + "--database list to give `apiary frontend`, `deploy`, `status` and `executions`, and writes it, with "
+          + "each node's process ID and ports, to DIR/" + ClusterDirectory.STATE + ".",
+          "The data stays in DIR: an automatic snapshot every --snapshot-interval-s, one more on `apiary cluster "
+              + "stop`, restored by the next `cluster start --data DIR`. With --kfactor 1 or more every partition "
+              + "has a replica on another node, so the cluster survives one node's death without losing a committed "
+              + "transaction. The first start on DIR fixes the nodes, k-factor, sites and snapshot interval; later "
+              + "starts keep them. A cluster already running on DIR is not started twice.",
+          "Provenance is not captured by such a cluster (not yet)."})
+  static final class Start implements Callable<Integer> {
+    @Option(names = "--nodes", paramLabel = "N", description = "Server processes (default 3); fixed by the first "
+        + "start on DIR.")
+    Integer nodes;
+
+    @Option(names = "--kfactor", paramLabel = "K", description = "Replicas of each partition beyond the first, less "
+        + "than N (default 1); fixed by the first start on DIR.")
+    Integer kfactor;
+
+    @Option(names = "--sites-per-host", paramLabel = "S", description = "Partitions per node (default 2; the cluster "
+        + "has N * S / (K + 1) partitions); fixed by the first start on DIR.")
+    Integer sitesPerHost;
+
+    @Option(names = "--data", paramLabel = "DIR", defaultValue = DEFAULT_DIRECTORY,
+        description = "The cluster's directory (default ./${DEFAULT-VALUE}; created if missing).")
+    Path data;
+
+    @Option(names = "--snapshot-interval-s", paramLabel = "S", description = "Seconds between automatic snapshots, "
+        + "the most losing every node at once can lose (default " + DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL_SECONDS
+        + "); fixed by the first start on DIR.")
+    Long snapshotIntervalSeconds;
+
+    @Option(names = "--timeout-s", paramLabel = "S", defaultValue = "120",
+        description = "Seconds to wait for every node to accept clients (default ${DEFAULT-VALUE}); the servers are "
+            + "killed if they are not ready by then.")
+    long timeoutSeconds;
+
+    private final PrintStream out = System.out;
+
+    @Override
+    public Integer call() {
+      if (timeoutSeconds < 1) {
+        throw new CliException("--timeout-s must be at least 1, not " + timeoutSeconds, 2, null);
+      }
+      ClusterDirectory dir = new ClusterDirectory(data);
+      FileLock lock = dir.lock().orElseThrow(() -> new CliException("another `apiary cluster start` or `apiary "
+          + "cluster stop` is under way on " + dir.root() + ": wait for it to finish"));
+      try {
+        refuseIfRunning(dir);
+        ClusterDirectory.Settings settings = settings(dir);
+        ClusterConfig config = ClusterConfig.of(settings.nodes(), settings.sitesPerHost(), settings.kfactor())
+            .withDataDirectory(dir.root())
+            .withSnapshotInterval(Duration.ofSeconds(settings.snapshotIntervalSeconds()))
+            .withStartTimeout(Duration.ofSeconds(timeoutSeconds));
+        out.println("apiary cluster: starting " + settings.nodes() + " VoltDB node(s) in " + dir.root() + " (k-factor "
+            + settings.kfactor() + ", " + settings.sitesPerHost() + " sites per node, a snapshot every "
+            + settings.snapshotIntervalSeconds() + " s)");
+        out.flush();
+        LocalCluster cluster;
+        try {
+          cluster = LocalCluster.start(config);
+        } catch (DatabaseException e) {
+          throw new CliException("the cluster in " + dir.root() + " did not start (every node it started is killed; "
+              + "their logs are " + dir.root() + "/nodeN.log): " + e.getMessage(), e);
+        }
+        ClusterDirectory.State state = state(dir, cluster, settings);
+        try {
+          dir.writeState(state);
+        } catch (RuntimeException e) {
+          cluster.close(); // nobody could find or stop the servers without the state file
+          throw new CliException("could not write " + dir.stateFile() + " (" + e.getMessage() + "); the cluster was "
+              + "stopped again", e);
+        }
+        // The servers are separate processes: they outlive this JVM, which neither closes nor kills them.
+        out.println("apiary cluster: ready: " + settings.nodes() + " node(s), data in " + dir.root());
+        for (ClusterDirectory.Node n : state.nodes()) {
+          out.println("  node " + n.index() + ": pid " + n.pid() + ", client " + n.clientAddress() + ", log "
+              + n.log());
+        }
+        out.println("  --database " + state.database());
+        out.println("  run a frontend with: apiary frontend --database " + state.database());
+        out.println("  stop with: apiary cluster stop --data " + dir.root());
+        out.flush();
+        return 0;
+      } finally {
+        ClusterDirectory.release(lock);
+      }
+    }
+
+    private static void refuseIfRunning(ClusterDirectory dir) {
+      Optional<ClusterDirectory.State> previous = dir.readState();
+      if (previous.isEmpty()) {
+        return;
+      }
+      List<ClusterDirectory.Node> alive = previous.get().alive();
+      if (!alive.isEmpty()) {
+        throw new CliException(dir.root() + " is in use by a running cluster (pids " + String.join(", ",
+            alive.stream().map(n -> String.valueOf(n.pid())).toList()) + ", --database " + previous.get().database()
+            + "): one cluster runs on a directory at a time. Stop it first with: apiary cluster stop --data "
+            + dir.root());
+      }
+      System.err.println("apiary cluster: the cluster that last ran in " + dir.root() + " (pids " + previous.get().pids()
+          + ") ended without `apiary cluster stop` (killed or crashed): starting from its newest automatic snapshot");
+      dir.deleteState();
+    }
+
+    private ClusterDirectory.Settings settings(ClusterDirectory dir) {
+      Optional<ClusterDirectory.Settings> existing = dir.readSettings();
+      if (existing.isPresent()) {
+        ClusterDirectory.Settings s = existing.get();
+        same("--nodes", nodes, s.nodes(), dir);
+        same("--kfactor", kfactor, s.kfactor(), dir);
+        same("--sites-per-host", sitesPerHost, s.sitesPerHost(), dir);
+        same("--snapshot-interval-s", snapshotIntervalSeconds, s.snapshotIntervalSeconds(), dir);
+        return s;
+      }
+      ClusterDirectory.Settings s = new ClusterDirectory.Settings(nodes == null ? 3 : nodes,
+          kfactor == null ? 1 : kfactor, sitesPerHost == null ? 2 : sitesPerHost,
+          snapshotIntervalSeconds == null ? DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL_SECONDS : snapshotIntervalSeconds);
+      if (s.nodes() < 1 || s.sitesPerHost() < 1 || s.kfactor() < 0 || s.kfactor() >= s.nodes()) {
+        throw new CliException("need --nodes >= 1, --sites-per-host >= 1 and 0 <= --kfactor < --nodes, not --nodes "
+            + s.nodes() + " --kfactor " + s.kfactor() + " --sites-per-host " + s.sitesPerHost(), 2, null);
+      }
+      if (s.snapshotIntervalSeconds() < 1) {
+        throw new CliException("--snapshot-interval-s must be at least 1, not " + s.snapshotIntervalSeconds(), 2, null);
+      }
+      dir.writeSettings(s);
+      return s;
+    }
+
+    private static void same(String option, Number given, long kept, ClusterDirectory dir) {
+      if (given != null && given.longValue() != kept) {
+        throw new CliException(dir.root() + " holds a cluster first started with " + option + " " + kept
+            + ", and VoltDB keeps that in its node roots: start it without " + option + " (or with " + option + " "
+            + kept + "), or use a new directory");
+      }
+    }
+
+    private static ClusterDirectory.State state(ClusterDirectory dir, LocalCluster cluster,
+                                                ClusterDirectory.Settings settings) {
+      List<ClusterDirectory.Node> nodes = new ArrayList<>();
+      for (LocalCluster.Node n : cluster.nodes()) {
+        nodes.add(new ClusterDirectory.Node(n.index(), n.pid(), n.clientAddress(), n.adminAddress(),
+            n.root().toString(), n.log().toString(), ClusterDirectory.Node.startOf(n.pid())));
+      }
+      return new ClusterDirectory.State(dir.root().toString(), nodes, String.join(",", cluster.clientAddresses()),
+          settings.kfactor(), settings.sitesPerHost(), Instant.now().toString());
+    }
+  }
+
+  /** Stops every server of the cluster in a directory: a clean stop with its snapshot, then SIGTERM, then SIGKILL. */
+  @Command(name = "stop", mixinStandardHelpOptions = true,
+      description = {"Stop every server of the cluster `apiary cluster start --data DIR` started: pause it, save a "
+          + "snapshot with every committed transaction, shut the nodes down and wait for them to exit. Nodes still "
+          + "running after --timeout-s get SIGTERM, and SIGKILL " + Stop.TERM_WAIT_S + " s later. The next "
+          + "`apiary cluster start --data DIR` restores the snapshot.",
+          "Exit code 0 once every node has exited after a clean stop; 1 if no node ran there, the snapshot failed "
+              + "(the next start restores the newest automatic snapshot) or a node had to be killed."})
+  static final class Stop implements Callable<Integer> {
+    static final long TERM_WAIT_S = 15;
+    static final long KILL_WAIT_S = 10;
+
+    @Option(names = "--data", paramLabel = "DIR", defaultValue = DEFAULT_DIRECTORY,
+        description = "The cluster's directory (default ./${DEFAULT-VALUE}).")
+    Path data;
+
+    @Option(names = "--timeout-s", defaultValue = "60", paramLabel = "S",
+        description = "Seconds for the clean stop: the snapshot and the nodes' exit (default ${DEFAULT-VALUE}).")
+    long timeoutSeconds;
+
+    private final PrintStream out = System.out;
+    private final PrintStream err = System.err;
+
+    @Override
+    public Integer call() throws InterruptedException {
+      if (timeoutSeconds < 1) {
+        throw new CliException("--timeout-s must be at least 1, not " + timeoutSeconds, 2, null);
+      }
+      ClusterDirectory dir = new ClusterDirectory(data);
+      if (!Files.isDirectory(dir.root())) {
+        throw new CliException(dir.root() + " does not exist: no cluster runs there (start one with: apiary cluster "
+            + "start --data " + dir.root() + ")");
+      }
+      FileLock lock = dir.lock().orElseThrow(() -> new CliException("another `apiary cluster start` or `apiary "
+          + "cluster stop` is under way on " + dir.root() + ": wait for it to finish, then try again"));
+      try {
+        return stop(dir);
+      } finally {
+        ClusterDirectory.release(lock);
+      }
+    }
+
+    private int stop(ClusterDirectory dir) throws InterruptedException {
+      ClusterDirectory.State state = dir.readState().orElseThrow(() -> new CliException("no cluster is running in "
+          + dir.root() + " (it has no " + ClusterDirectory.STATE + "): start one with: apiary cluster start --data "
+          + dir.root()));
+      List<ClusterDirectory.Node> alive = state.alive();
+      if (alive.isEmpty()) {
+        dir.deleteState();
+        throw new CliException("no node of the cluster in " + dir.root() + " is running (pids " + state.pids()
+            + " have exited: killed or crashed); removed its stale " + ClusterDirectory.STATE + ". The next start "
+            + "restores the newest automatic snapshot");
+      }
+      out.println("apiary cluster stop: stopping " + alive.size() + " of " + state.nodes().size() + " node(s) in "
+          + dir.root() + " (pids " + String.join(", ", alive.stream().map(n -> String.valueOf(n.pid())).toList())
+          + ")");
+      out.flush();
+      Duration timeout = Duration.ofSeconds(timeoutSeconds);
+      List<String> problems = new ArrayList<>();
+      String nonce = null;
+      try {
+        nonce = LocalCluster.snapshotAndShutdown(alive.stream().map(ClusterDirectory.Node::adminAddress).toList(),
+            timeout);
+        out.println("apiary cluster stop: saved the stop snapshot " + nonce + "; the nodes are shutting down");
+        out.flush();
+      } catch (DatabaseException e) {
+        problems.add("the clean stop failed (" + e.getMessage() + "); the next start restores the newest automatic "
+            + "snapshot");
+        err.println("apiary cluster stop: " + problems.get(0) + "; stopping the nodes with SIGTERM");
+        err.flush();
+      }
+      List<ProcessHandle> processes = alive.stream().map(ClusterDirectory.Node::process).flatMap(Optional::stream)
+          .toList();
+      List<ProcessHandle> left = awaitExit(processes, nonce != null ? timeout : Duration.ZERO);
+      if (!left.isEmpty()) {
+        if (nonce != null) {
+          problems.add("pids " + pids(left) + " did not exit within " + timeout.toSeconds() + " s of the shutdown");
+        }
+        left.forEach(ProcessHandle::destroy);
+        left = awaitExit(left, Duration.ofSeconds(TERM_WAIT_S));
+      }
+      if (!left.isEmpty()) {
+        problems.add("pids " + pids(left) + " did not exit within " + TERM_WAIT_S + " s of SIGTERM and were killed "
+            + "(SIGKILL)");
+        left.forEach(ProcessHandle::destroyForcibly);
+        left = awaitExit(left, Duration.ofSeconds(KILL_WAIT_S));
+      }
+      if (!left.isEmpty()) {
+        throw new CliException("pids " + pids(left) + " of the cluster in " + dir.root() + " are still alive " + KILL_WAIT_S
+            + " s after SIGKILL; " + String.join("; ", problems) + ". Check them with: ps -p " + pids(left));
+      }
+      List<ClusterDirectory.Node> stillRunning = state.alive();
+      if (!stillRunning.isEmpty()) {
+        throw new CliException("node process(es) " + String.join(", ", stillRunning.stream()
+            .map(n -> String.valueOf(n.pid())).toList()) + " of the cluster in " + dir.root() + " are still alive");
+      }
+      dir.deleteState();
+      if (nonce != null) {
+        for (ClusterDirectory.Node n : state.nodes()) {
+          LocalCluster.keepOnlyStopSnapshot(Path.of(n.root()), nonce);
+        }
+      }
+      if (!problems.isEmpty()) {
+        throw new CliException("the cluster in " + dir.root() + " is stopped, no server process is left, but not "
+            + "cleanly: " + String.join("; ", problems));
+      }
+      out.println("apiary cluster stop: stopped cleanly; no server process is left; the data is in " + dir.root()
+          + " (start it again with: apiary cluster start --data " + dir.root() + ")");
+      return 0;
+    }
+
+    /** Waits, at most {@code timeout} in all, for every process to exit; returns those still alive. */
+    private static List<ProcessHandle> awaitExit(List<ProcessHandle> processes, Duration timeout)
+        throws InterruptedException {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      for (ProcessHandle p : processes) {
+        CompletableFuture<ProcessHandle> exit = p.onExit();
+        try {
+          exit.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+          break; // the rest are checked below
+        } catch (ExecutionException e) {
+          throw new CliException("waiting for pid " + p.pid() + " to exit failed: " + e.getCause().getMessage(), e);
+        }
+      }
+      return processes.stream().filter(ProcessHandle::isAlive).toList();
+    }
+
+    private static String pids(List<ProcessHandle> processes) {
+      return String.join(",", processes.stream().map(p -> String.valueOf(p.pid())).toList());
+    }
+  }
+}

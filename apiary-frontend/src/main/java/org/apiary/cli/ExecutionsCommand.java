@@ -1,0 +1,320 @@
+package org.apiary.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.PrintStream;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.InvocationLog;
+import org.apiary.internal.Json;
+import org.apiary.internal.wire.WireReply;
+import org.apiary.internal.wire.WireRequest;
+import org.apiary.provenance.ProvenanceQueries;
+import org.apiary.provenance.ProvenanceSchema;
+import org.apiary.provenance.ProvenanceSink;
+import org.apiary.runtime.SystemSchema;
+import org.voltdb.VoltTable;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code apiary executions list|show}: what ran, read from the invocation log. Reads only. */
+@Command(name = "executions", mixinStandardHelpOptions = true,
+    description = {"What ran: the graph invocations in the invocation log (" + SystemSchema.INVOCATIONS + "), with "
+        + "their graph and version, status, frontend, attempts and timing; `show` adds the request and the outcome.",
+        ExecutionsCommand.NOT_LOGGED},
+    subcommands = {ExecutionsCommand.ListExecutions.class, ExecutionsCommand.Show.class})
+public final class ExecutionsCommand implements Runnable {
+  static final String NOT_LOGGED = "Not every invocation is logged: a graph of one recorded function runs as that "
+      + "function's transaction alone (its record is the outcome), and a graph that records nothing (writes nothing) "
+      + "is neither logged nor stored, so neither appears here (see the README, Exactly-once). Ended invocations are "
+      + "deleted after the frontends' retention (default 1 hour).";
+
+  private static final String TIMES = "SINCE_EPOCH(MILLISECOND, started_at), SINCE_EPOCH(MILLISECOND, finished_at), "
+      + "SINCE_EPOCH(MILLISECOND, NOW)";
+
+  @Spec
+  CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new ParameterException(spec.commandLine(), "name a subcommand: apiary executions list, or apiary "
+        + "executions show ID");
+  }
+
+  /** {@code executions list}. */
+  @Command(name = "list", mixinStandardHelpOptions = true,
+      description = {"List logged invocations, newest first: ID, graph and version, status (RUNNING, DONE, FAILED), "
+          + "the frontend running or last running it, attempts, start and end time (the database's clock, UTC) and "
+          + "duration.", NOT_LOGGED})
+  static final class ListExecutions implements Callable<Integer> {
+    @Option(names = "--running", description = "Only invocations still running.")
+    boolean running;
+
+    @Option(names = "--failed", description = "Only invocations that ended failed.")
+    boolean failed;
+
+    @Option(names = "--limit", paramLabel = "N", defaultValue = "20",
+        description = "Show at most N, the newest (default ${DEFAULT-VALUE}).")
+    int limit;
+
+    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    ServiceTarget.Database target;
+
+    @Spec
+    CommandSpec spec;
+
+    private final PrintStream out = System.out;
+
+    @Override
+    public Integer call() {
+      if (target == null) {
+        throw ServiceTarget.missing(spec, "--database HOST:PORT");
+      }
+      if (running && failed) {
+        throw new ParameterException(spec.commandLine(), "give --running or --failed, not both");
+      }
+      if (limit < 1 || limit > 100_000) {
+        throw new ParameterException(spec.commandLine(), "--limit must be between 1 and 100000, not " + limit);
+      }
+      String where = running ? " WHERE status = '" + InvocationLog.RUNNING + "'"
+          : failed ? " WHERE status = '" + InvocationLog.FAILED + "'" : "";
+      try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+        if (!SystemSchema.tables(db).contains(SystemSchema.INVOCATIONS)) {
+          out.println("no invocations: Apiary's system tables are not there (nothing was deployed with "
+              + target.describe() + ")");
+          return 0;
+        }
+        VoltTable total = db.callAdmin("counting invocations", "@AdHoc", "SELECT COUNT(*) FROM "
+            + SystemSchema.INVOCATIONS + where).getResults()[0];
+        long count = total.advanceRow() ? total.getLong(0) : 0;
+        VoltTable t = db.callAdmin("listing invocations", "@AdHoc", "SELECT invocation_id, graph, graph_version, "
+            + "status, frontend, attempts, " + TIMES + " FROM " + SystemSchema.INVOCATIONS + where
+            + " ORDER BY started_at DESC, invocation_id LIMIT " + limit).getResults()[0];
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"ID", "GRAPH", "VERSION", "STATUS", "FRONTEND", "ATTEMPTS", "STARTED", "FINISHED",
+            "DURATION"});
+        while (t.advanceRow()) {
+          Times times = Times.read(t, 6);
+          rows.add(new String[] {t.getString(0), t.getString(1), String.valueOf(t.getLong(2)), t.getString(3),
+              t.getString(4), String.valueOf(t.getLong(5)), times.started(), times.finished(), times.duration()});
+        }
+        String which = running ? "running " : failed ? "failed " : "";
+        if (rows.size() == 1) {
+          out.println("no " + which + "invocations in the log of " + target.describe()
+              + " (graphs of one recorded function and graphs that record nothing are not logged)");
+          return 0;
+        }
+        print(rows);
+        out.println((rows.size() - 1) + " of " + count + " " + which + "logged invocation(s), newest first"
+            + (count > rows.size() - 1 ? " (--limit " + limit + ")" : "")
+            + "; graphs of one recorded function and graphs that record nothing are not logged");
+      }
+      return 0;
+    }
+
+    private void print(List<String[]> rows) {
+      int[] widths = new int[rows.get(0).length];
+      for (String[] row : rows) {
+        for (int i = 0; i < row.length; i++) {
+          widths[i] = Math.max(widths[i], row[i].length());
+        }
+      }
+      for (String[] row : rows) {
+        StringBuilder line = new StringBuilder();
+        for (int i = 0; i < row.length; i++) {
+          line.append(i == 0 ? "" : "  ").append(i == row.length - 1 ? row[i] : pad(row[i], widths[i]));
+        }
+        out.println(line.toString().stripTrailing());
+      }
+    }
+
+    private static String pad(String s, int width) {
+      return s + " ".repeat(width - s.length());
+    }
+  }
+
+  /** {@code executions show ID}. */
+  @Command(name = "show", mixinStandardHelpOptions = true,
+      description = {"Show one logged invocation: its graph and version, status, frontend, attempts and timing, the "
+          + "request (partition key and arguments, as JSON) and the outcome (the result as JSON, or the error).",
+          "Where the provenance sink is known (--data DIR, or --provenance-sink), also the function executions of "
+              + "the invocation from " + ProvenanceSchema.FUNCTION_INVOCATIONS + ". A running `apiary start` holds "
+              + "its DuckDB file open, and DuckDB lets one process open it: its functions are listed after "
+              + "`apiary stop`.",
+          NOT_LOGGED,
+          "Exit code 1 if the ID is not in the log."})
+  static final class Show implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "ID", description = "The invocation ID.")
+    String id;
+
+    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    ServiceTarget.Database target;
+
+    @Option(names = "--provenance-sink", paramLabel = "JDBC_URL",
+        description = "Where provenance is loaded, to list the invocation's function executions (default with --data: "
+            + "the service's sink).")
+    String provenanceSink;
+
+    @Spec
+    CommandSpec spec;
+
+    private final PrintStream out = System.out;
+
+    @Override
+    public Integer call() {
+      if (target == null) {
+        throw ServiceTarget.missing(spec, "--database HOST:PORT");
+      }
+      String sink = provenanceSink;
+      if (sink == null && target.data != null) {
+        sink = new ServiceDirectory(target.data).runningState().provenance();
+      }
+      try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+        if (!SystemSchema.tables(db).contains(SystemSchema.INVOCATIONS)) {
+          throw new CliException("invocation " + id + " is not in the log: " + target.describe() + " has no "
+              + "invocation log (nothing was deployed with it)");
+        }
+        VoltTable t = db.callAdmin("reading invocation " + id, "@AdHoc", "SELECT invocation_id, graph, "
+            + "graph_version, status, frontend, attempts, " + TIMES + ", request, result FROM "
+            + SystemSchema.INVOCATIONS + " WHERE invocation_id = ?", id).getResults()[0];
+        if (!t.advanceRow()) {
+          throw new CliException("invocation " + id + " is not in the log of " + target.describe() + ": it is unknown, "
+              + "ended longer ago than the retention (default 1 hour) and was deleted, or belongs to a graph that is "
+              + "not logged (one recorded function, or recording nothing); list what is there with: apiary "
+              + "executions list");
+        }
+        Times times = Times.read(t, 6);
+        out.println("invocation " + t.getString(0));
+        out.println("  graph: " + t.getString(1) + ", version " + t.getLong(2));
+        out.println("  status: " + t.getString(3));
+        out.println("  frontend: " + t.getString(4) + " (the one running it, or that ran its last attempt)");
+        out.println("  attempts: " + t.getLong(5));
+        out.println("  started: " + times.started() + ", finished: " + times.finished() + ", duration: "
+            + times.duration());
+        out.println("  request: " + request(t.getVarbinary(9)));
+        byte[] result = t.getVarbinary(10);
+        out.println("  " + (t.wasNull() || result == null ? "outcome: none yet (still running)" : outcome(result)));
+      }
+      functions(sink);
+      return 0;
+    }
+
+    private static String request(byte[] frame) {
+      WireRequest r;
+      try {
+        r = WireRequest.fromBytes(frame);
+      } catch (IllegalArgumentException e) {
+        return "(cannot be decoded: " + e.getMessage() + ")";
+      }
+      StringBuilder s = new StringBuilder();
+      s.append("key ").append(r.key() == null ? "(none)" : json(r.key()));
+      s.append(", arguments ").append(r.args() == null ? "[]" : json(Json.MAPPER.valueToTree(r.args())));
+      if (r.caller() != null) {
+        s.append(", caller ").append(r.caller());
+      }
+      return s.toString();
+    }
+
+    private static String outcome(byte[] frame) {
+      WireReply r;
+      try {
+        r = WireReply.fromBytes(frame);
+      } catch (IllegalArgumentException e) {
+        return "outcome: (cannot be decoded: " + e.getMessage() + ")";
+      }
+      if (WireReply.OK.equals(r.status())) {
+        return "result: " + InvokeCommand.toJson(r.outputs() == null ? List.of() : r.outputs());
+      }
+      StringBuilder s = new StringBuilder("error: ").append(r.error());
+      if (r.function() != null) {
+        s.append(" in function '").append(r.function()).append('\'');
+      }
+      if (r.functionError() != null) {
+        s.append(" (").append(r.functionError()).append(')');
+      }
+      return s.append(": ").append(r.message()).toString();
+    }
+
+    private static String json(JsonNode node) {
+      try {
+        return Json.MAPPER.writeValueAsString(node);
+      } catch (JsonProcessingException e) {
+        return "(cannot be printed as JSON: " + e.getMessage() + ")";
+      }
+    }
+
+    /** The invocation's function executions from the provenance sink, or a line saying why they are not shown. */
+    private void functions(String sink) {
+      if (sink == null) {
+        out.println("  functions: not shown (the provenance sink is not known here: give --provenance-sink "
+            + "JDBC_URL, or --data DIR for an `apiary start` that captures provenance)");
+        return;
+      }
+      Properties props = new Properties();
+      boolean duckdb = sink.regionMatches(true, 0, "jdbc:duckdb:", 0, "jdbc:duckdb:".length());
+      if (duckdb) {
+        props.setProperty("duckdb.read_only", "true");
+      }
+      try (ProvenanceSink opened = ProvenanceSink.open(sink, props, Duration.ofSeconds(10))) {
+        List<Map<String, Object>> rows = new ProvenanceQueries(opened.connection()).sql("SELECT function_name, "
+            + "exec_id, partition_key, event_time, latency_us FROM " + ProvenanceSchema.FUNCTION_INVOCATIONS
+            + " WHERE execution_id = ? ORDER BY event_time, exec_id", id);
+        out.println("  functions: " + rows.size() + " execution(s) in " + sink + " (rows still buffered by the "
+            + "capture are not there yet)");
+        for (Map<String, Object> r : rows) {
+          out.println("    " + r.get("function_name") + ": exec " + r.get("exec_id") + ", partition key "
+              + r.get("partition_key") + ", at " + r.get("event_time") + ", " + r.get("latency_us") + " us");
+        }
+      } catch (SQLException e) {
+        String message = String.valueOf(e.getMessage());
+        if (duckdb && message.toLowerCase(Locale.ROOT).contains("lock")) {
+          out.println("  functions: not readable now: " + sink.substring("jdbc:duckdb:".length()) + " is locked by "
+              + "the process that loads provenance into it (the running `apiary start`; DuckDB lets one process open "
+              + "a file). After `apiary stop` they can be queried with: apiary provenance sql --sink " + sink
+              + " \"SELECT * FROM " + ProvenanceSchema.FUNCTION_INVOCATIONS + " WHERE execution_id = '" + id + "'\"");
+        } else {
+          out.println("  functions: cannot read the provenance sink " + sink + ": " + message);
+        }
+      }
+    }
+  }
+
+  /** An invocation's times in milliseconds by the database's clock (its end 0 while it runs). */
+  private record Times(long startedMs, long finishedMs, long nowMs) {
+    static Times read(VoltTable t, int first) {
+      long started = t.getLong(first);
+      long finished = t.getLong(first + 1);
+      boolean running = t.wasNull();
+      return new Times(started, running ? 0 : finished, t.getLong(first + 2));
+    }
+
+    String started() {
+      return Instant.ofEpochMilli(startedMs).toString();
+    }
+
+    String finished() {
+      return finishedMs == 0 ? "-" : Instant.ofEpochMilli(finishedMs).toString();
+    }
+
+    String duration() {
+      return finishedMs == 0 ? "running for " + seconds(nowMs - startedMs) : seconds(finishedMs - startedMs);
+    }
+
+    private static String seconds(long millis) {
+      return String.format(Locale.ROOT, "%.3f s", millis / 1000.0);
+    }
+  }
+}

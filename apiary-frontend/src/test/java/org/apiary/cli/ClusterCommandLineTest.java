@@ -1,0 +1,252 @@
+package org.apiary.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.apiary.cli.CliProcesses.Result;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * Issue 13's "done when", every command in its own JVM: {@code cluster start --nodes 2 --kfactor 1} (two VoltDB server
+ * processes that outlive the command), {@code frontend --database ...}, {@code deploy} of an application jar built
+ * here, {@code invoke} of a logged two-function graph, {@code executions list} and {@code show}, {@code status},
+ * {@code cluster stop}; then no process is left: neither the nodes named in {@code cluster.json} nor the frontend.
+ */
+class ClusterCommandLineTest {
+  private static final Duration CLUSTER = Duration.ofSeconds(60);
+  private static final Duration COMMAND = Duration.ofSeconds(45);
+  private static final String PACKAGE = "com.example.chain";
+
+  @TempDir
+  Path work;
+
+  private CliProcesses cli;
+  private final List<Long> nodePids = new ArrayList<>();
+
+  @BeforeEach
+  void processes() {
+    cli = new CliProcesses(work);
+  }
+
+  @AfterEach
+  void killWhatIsLeft() throws InterruptedException {
+    cli.killLeftovers();
+    for (long pid : nodePids) {
+      Optional<ProcessHandle> node = ProcessHandle.of(pid).filter(ProcessHandle::isAlive);
+      if (node.isPresent()) {
+        node.get().destroyForcibly();
+        node.get().onExit().completeOnTimeout(null, 30, TimeUnit.SECONDS).join();
+      }
+    }
+  }
+
+  @Test
+  @Timeout(value = 180, unit = TimeUnit.SECONDS) // a bound for a slow machine; about 60 s on two cores
+  void clusterFrontendDeployInvokeExecutionsStatusStopLeavesNoProcess() throws Exception {
+    Path dir = work.resolve("cluster");
+    Result started = cli.run(CLUSTER, "cluster", "start", "--nodes", "2", "--kfactor", "1", "--sites-per-host", "2",
+        "--snapshot-interval-s", "30", "--data", dir.toString());
+    ClusterDirectory.State state = new ClusterDirectory(dir).readState().orElseThrow(
+        () -> new AssertionError("no " + ClusterDirectory.STATE + " after: " + started));
+    state.nodes().forEach(n -> nodePids.add(n.pid()));
+    assertEquals(0, started.exit(), started.toString());
+    assertEquals(2, state.nodes().size());
+    for (ClusterDirectory.Node n : state.nodes()) {
+      assertTrue(ProcessHandle.of(n.pid()).map(ProcessHandle::isAlive).orElse(false),
+          "node " + n.index() + " (pid " + n.pid() + ") runs after `cluster start` exited");
+    }
+    String database = state.database();
+    assertTrue(started.out().contains("--database " + database), started.toString());
+
+    Result again = cli.run(COMMAND, "cluster", "start", "--nodes", "2", "--kfactor", "1", "--data", dir.toString());
+    assertEquals(1, again.exit(), again.toString());
+    assertTrue(again.err().contains("is in use by a running cluster"), again.toString());
+
+    Path frontendLog = work.resolve("frontend.log");
+    Process frontend = cli.start(frontendLog, "-Xmx384m", "frontend", "--database", database);
+    String listening = CliProcesses.await(frontend, frontendLog, "listening on ", COMMAND);
+    String endpoint = listening.substring("listening on ".length()).lines().findFirst().orElseThrow().strip();
+
+    Path jar = chainApplication();
+    Result deployed = cli.run(COMMAND, "deploy", jar.toString(), "--database", database);
+    assertEquals(0, deployed.exit(), deployed.toString());
+    assertTrue(deployed.out().contains("graph chain: version 1 (new)"), deployed.toString());
+
+    Result invoked = cli.run(COMMAND, "invoke", "chain", "--key", "7", "5", "--id", "chain-1", "--frontend",
+        endpoint);
+    assertEquals(0, invoked.exit(), invoked.toString());
+    assertEquals("\"7 holds 5\"", invoked.out().strip());
+
+    Result listed = cli.run(COMMAND, "executions", "list", "--database", database);
+    assertEquals(0, listed.exit(), listed.toString());
+    String row = listed.out().lines().filter(l -> l.startsWith("chain-1 ")).findFirst()
+        .orElseThrow(() -> new AssertionError("chain-1 is not listed:\n" + listed));
+    assertTrue(row.matches("chain-1\\s+chain\\s+1\\s+DONE\\s+\\S+\\s+1\\s+\\S+Z\\s+\\S+Z\\s+\\d+\\.\\d{3} s"), row);
+    assertTrue(listed.out().contains("1 of 1 logged invocation(s)"), listed.toString());
+
+    Result failed = cli.run(COMMAND, "executions", "list", "--failed", "--database", database);
+    assertEquals(0, failed.exit(), failed.toString());
+    assertTrue(failed.out().contains("no failed invocations"), failed.toString());
+
+    Result shown = cli.run(COMMAND, "executions", "show", "chain-1", "--database", database);
+    assertEquals(0, shown.exit(), shown.toString());
+    assertTrue(shown.out().contains("graph: chain, version 1"), shown.toString());
+    assertTrue(shown.out().contains("status: DONE"), shown.toString());
+    assertTrue(shown.out().contains("request: key 7, arguments [5]"), shown.toString());
+    assertTrue(shown.out().contains("result: \"7 holds 5\""), shown.toString());
+    assertTrue(shown.out().contains("functions: not shown"), shown.toString());
+
+    Result unknown = cli.run(COMMAND, "executions", "show", "no-such-id", "--database", database);
+    assertEquals(1, unknown.exit(), unknown.toString());
+    assertTrue(unknown.err().contains("is not in the log"), unknown.toString());
+
+    Result status = cli.run(COMMAND, "status", "--database", database);
+    assertEquals(0, status.exit(), status.toString());
+    assertTrue(status.out().contains("2 host(s), 2 partition(s), k-factor 1"), status.out());
+    assertTrue(status.out().contains("chain: version 1"), status.out());
+    assertTrue(status.out().contains(endpoint + " (frontend "), status.out());
+    assertTrue(status.out().contains("0 running, 1 done, 0 failed"), status.out());
+    assertTrue(status.out().contains("rows waiting in the spooler (function executions and reads): not visible "
+        + "from this process"), status.out());
+
+    frontend.destroy(); // SIGTERM: the frontend closes and exits
+    assertTrue(frontend.waitFor(30, TimeUnit.SECONDS), "the frontend exited on SIGTERM");
+
+    Result stopped = cli.run(CLUSTER, "cluster", "stop", "--data", dir.toString());
+    assertEquals(0, stopped.exit(), stopped.toString());
+    assertTrue(stopped.out().contains("stopped cleanly; no server process is left"), stopped.toString());
+    assertFalse(Files.exists(dir.resolve(ClusterDirectory.STATE)), "cluster.json is removed");
+    for (long pid : nodePids) {
+      assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "node pid " + pid + " is gone");
+    }
+    Result nothing = cli.run(COMMAND, "cluster", "stop", "--data", dir.toString());
+    assertEquals(1, nothing.exit(), nothing.toString());
+    assertTrue(nothing.err().contains("no cluster is running in"), nothing.toString());
+
+    for (Process p : cli.started()) {
+      assertFalse(p.isAlive(), "process " + p.pid() + " was left running");
+    }
+    List<ProcessHandle> left = ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
+        .filter(h -> h.info().commandLine().orElse("").contains(dir.toString())
+            || h.info().commandLine().orElse("").contains("org.apiary.cli.Main"))
+        .toList();
+    assertEquals(List.of(), left, "no apiary or VoltDB process is left behind");
+  }
+
+  @Test
+  void newCommandsHaveHelp() {
+    for (String command : List.of("executions", "executions list", "executions show", "cluster", "cluster start",
+        "cluster stop")) {
+      StringWriter out = new StringWriter();
+      CommandLine cl = Main.commandLine();
+      cl.setOut(new PrintWriter(out));
+      List<String> args = new ArrayList<>(List.of(command.split(" ")));
+      args.add("--help");
+      assertEquals(0, cl.execute(args.toArray(String[]::new)), command + " --help");
+      assertTrue(out.toString().startsWith("Usage: apiary " + command), out.toString());
+    }
+    StringWriter out = new StringWriter();
+    CommandLine cl = Main.commandLine();
+    cl.setOut(new PrintWriter(out));
+    cl.execute("executions", "list", "--help");
+    assertTrue(out.toString().replaceAll("\\s+", " ").contains("a graph that records nothing"), out.toString());
+  }
+
+  @Test
+  void badClusterOptionsAreUsageErrors() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = Main.commandLine();
+    cl.setErr(new PrintWriter(err));
+    assertEquals(2, cl.execute("cluster", "start", "--nodes", "2", "--kfactor", "2", "--data",
+        work.resolve("bad").toString()));
+    assertTrue(err.toString().contains("0 <= --kfactor < --nodes"), err.toString());
+    assertEquals(2, cl.execute("executions", "list", "--running", "--failed", "--database", "127.0.0.1:1"));
+  }
+
+  /**
+   * A two-function graph that is logged: {@code add} (writes, so it is recorded) sends the new value along to
+   * {@code describe} (reads), which returns {@code "<key> holds <value>"}.
+   */
+  private Path chainApplication() throws Exception {
+    return CliProcesses.applicationJar(work, "chain", PACKAGE, "ChainApp", Map.of(
+        "ChainApp", """
+            package com.example.chain;
+
+            import org.apiary.ApiaryFunction;
+            import org.apiary.Application;
+            import org.apiary.Graph;
+
+            public final class ChainApp {
+              static final String SCHEMA = "CREATE TABLE chain_values (k BIGINT NOT NULL, v BIGINT NOT NULL, "
+                  + "PRIMARY KEY (k)); PARTITION TABLE chain_values ON COLUMN k;";
+              static final String NEXT = "next";
+
+              public static Application application() {
+                return Application.of(SCHEMA,
+                    Graph.named("chain").addLocalFunction("chainAdd", Add.class)
+                        .addLocalFunction("chainDescribe", Describe.class)
+                        .addEdge(Graph.SOURCE, "chainAdd", ApiaryFunction.SOURCE, Long.class)
+                        .addEdge("chainAdd", "chainDescribe", NEXT)
+                        .addEdge("chainDescribe", Graph.SINK, ApiaryFunction.SINK));
+              }
+
+              private ChainApp() {}
+            }
+            """,
+        "Add", """
+            package com.example.chain;
+
+            import org.apiary.LocalFunction;
+            import org.apiary.Statement;
+
+            public class Add extends LocalFunction<Long> {
+              static final Statement GET = Statement.of("SELECT v FROM chain_values WHERE k = ?");
+              static final Statement PUT = Statement.of("UPSERT INTO chain_values (k, v) VALUES (?, ?)");
+
+              @Override
+              protected void run() {
+                long by = retrieveInput(SOURCE, Long.class);
+                queueSQL(GET, partitionKey());
+                long v = executeSQL().get(0).firstRow().map(r -> r.getLong("v")).orElse(0L) + by;
+                queueSQL(PUT, partitionKey(), v);
+                executeSQL();
+                returnOutput(v, ChainApp.NEXT, partitionKey());
+              }
+            }
+            """,
+        "Describe", """
+            package com.example.chain;
+
+            import org.apiary.LocalFunction;
+            import org.apiary.Statement;
+
+            public class Describe extends LocalFunction<Long> {
+              static final Statement GET = Statement.of("SELECT v FROM chain_values WHERE k = ?");
+
+              @Override
+              protected void run() {
+                long sent = retrieveInput(ChainApp.NEXT, Long.class);
+                queueSQL(GET, partitionKey());
+                long v = executeSQL().get(0).firstRow().map(r -> r.getLong("v")).orElse(-1L);
+                returnOutput(partitionKey() + " holds " + (v == sent ? String.valueOf(v) : v + " (sent " + sent + ")"));
+              }
+            }
+            """));
+  }
+}
