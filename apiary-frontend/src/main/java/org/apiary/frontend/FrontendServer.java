@@ -29,8 +29,9 @@ import org.zeromq.ZMsg;
  * frontend keeps no state that another frontend would need: any frontend serves any graph, any retry and any result
  * request.
  *
- * <p>Threads: a {@link SocketLoop} owns the ZeroMQ socket; executions continue on the database client's callback thread; a small
- * scheduled pool runs the maintenance duties and retries; one loads the catalog for graph names not known yet.
+ * <p>Threads: a {@link SocketLoop} owns the ZeroMQ socket; executions continue on the database client's callback
+ * thread; a small scheduled pool runs the maintenance duties and retries; one loads the catalog for graph names not
+ * known yet.
  */
 public final class FrontendServer implements AutoCloseable {
   private static final Logger LOG = System.getLogger(FrontendServer.class.getName());
