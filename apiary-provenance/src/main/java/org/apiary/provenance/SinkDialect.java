@@ -55,7 +55,7 @@ enum SinkDialect {
     @Override
     void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged, int queryTimeout)
         throws SQLException {
-      if (!staged.contains(table.name()) && appendable(table)) {
+      if (!staged.contains(table.name())) {
         try (Statement statement = createStatement(connection, queryTimeout)) {
           statement.execute("CREATE TABLE IF NOT EXISTS " + quote(stagingName(table)) + " (" + columnDefinitions(table)
               + ")");
@@ -74,21 +74,19 @@ enum SinkDialect {
     @Override
     void load(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows, int queryTimeout,
               Map<String, Integer> conflicts) throws SQLException {
-      if (appendable(table)) {
-        int stagedLeft = conflicts.getOrDefault(table.name(), 0);
-        if (stagedLeft > 0) {
-          conflicts.put(table.name(), stagedLeft - 1);
-        } else {
-          try {
-            appendRows(connection, table.name(), table, rows);
-            return;
-          } catch (SQLException e) {
-            if (!String.valueOf(e.getMessage()).startsWith("Constraint Error")) {
-              throw e;
-            }
-            connection.rollback(); // nothing of this attempt stays; the staged load below skips the present keys
-            conflicts.put(table.name(), STAGED_AFTER_CONFLICT);
+      int stagedLeft = conflicts.getOrDefault(table.name(), 0);
+      if (stagedLeft > 0) {
+        conflicts.put(table.name(), stagedLeft - 1);
+      } else {
+        try {
+          appendRows(connection, table.name(), table, rows);
+          return;
+        } catch (SQLException e) {
+          if (!isKeyConflict(e)) {
+            throw e;
           }
+          connection.rollback(); // nothing of this attempt stays; the staged load below skips the present keys
+          conflicts.put(table.name(), STAGED_AFTER_CONFLICT);
         }
       }
       load(connection, table, rows, queryTimeout);
@@ -97,10 +95,6 @@ enum SinkDialect {
     @Override
     void load(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows, int queryTimeout)
         throws SQLException {
-      if (!appendable(table)) {
-        loadWithValues(connection, table, rows, queryTimeout);
-        return;
-      }
       String stage = quote(stagingName(table));
       try (Statement statement = createStatement(connection, queryTimeout)) {
         statement.execute("DELETE FROM " + stage);
@@ -113,28 +107,41 @@ enum SinkDialect {
 
     private static final int STAGED_AFTER_CONFLICT = 64;
 
-    /** Appends rows of {@code table}'s layout to the table {@code target} with DuckDB's appender. */
+    /** A load that failed because a row's key was present (the appender's message; SQL's is a Constraint Error). */
+    private static boolean isKeyConflict(SQLException e) {
+      String message = String.valueOf(e.getMessage());
+      return message.contains("violates primary key constraint") || message.startsWith("Constraint Error");
+    }
+
+    /**
+     * Appends rows of {@code table}'s layout to the table {@code target} with DuckDB's appender, which fills a data
+     * chunk in Java memory and crosses into native code once per chunk rather than once per value.
+     */
     private static void appendRows(Connection connection, String target, ProvenanceTable table,
                                    List<ProvenanceRow> rows) throws SQLException {
+      List<ProvenanceColumn> columns = table.columns();
+      int width = columns.size();
+      ColumnType[] types = new ColumnType[width];
+      for (int i = 0; i < width; i++) {
+        types[i] = columns.get(i).type();
+      }
       try (org.duckdb.DuckDBAppender appender = connection.unwrap(org.duckdb.DuckDBConnection.class)
           .createAppender(org.duckdb.DuckDBConnection.DEFAULT_SCHEMA, target)) {
         for (ProvenanceRow row : rows) {
+          List<Object> values = row.values();
           appender.beginRow();
-          for (int i = 0; i < row.values().size(); i++) {
-            append(appender, table.columns().get(i).type(), row.values().get(i));
+          for (int i = 0; i < width; i++) {
+            append(appender, types[i], values.get(i));
           }
           appender.endRow();
         }
+        appender.flush(); // close() alone drops the rows of a failed flush without an error (DuckDB JDBC 1.4.4)
       }
-    }
-
-    private static boolean appendable(ProvenanceTable table) {
-      return table.columns().stream().noneMatch(c -> c.type() == ColumnType.VARBINARY);
     }
 
     private static void append(org.duckdb.DuckDBAppender a, ColumnType type, Object value) throws SQLException {
       if (value == null) {
-        a.append((String) null); // the appender's way to append NULL to a column of any type
+        a.appendNull();
         return;
       }
       switch (type) {
@@ -143,33 +150,16 @@ enum SinkDialect {
         case SMALLINT -> a.append(((Number) value).shortValue());
         case TINYINT -> a.append(((Number) value).byteValue());
         case DOUBLE -> a.append(((Number) value).doubleValue());
-        case DECIMAL -> a.appendBigDecimal((BigDecimal) value);
+        case DECIMAL -> a.append((BigDecimal) value);
         case VARCHAR -> a.append((String) value);
-        case TIMESTAMP -> a.appendLocalDateTime(LocalDateTime.ofInstant(
-            ((Instant) value).truncatedTo(ChronoUnit.MICROS), ZoneOffset.UTC));
-        case VARBINARY -> throw new AssertionError("binary tables are loaded with VALUES statements");
-      }
-    }
-
-    private void loadWithValues(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows,
-                                int queryTimeout) throws SQLException {
-      int width = table.columns().size();
-      int perStatement = Math.max(1, Math.min(ROWS_PER_STATEMENT, MAX_PARAMETERS / width));
-      for (int from = 0; from < rows.size(); from += perStatement) {
-        List<ProvenanceRow> chunk = rows.subList(from, Math.min(rows.size(), from + perStatement));
-        try (PreparedStatement insert = prepareStatement(connection, multiRowInsertSql(table, chunk.size()),
-            queryTimeout)) {
-          int index = 1;
-          for (ProvenanceRow row : chunk) {
-            for (int i = 0; i < width; i++) {
-              bind(insert, index++, table.columns().get(i).type(), row.values().get(i));
-            }
-          }
-          insert.executeUpdate();
+        case VARBINARY -> a.append((byte[]) value);
+        case TIMESTAMP -> {
+          Instant at = (Instant) value;
+          a.appendEpochMicros(Math.addExact(Math.multiplyExact(at.getEpochSecond(), 1_000_000L),
+              at.getNano() / 1_000));
         }
       }
     }
-
 
     @Override
     String typeName(ColumnType type) {
@@ -329,10 +319,6 @@ enum SinkDialect {
     }
   };
 
-  /** Rows per multi-row insert, and the most parameters one statement binds. */
-  private static final int ROWS_PER_STATEMENT = 1000;
-  private static final int MAX_PARAMETERS = 30_000;
-
   /** VoltDB's DECIMAL is fixed at precision 38, scale 12. */
   private static final String DECIMAL_TYPE = "DECIMAL(38,12)";
 
@@ -475,13 +461,6 @@ enum SinkDialect {
   final String insertSql(ProvenanceTable table, String into) {
     return "INSERT INTO " + quote(into) + " (" + table.columns().stream().map(c -> quote(c.name()))
         .collect(Collectors.joining(", ")) + ") VALUES (" + "?, ".repeat(table.columns().size() - 1) + "?)";
-  }
-
-  final String multiRowInsertSql(ProvenanceTable table, int rows) {
-    String row = "(" + "?, ".repeat(table.columns().size() - 1) + "?)";
-    return "INSERT INTO " + quote(table.name()) + " (" + table.columns().stream().map(c -> quote(c.name()))
-        .collect(Collectors.joining(", ")) + ") VALUES " + String.join(", ", java.util.Collections.nCopies(rows, row))
-        + " ON CONFLICT DO NOTHING";
   }
 
   final String mergeSql(ProvenanceTable table) {
