@@ -1,18 +1,22 @@
 package org.apiary.runtime;
 
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
+import org.apiary.DatabaseException;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.PartitionKeyType;
 import org.voltdb.VoltTable;
 
 /**
- * Apiary's own tables and procedures in the application's database, defined here and nowhere else, with a version
- * so later releases can migrate them. Whatever is missing is created on first use.
+ * Apiary's own tables and procedures in the application's database, defined here and nowhere else, as numbered
+ * migrations ({@link #ensure}): the database records the version it has, and each start applies the later ones in
+ * order, each in one catalog update. To change the system schema, append a migration (see {@code MIGRATIONS}).
  *
  * <ul>
  *   <li>{@value #FUNCTIONS}: the deployed functions;</li>
@@ -24,8 +28,6 @@ import org.voltdb.VoltTable;
  * </ul>
  */
 public final class SystemSchema {
-  /** The schema version this code writes. */
-  public static final int VERSION = 4;
   public static final String VERSION_TABLE = "APIARY_SCHEMA_VERSION";
   public static final String FUNCTIONS = "APIARY_FUNCTIONS";
   public static final String GRAPHS = "APIARY_GRAPHS";
@@ -57,12 +59,52 @@ public final class SystemSchema {
   /** Deletes a frontend's lease if it has expired. */
   public static final String EXPIRE_LEASE = "ApiaryExpireLease";
 
-  private static final Map<String, String> TABLES = new LinkedHashMap<>();
-  private static final Map<String, String> PROCEDURES = new LinkedHashMap<>();
+  /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
+  private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
 
-  static {
-    TABLES.put(VERSION_TABLE, "CREATE TABLE APIARY_SCHEMA_VERSION (version INTEGER NOT NULL, PRIMARY KEY (version));");
-    TABLES.put(FUNCTIONS, """
+  /**
+   * Every step of the system schema, in order: migration {@code n} brings a database from version {@code n - 1}
+   * (or, for the first, from nothing or version 3) to version {@code n}, and {@link #VERSION} is the last one's.
+   *
+   * <p><b>To change the system schema, append a migration</b> with the next number; never edit one that a release
+   * has shipped, and never add a table or procedure anywhere else. A migration lists {@link Step}s, each written so
+   * that it does nothing if the database already has what it creates ({@link Step#createTable},
+   * {@link Step#addColumn}, {@link Step#createIndex}, {@link Step#createProcedure}, {@link Step#dropProcedure}): a
+   * migration must be safe to run again on a database where it was applied but its version was not yet recorded,
+   * and on one where another process applied it at the same moment. For example:
+   * <pre>{@code
+   * new Migration(6, "APIARY_GRANTS: which identity may call which graph (issue 14)",
+   *     List.of(Step.createTable("APIARY_GRANTS", "CREATE TABLE APIARY_GRANTS (...);"),
+   *             Step.addColumn(CREDENTIALS, "roles", "ALTER TABLE APIARY_CREDENTIALS ADD COLUMN roles VARCHAR(256);")))
+   * }</pre>
+   */
+  private static final List<Migration> MIGRATIONS = List.of(
+      new Migration(4, "Apiary's system tables and procedures as version 4 has them (a database at version 3 gets "
+          + "the request hash of one-transaction invocations, an index by invocation ID, and InvocationLogBatch "
+          + "instead of the begin and finish procedures)", version4()),
+      new Migration(5, "APIARY_CREDENTIALS: API keys (releases that added it created it without a new version)",
+          List.of(Step.createTable(CREDENTIALS, """
+              CREATE TABLE APIARY_CREDENTIALS (
+                key_id VARCHAR(32) NOT NULL,
+                secret_sha256 VARBINARY(32) NOT NULL,
+                identity VARCHAR(128) NOT NULL,
+                created_at TIMESTAMP NOT NULL,
+                revoked_at TIMESTAMP,
+                PRIMARY KEY (key_id)
+              );"""))));
+
+  /** The schema version this code writes: the number of the last migration. */
+  public static final int VERSION = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
+
+  /** The oldest version a migration starts from; older ones are refused. */
+  static final int OLDEST_MIGRATABLE = 3;
+
+  /** The version-4 schema, from nothing or from version 3. Shipped: do not edit, append a migration instead. */
+  private static List<Step> version4() {
+    List<Step> steps = new ArrayList<>();
+    steps.add(Step.createTable(VERSION_TABLE,
+        "CREATE TABLE APIARY_SCHEMA_VERSION (version INTEGER NOT NULL, PRIMARY KEY (version));"));
+    steps.add(Step.createTable(FUNCTIONS, """
         CREATE TABLE APIARY_FUNCTIONS (
           name VARCHAR(64) NOT NULL,
           kind VARCHAR(8) NOT NULL,
@@ -74,19 +116,16 @@ public final class SystemSchema {
           procedure_class VARCHAR(1024) NOT NULL,
           deployed_at TIMESTAMP NOT NULL,
           PRIMARY KEY (name)
-        );""");
-    TABLES.put(GRAPHS, """
+        );"""));
+    steps.add(Step.createTable(GRAPHS, """
         CREATE TABLE APIARY_GRAPHS (
           name VARCHAR(64) NOT NULL,
           version INTEGER NOT NULL,
           definition VARBINARY(1048576) NOT NULL,
           registered_at TIMESTAMP NOT NULL,
           PRIMARY KEY (name, version)
-        );""");
-    recordedTable(RECORDED_INTEGER, "BIGINT");
-    recordedTable(RECORDED_VARCHAR, "VARCHAR(1024)");
-    recordedTable(RECORDED_VARBINARY, "VARBINARY(1024)");
-    TABLES.put(INVOCATIONS, """
+        );"""));
+    steps.add(Step.createTable(INVOCATIONS, """
         CREATE TABLE APIARY_INVOCATIONS (
           invocation_id VARCHAR(64) NOT NULL,
           graph VARCHAR(64) NOT NULL,
@@ -102,83 +141,81 @@ public final class SystemSchema {
         );
         PARTITION TABLE APIARY_INVOCATIONS ON COLUMN invocation_id;
         CREATE INDEX APIARY_INVOCATIONS_BY_FRONTEND ON APIARY_INVOCATIONS (frontend, status);
-        CREATE INDEX APIARY_INVOCATIONS_BY_FINISH ON APIARY_INVOCATIONS (finished_at);""");
-    TABLES.put(CREDENTIALS, """
-        CREATE TABLE APIARY_CREDENTIALS (
-          key_id VARCHAR(32) NOT NULL,
-          secret_sha256 VARBINARY(32) NOT NULL,
-          identity VARCHAR(128) NOT NULL,
-          created_at TIMESTAMP NOT NULL,
-          revoked_at TIMESTAMP,
-          PRIMARY KEY (key_id)
-        );""");
-    TABLES.put(FRONTENDS, """
+        CREATE INDEX APIARY_INVOCATIONS_BY_FINISH ON APIARY_INVOCATIONS (finished_at);"""));
+    steps.add(Step.createTable(FRONTENDS, """
         CREATE TABLE APIARY_FRONTENDS (
           frontend VARCHAR(64) NOT NULL,
           endpoint VARCHAR(256) NOT NULL,
           lease_expires_ms BIGINT NOT NULL,
           PRIMARY KEY (frontend)
         );
-        PARTITION TABLE APIARY_FRONTENDS ON COLUMN frontend;""");
-    PROCEDURES.put(GET_INVOCATION, "CREATE PROCEDURE " + GET_INVOCATION
+        PARTITION TABLE APIARY_FRONTENDS ON COLUMN frontend;"""));
+    String[][] recorded = {{RECORDED_INTEGER, "BIGINT"}, {RECORDED_VARCHAR, "VARCHAR(1024)"},
+        {RECORDED_VARBINARY, "VARBINARY(1024)"}};
+    for (String[] r : recorded) {
+      String table = r[0];
+      steps.add(Step.createTable(table, "CREATE TABLE " + table + " (\n"
+          + "  pkey " + r[1] + " NOT NULL,\n"
+          + "  invocation_id VARCHAR(64) NOT NULL,\n"
+          + "  function_name VARCHAR(64) NOT NULL,\n"
+          + "  outputs VARBINARY(1048576) NOT NULL,\n"
+          + "  recorded_at TIMESTAMP NOT NULL,\n"
+          + "  request_hash BIGINT,\n"
+          // The ID first, so a lookup by ID alone (the outcome of a one-transaction invocation) uses this index.
+          + "  PRIMARY KEY (invocation_id, pkey, function_name)\n"
+          + ");\n"
+          + "PARTITION TABLE " + table + " ON COLUMN pkey;\n"
+          + "CREATE INDEX " + table + "_BY_TIME ON " + table + " (recorded_at);"));
+      // Version 3's table: its primary key starts with the partition key, so finding an invocation's records by
+      // ID alone needs an index; its failure procedure lacks the request hash.
+      steps.add(new Step(catalog -> {
+        if (!catalog.tables().contains(table) || catalog.hasColumn(table, "REQUEST_HASH")) {
+          return List.of();
+        }
+        List<String> ddl = new ArrayList<>(List.of("ALTER TABLE " + table + " ADD COLUMN request_hash BIGINT;",
+            "CREATE INDEX " + table + "_BY_INVOCATION ON " + table + " (invocation_id);"));
+        if (catalog.procedures().contains(recordFailureProcedure(table))) {
+          ddl.add("DROP PROCEDURE " + recordFailureProcedure(table) + ";");
+          ddl.add(recordFailureDdl(table)); // the step creating it below sees it and does nothing
+        }
+        return ddl;
+      }));
+    }
+    for (String old : VERSION_3_PROCEDURES) {
+      steps.add(Step.dropProcedure(old));
+    }
+    steps.add(Step.createProcedure(GET_INVOCATION, "CREATE PROCEDURE " + GET_INVOCATION
         + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0 AS SELECT invocation_id, graph, "
-        + "graph_version, request, frontend, status, attempts, result FROM APIARY_INVOCATIONS WHERE invocation_id = ?;");
-    PROCEDURES.put(CLAIM_INVOCATION, "CREATE PROCEDURE " + CLAIM_INVOCATION
+        + "graph_version, request, frontend, status, attempts, result FROM APIARY_INVOCATIONS WHERE invocation_id = ?;"));
+    steps.add(Step.createProcedure(CLAIM_INVOCATION, "CREATE PROCEDURE " + CLAIM_INVOCATION
         + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 2 AS UPDATE APIARY_INVOCATIONS "
-        + "SET frontend = ?, graph_version = ?, attempts = attempts + 1 WHERE invocation_id = ? AND status = 'RUNNING';");
-    PROCEDURES.put(LOG_BATCH, "CREATE PROCEDURE PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0 "
-        + "FROM CLASS " + org.apiary.runtime.procedure.InvocationLogBatch.class.getName() + ";");
-    PROCEDURES.put(RENEW_LEASE, "CREATE PROCEDURE " + RENEW_LEASE
+        + "SET frontend = ?, graph_version = ?, attempts = attempts + 1 WHERE invocation_id = ? AND status = 'RUNNING';"));
+    steps.add(Step.createProcedure(LOG_BATCH, "CREATE PROCEDURE PARTITION ON TABLE APIARY_INVOCATIONS COLUMN "
+        + "invocation_id PARAMETER 0 FROM CLASS " + org.apiary.runtime.procedure.InvocationLogBatch.class.getName()
+        + ";"));
+    steps.add(Step.createProcedure(RENEW_LEASE, "CREATE PROCEDURE " + RENEW_LEASE
         + " PARTITION ON TABLE APIARY_FRONTENDS COLUMN frontend PARAMETER 0 AS UPSERT INTO APIARY_FRONTENDS "
-        + "(frontend, endpoint, lease_expires_ms) VALUES (?, ?, SINCE_EPOCH(MILLISECOND, NOW) + ?);");
-    PROCEDURES.put(EXPIRE_LEASE, "CREATE PROCEDURE " + EXPIRE_LEASE
+        + "(frontend, endpoint, lease_expires_ms) VALUES (?, ?, SINCE_EPOCH(MILLISECOND, NOW) + ?);"));
+    steps.add(Step.createProcedure(EXPIRE_LEASE, "CREATE PROCEDURE " + EXPIRE_LEASE
         + " PARTITION ON TABLE APIARY_FRONTENDS COLUMN frontend PARAMETER 0 AS DELETE FROM APIARY_FRONTENDS "
-        + "WHERE frontend = ? AND lease_expires_ms < SINCE_EPOCH(MILLISECOND, NOW);");
-    for (String table : List.of(RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY)) {
-      PROCEDURES.put(recordFailureProcedure(table), "CREATE PROCEDURE " + recordFailureProcedure(table)
-          + " PARTITION ON TABLE " + table + " COLUMN pkey PARAMETER 0 AS INSERT INTO " + table
-          + " (pkey, invocation_id, function_name, outputs, request_hash, recorded_at) VALUES (?, ?, ?, ?, ?, NOW);");
-      PROCEDURES.put(getRecordedProcedure(table), "CREATE PROCEDURE " + getRecordedProcedure(table)
+        + "WHERE frontend = ? AND lease_expires_ms < SINCE_EPOCH(MILLISECOND, NOW);"));
+    for (String[] r : recorded) {
+      String table = r[0];
+      steps.add(Step.createProcedure(recordFailureProcedure(table), recordFailureDdl(table)));
+      steps.add(Step.createProcedure(getRecordedProcedure(table), "CREATE PROCEDURE " + getRecordedProcedure(table)
           + " PARTITION ON TABLE " + table + " COLUMN pkey PARAMETER 0 AS SELECT outputs FROM " + table
-          + " WHERE pkey = ? AND invocation_id = ? AND function_name = ?;");
-      PROCEDURES.put(findOneTransactionOutcomeProcedure(table), "CREATE PROCEDURE "
+          + " WHERE pkey = ? AND invocation_id = ? AND function_name = ?;"));
+      steps.add(Step.createProcedure(findOneTransactionOutcomeProcedure(table), "CREATE PROCEDURE "
           + findOneTransactionOutcomeProcedure(table) + " AS SELECT function_name, outputs FROM " + table
-          + " WHERE invocation_id = ? AND request_hash IS NOT NULL;");
+          + " WHERE invocation_id = ? AND request_hash IS NOT NULL;"));
     }
+    return steps;
   }
 
-  private static void recordedTable(String name, String keyType) {
-    TABLES.put(name, "CREATE TABLE " + name + " (\n"
-        + "  pkey " + keyType + " NOT NULL,\n"
-        + "  invocation_id VARCHAR(64) NOT NULL,\n"
-        + "  function_name VARCHAR(64) NOT NULL,\n"
-        + "  outputs VARBINARY(1048576) NOT NULL,\n"
-        + "  recorded_at TIMESTAMP NOT NULL,\n"
-        + "  request_hash BIGINT,\n"
-        // The ID first, so a lookup by ID alone (the outcome of a one-transaction invocation) uses this index.
-        + "  PRIMARY KEY (invocation_id, pkey, function_name)\n"
-        + ");\n"
-        + "PARTITION TABLE " + name + " ON COLUMN pkey;\n"
-        + "CREATE INDEX " + name + "_BY_TIME ON " + name + " (recorded_at);");
-  }
-
-  /**
-   * Finds an invocation's records without its partition key (result lookups of one-transaction invocations) in a
-   * table created by version 3, whose primary key starts with the partition key.
-   */
-  private static String byInvocationIndex(String table) {
-    return "CREATE INDEX " + table + "_BY_INVOCATION ON " + table + " (invocation_id);";
-  }
-
-  /** What version 3 lacks: the request hash of one-transaction invocations, and the index to find them by ID. */
-  private static String migrationFrom3() {
-    StringBuilder ddl = new StringBuilder();
-    for (String table : List.of(RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY)) {
-      ddl.append("ALTER TABLE ").append(table).append(" ADD COLUMN request_hash BIGINT;\n")
-          .append(byInvocationIndex(table)).append('\n')
-          .append("DROP PROCEDURE ").append(recordFailureProcedure(table)).append(";\n");
-    }
-    return ddl.toString();
+  private static String recordFailureDdl(String table) {
+    return "CREATE PROCEDURE " + recordFailureProcedure(table)
+        + " PARTITION ON TABLE " + table + " COLUMN pkey PARAMETER 0 AS INSERT INTO " + table
+        + " (pkey, invocation_id, function_name, outputs, request_hash, recorded_at) VALUES (?, ?, ?, ?, ?, NOW);";
   }
 
   private SystemSchema() {}
@@ -235,41 +272,181 @@ public final class SystemSchema {
         + "VALUES (?, ?, ?, ?, ?, ?);";
   }
 
-  /** Creates the system tables and procedures the database does not have yet. */
-  public static synchronized void ensure(ApiaryDatabase db) {
-    Set<String> tables = tables(db);
-    if (tables.contains(VERSION_TABLE)) {
-      VoltTable v = db.callAdmin("reading the system schema version", "@AdHoc",
-          "SELECT MAX(version) FROM " + VERSION_TABLE).getResults()[0];
-      long found = v.advanceRow() ? v.getLong(0) : VERSION;
-      if (!v.wasNull() && found == 3) {
-        db.loadSchema(migrationFrom3()); // the record-failure procedures are created again below, with the hash
-        db.callAdmin("recording the system schema version", "@AdHoc",
-            "UPSERT INTO " + VERSION_TABLE + " VALUES (" + VERSION + ")");
-      } else if (!v.wasNull() && found < VERSION) {
-        throw new org.apiary.DatabaseException("Apiary's system tables in this database are version " + found
-            + "; this release needs version " + VERSION + " (versioned graphs, outcome compare-and-set) and cannot "
-            + "migrate them: use a new database, or drop the APIARY_* tables and procedures and register again");
-      }
-    }
-    StringBuilder missing = new StringBuilder();
-    TABLES.forEach((name, ddl) -> {
-      if (!tables.contains(name)) {
-        missing.append(ddl).append('\n');
-      }
-    });
-    Set<String> procedures = procedures(db);
-    PROCEDURES.forEach((name, ddl) -> {
-      if (!procedures.contains(name)) {
-        missing.append(ddl).append('\n');
-      }
-    });
-    if (missing.length() == 0) {
+  /** How often one migration is tried when its catalog update fails (another process may be applying it). */
+  private static final int ATTEMPTS = 6;
+
+  /**
+   * Brings Apiary's system tables and procedures to {@link #VERSION}: reads the version the database records and
+   * applies every later migration in order, each as one catalog update (one {@code @AdHoc} call, which VoltDB applies
+   * entirely or not at all), then records its number. Does nothing on a database at the current version.
+   *
+   * <p>Safe when several processes call it at once: VoltDB applies catalog updates one at a time, so one process's
+   * update wins; a process whose update failed reads the catalog again, finds the migration applied and goes on.
+   *
+   * @throws DatabaseException if the database records a version newer than this code knows (it was written by a
+   *     newer release), or one older than {@value #OLDEST_MIGRATABLE}, or a migration fails; each names the versions
+   */
+  public static void ensure(ApiaryDatabase db) {
+    int found = recordedVersion(db);
+    if (found == VERSION) {
       return;
     }
-    db.loadSchema(missing.toString());
-    db.callAdmin("recording the system schema version", "@AdHoc",
-        "UPSERT INTO " + VERSION_TABLE + " VALUES (" + VERSION + ")");
+    if (found > VERSION) {
+      throw new DatabaseException("Apiary's system tables in this database are version " + found + ", newer than "
+          + "this release knows (version " + VERSION + "): a newer Apiary wrote them. Use that release or a newer "
+          + "one with this database; this one does not change it");
+    }
+    if (found > 0 && found < OLDEST_MIGRATABLE) {
+      throw new DatabaseException("Apiary's system tables in this database are version " + found + "; this release "
+          + "migrates version " + OLDEST_MIGRATABLE + " and later only (it needs version " + VERSION + "): use a new "
+          + "database, or drop the APIARY_* tables and procedures and register the application again");
+    }
+    for (Migration m : MIGRATIONS) {
+      if (m.version() > found) {
+        apply(db, m);
+      }
+    }
+  }
+
+  /** The version the database records: 0 if it has no version (no system tables, or created but not recorded). */
+  private static int recordedVersion(ApiaryDatabase db) {
+    if (!tables(db).contains(VERSION_TABLE)) {
+      return 0;
+    }
+    VoltTable v = db.callAdmin("reading the system schema version", "@AdHoc",
+        "SELECT MAX(version) FROM " + VERSION_TABLE).getResults()[0];
+    if (!v.advanceRow()) {
+      return 0;
+    }
+    long found = v.getLong(0);
+    return v.wasNull() ? 0 : (int) found;
+  }
+
+  /** Applies one migration as one catalog update, unless the catalog already has it, and records its version. */
+  private static void apply(ApiaryDatabase db, Migration m) {
+    DatabaseException failure = null;
+    for (int attempt = 1; ; attempt++) {
+      int recorded = recordedVersion(db);
+      if (recorded > VERSION) {
+        throw new DatabaseException("while migrating Apiary's system tables to version " + m.version() + ", another "
+            + "process recorded version " + recorded + ", newer than this release knows (version " + VERSION + ")");
+      }
+      List<String> ddl = m.pending(Catalog.read(db));
+      if (ddl.isEmpty()) {
+        break;
+      }
+      try {
+        db.loadSchema(String.join("\n", ddl));
+        break;
+      } catch (RuntimeException e) {
+        DatabaseException wrapped = new DatabaseException("migrating Apiary's system tables to version "
+            + m.version() + " (" + m.description() + ") failed: " + e.getMessage(), e);
+        if (failure != null) {
+          wrapped.addSuppressed(failure);
+        }
+        failure = wrapped;
+        if (attempt >= ATTEMPTS) {
+          throw failure;
+        }
+        // Another process may be applying it (VoltDB refuses a catalog update while one is in progress, and a
+        // statement that creates what now exists): read the catalog again after a pause.
+        sleep(100L << attempt, failure);
+      }
+    }
+    db.callAdmin("recording system schema version " + m.version(), "@AdHoc",
+        "UPSERT INTO " + VERSION_TABLE + " VALUES (" + m.version() + ")");
+  }
+
+  private static void sleep(long millis, DatabaseException failure) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      failure.addSuppressed(e);
+      throw failure;
+    }
+  }
+
+  /**
+   * One numbered step of the system schema.
+   *
+   * @param version the version a database has once it is applied
+   * @param description what it adds or changes, and why, for error messages
+   * @param steps what it does, each doing nothing where the database already has it
+   */
+  record Migration(int version, String description, List<Step> steps) {
+    Migration {
+      steps = List.copyOf(steps);
+    }
+
+    /** The DDL still to run on a database with this catalog; empty if it has everything. */
+    List<String> pending(Catalog catalog) {
+      List<String> ddl = new ArrayList<>();
+      for (Step s : steps) {
+        ddl.addAll(s.ddl().apply(catalog));
+      }
+      return ddl;
+    }
+  }
+
+  /**
+   * Part of a migration: the DDL to run given what the catalog holds before the migration, none if it holds what the
+   * step creates.
+   */
+  record Step(Function<Catalog, List<String>> ddl) {
+    /** Creates a table (with its partitioning and indexes in {@code ddl}) unless it exists. */
+    static Step createTable(String table, String ddl) {
+      return new Step(c -> c.tables().contains(table) ? List.of() : List.of(ddl));
+    }
+
+    /** Adds a column ({@code ALTER TABLE ... ADD COLUMN ...}) unless the table has it. */
+    static Step addColumn(String table, String column, String ddl) {
+      return new Step(c -> c.hasColumn(table, column) ? List.of() : List.of(ddl));
+    }
+
+    /** Creates an index unless one of this name exists. */
+    static Step createIndex(String index, String ddl) {
+      return new Step(c -> c.indexes().contains(index.toUpperCase(Locale.ROOT)) ? List.of() : List.of(ddl));
+    }
+
+    /** Creates a procedure unless one of this name exists. */
+    static Step createProcedure(String procedure, String ddl) {
+      return new Step(c -> c.procedures().contains(procedure) ? List.of() : List.of(ddl));
+    }
+
+    /** Drops a procedure if it exists. */
+    static Step dropProcedure(String procedure) {
+      return new Step(c -> c.procedures().contains(procedure) ? List.of("DROP PROCEDURE " + procedure + ";")
+          : List.of());
+    }
+  }
+
+  /**
+   * What the database's catalog holds: tables and indexes (upper-case), each table's columns (upper-case) and the
+   * user-defined procedures.
+   */
+  record Catalog(Set<String> tables, Map<String, Set<String>> columns, Set<String> indexes, Set<String> procedures) {
+    static Catalog read(ApiaryDatabase db) {
+      Map<String, Set<String>> columns = new HashMap<>();
+      VoltTable c = db.callAdmin("listing columns", "@SystemCatalog", "COLUMNS").getResults()[0];
+      while (c.advanceRow()) {
+        columns.computeIfAbsent(c.getString("TABLE_NAME").toUpperCase(Locale.ROOT), k -> new HashSet<>())
+            .add(c.getString("COLUMN_NAME").toUpperCase(Locale.ROOT));
+      }
+      Set<String> indexes = new HashSet<>();
+      VoltTable i = db.callAdmin("listing indexes", "@SystemCatalog", "INDEXINFO").getResults()[0];
+      while (i.advanceRow()) {
+        String name = i.getString("INDEX_NAME");
+        if (name != null) {
+          indexes.add(name.toUpperCase(Locale.ROOT));
+        }
+      }
+      return new Catalog(SystemSchema.tables(db), columns, indexes, SystemSchema.procedures(db));
+    }
+
+    boolean hasColumn(String table, String column) {
+      return columns.getOrDefault(table.toUpperCase(Locale.ROOT), Set.of()).contains(column.toUpperCase(Locale.ROOT));
+    }
   }
 
   /** Names of every table in the database, upper-case. */

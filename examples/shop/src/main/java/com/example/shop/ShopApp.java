@@ -1,0 +1,52 @@
+package com.example.shop;
+
+import org.apiary.Application;
+import org.apiary.Graph;
+
+/**
+ * A small shop, declared for {@code apiary deploy} by the jar's manifest ({@code Apiary-Application:
+ * com.example.shop.ShopApp}): products partitioned by ID, carts partitioned by customer, and three graphs.
+ *
+ * <ul>
+ *   <li>{@code add_product} (key: product ID, argument: {@link NewProduct}) adds or replaces a product; returns it.</li>
+ *   <li>{@code add_to_cart} (key: customer, argument: {@link CartItem}) puts a product into the cart; returns the
+ *       quantity now in the cart.</li>
+ *   <li>{@code checkout} (key: customer, argument: an order reference the client chooses): {@link Checkout} empties the cart and sends each line to its product's
+ *       partition, where {@link Reserve} runs once per product, in parallel (a fan-out), taking the items from stock
+ *       and returning the line's price; the client gets one {@link Line} per product. A product short of stock fails
+ *       its {@code reserve} (rolled back) and the invocation, with "out of stock" in the message; lines reserved
+ *       before that stay reserved (each function is its own transaction).</li>
+ * </ul>
+ */
+public final class ShopApp {
+  /** The tables. */
+  public static final String SCHEMA = """
+      CREATE TABLE products (id BIGINT NOT NULL, name VARCHAR(64) NOT NULL, price BIGINT NOT NULL,
+        stock BIGINT NOT NULL, PRIMARY KEY (id));
+      PARTITION TABLE products ON COLUMN id;
+      CREATE TABLE carts (customer BIGINT NOT NULL, product BIGINT NOT NULL, quantity BIGINT NOT NULL,
+        PRIMARY KEY (customer, product));
+      PARTITION TABLE carts ON COLUMN customer;
+      """;
+
+  private ShopApp() {}
+
+  /** The application: the schema and its graphs. */
+  public static Application application() {
+    Graph addProduct = Graph.named("add_product")
+        .addLocalFunction("addProduct", AddProduct.class)
+        .addEdge(Graph.SOURCE, "addProduct", "source", NewProduct.class)
+        .addEdge("addProduct", Graph.SINK, "sink");
+    Graph addToCart = Graph.named("add_to_cart")
+        .addLocalFunction("addToCart", AddToCart.class)
+        .addEdge(Graph.SOURCE, "addToCart", "source", CartItem.class)
+        .addEdge("addToCart", Graph.SINK, "sink");
+    Graph checkout = Graph.named("checkout")
+        .addLocalFunction("checkout", Checkout.class)
+        .addLocalFunction("reserve", Reserve.class)
+        .addEdge(Graph.SOURCE, "checkout", "source", String.class)
+        .addEdge("checkout", "reserve", "lines")
+        .addEdge("reserve", Graph.SINK, "sink");
+    return Application.of(SCHEMA, addProduct, addToCart, checkout);
+  }
+}
