@@ -12,6 +12,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -338,20 +339,34 @@ public final class ProvenanceSink implements AutoCloseable {
   }
 
   private static List<ProvenanceRow> distinctKeys(ProvenanceTable table, List<ProvenanceRow> rows) {
-    int[] keyIndexes = table.key().stream().mapToInt(table::indexOf).toArray();
-    Set<List<Object>> seen = new HashSet<>();
+    int[] keyIndexes = new int[table.key().size()];
+    for (int i = 0; i < keyIndexes.length; i++) {
+      keyIndexes[i] = table.indexOf(table.key().get(i));
+    }
+    Set<Object> seen = new HashSet<>(Math.max(16, rows.size() * 2));
     List<ProvenanceRow> distinct = new ArrayList<>(rows.size());
     for (ProvenanceRow row : rows) {
-      List<Object> key = new ArrayList<>(keyIndexes.length);
-      for (int index : keyIndexes) {
-        Object value = row.values().get(index);
-        key.add(value instanceof byte[] bytes ? ByteBuffer.wrap(bytes) : value); // arrays compare by identity
+      List<Object> values = row.values();
+      Object key;
+      if (keyIndexes.length == 1) { // most tables: one value is the key, no list needed
+        key = comparable(values.get(keyIndexes[0]));
+      } else {
+        Object[] parts = new Object[keyIndexes.length];
+        for (int i = 0; i < parts.length; i++) {
+          parts[i] = comparable(values.get(keyIndexes[i]));
+        }
+        key = Arrays.asList(parts);
       }
       if (seen.add(key)) {
         distinct.add(row);
       }
     }
     return distinct;
+  }
+
+  /** A key value that compares by content: arrays compare by identity. */
+  private static Object comparable(Object value) {
+    return value instanceof byte[] bytes ? ByteBuffer.wrap(bytes) : value;
   }
 
   private void rollbackAfterFailure(SQLException failure) {
