@@ -78,6 +78,7 @@ public final class Graph {
   private final Map<String, Function> functions = new LinkedHashMap<>();
   private final List<Edge> edges = new ArrayList<>();
   private final List<String> definitionProblems = new ArrayList<>();
+  private AccessPolicy access = AccessPolicy.OPEN;
 
   private Graph(String name) {
     this.name = Objects.requireNonNull(name, "name");
@@ -130,6 +131,20 @@ public final class Graph {
 
   public String name() {
     return name;
+  }
+
+  /**
+   * Sets who may invoke this graph and for which purposes (stored with the graph at registration and enforced by
+   * every frontend before anything runs). Without it a graph is {@link AccessPolicy#OPEN}.
+   */
+  public Graph withAccess(AccessPolicy policy) {
+    this.access = Objects.requireNonNull(policy, "policy");
+    return this;
+  }
+
+  /** Who may invoke this graph and for which purposes ({@link AccessPolicy#OPEN} unless set). */
+  public AccessPolicy access() {
+    return access;
   }
 
   /** The functions, in the order they were added. */

@@ -56,6 +56,8 @@ public final class SystemSchema {
   public static final String RENEW_LEASE = "ApiaryRenewLease";
   /** Deletes a frontend's lease if it has expired. */
   public static final String EXPIRE_LEASE = "ApiaryExpireLease";
+  /** Records a call refused by a graph's access policy in provenance ({@code RecordDenial}). */
+  public static final String RECORD_DENIAL = "RecordDenial";
 
   private static final Map<String, String> TABLES = new LinkedHashMap<>();
   private static final Map<String, String> PROCEDURES = new LinkedHashMap<>();
@@ -110,6 +112,7 @@ public final class SystemSchema {
           identity VARCHAR(128) NOT NULL,
           created_at TIMESTAMP NOT NULL,
           revoked_at TIMESTAMP,
+          roles VARCHAR(1024),
           PRIMARY KEY (key_id)
         );""");
     TABLES.put(FRONTENDS, """
@@ -134,6 +137,8 @@ public final class SystemSchema {
     PROCEDURES.put(EXPIRE_LEASE, "CREATE PROCEDURE " + EXPIRE_LEASE
         + " PARTITION ON TABLE APIARY_FRONTENDS COLUMN frontend PARAMETER 0 AS DELETE FROM APIARY_FRONTENDS "
         + "WHERE frontend = ? AND lease_expires_ms < SINCE_EPOCH(MILLISECOND, NOW);");
+    PROCEDURES.put(RECORD_DENIAL, "CREATE PROCEDURE PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id "
+        + "PARAMETER 0 FROM CLASS " + org.apiary.runtime.procedure.RecordDenial.class.getName() + ";");
     for (String table : List.of(RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY)) {
       PROCEDURES.put(recordFailureProcedure(table), "CREATE PROCEDURE " + recordFailureProcedure(table)
           + " PARTITION ON TABLE " + table + " COLUMN pkey PARAMETER 0 AS INSERT INTO " + table
@@ -253,6 +258,10 @@ public final class SystemSchema {
       }
     }
     StringBuilder missing = new StringBuilder();
+    if (tables.contains(CREDENTIALS) && !columns(db, CREDENTIALS).contains("ROLES")) {
+      // Access control (issue 14) added the credentials' roles; a key stored before it has none.
+      missing.append("ALTER TABLE ").append(CREDENTIALS).append(" ADD COLUMN roles VARCHAR(1024);\n");
+    }
     TABLES.forEach((name, ddl) -> {
       if (!tables.contains(name)) {
         missing.append(ddl).append('\n');
@@ -278,6 +287,18 @@ public final class SystemSchema {
     Set<String> names = new HashSet<>();
     while (t.advanceRow()) {
       names.add(t.getString("TABLE_NAME").toUpperCase(Locale.ROOT));
+    }
+    return names;
+  }
+
+  /** Names of the columns of one table, upper-case. */
+  static Set<String> columns(ApiaryDatabase db, String table) {
+    VoltTable t = db.callAdmin("listing the columns of " + table, "@SystemCatalog", "COLUMNS").getResults()[0];
+    Set<String> names = new HashSet<>();
+    while (t.advanceRow()) {
+      if (t.getString("TABLE_NAME").equalsIgnoreCase(table)) {
+        names.add(t.getString("COLUMN_NAME").toUpperCase(Locale.ROOT));
+      }
     }
     return names;
   }

@@ -3,6 +3,8 @@ package org.apiary.frontend;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import org.apiary.AccessPolicy;
 import org.apiary.RecordingMode;
 import org.apiary.internal.PartitionKeyType;
 import org.apiary.internal.ValueKind;
@@ -14,8 +16,12 @@ import org.apiary.internal.ValueKind;
  * @param mode how its functions' outputs are recorded
  * @param nodes its functions in topological order
  * @param edges its edges, the source and sink named {@link org.apiary.Graph#SOURCE} and {@link org.apiary.Graph#SINK}
+ * @param access who may invoke it and for which purposes; {@code null} for {@link AccessPolicy#OPEN} (left out of
+ *     the stored definition, so a graph registered before policies existed reads as open, and registering it
+ *     again unchanged does not make a new version)
  */
-public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes, List<Edge> edges) {
+public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes, List<Edge> edges,
+                              @JsonInclude(JsonInclude.Include.NON_NULL) AccessPolicy access) {
   /**
    * A function of the graph.
    *
@@ -40,6 +46,14 @@ public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes,
   public RegisteredGraph {
     nodes = List.copyOf(nodes);
     edges = List.copyOf(edges);
+    if (access != null && access.allowsEveryCall()) {
+      access = null;
+    }
+  }
+
+  /** Who may invoke this graph and for which purposes. */
+  public AccessPolicy policy() {
+    return access == null ? AccessPolicy.OPEN : access;
   }
 
   // Plain loops: these run several times per invocation on the frontend's threads, over a handful of elements.

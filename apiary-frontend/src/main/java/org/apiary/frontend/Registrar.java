@@ -144,7 +144,7 @@ public final class Registrar {
     }
     List<RegisteredGraph.Edge> edges = g.edges().stream()
         .map(e -> new RegisteredGraph.Edge(e.from(), e.to(), e.id(), e.valueKind())).toList();
-    return new RegisteredGraph(g.name(), mode, nodes, edges);
+    return new RegisteredGraph(g.name(), mode, nodes, edges, g.access());
   }
 
   /** Kahn's algorithm, ties broken by the order functions were added, so the order is stable. */

@@ -105,8 +105,10 @@ enum SinkDialect {
       try (Statement statement = createStatement(connection, queryTimeout)) {
         statement.execute("DELETE FROM " + stage);
         appendRows(connection, stagingName(table), table, rows);
-        statement.executeUpdate("INSERT INTO " + quote(table.name()) + " SELECT * FROM " + stage
-            + " ON CONFLICT DO NOTHING");
+        // By name: a table that gained columns after it was created (ensureTable) has them in another place.
+        String columns = table.columns().stream().map(c -> quote(c.name())).collect(Collectors.joining(", "));
+        statement.executeUpdate("INSERT INTO " + quote(table.name()) + " (" + columns + ") SELECT " + columns
+            + " FROM " + stage + " ON CONFLICT DO NOTHING");
         statement.execute("DELETE FROM " + stage);
       }
     }
@@ -537,8 +539,14 @@ enum SinkDialect {
     return names;
   }
 
+  /**
+   * The staging table of a table, named after its layout too: DuckDB keeps staging tables in the file, so one made
+   * for an earlier layout of the table (before it gained a column) is never reused for the new one.
+   */
   static String stagingName(ProvenanceTable table) {
-    return "apiary_stage_" + table.name().toLowerCase(Locale.ROOT);
+    String layout = table.columns().stream().map(c -> c.name() + " " + c.type().name())
+        .collect(Collectors.joining(","));
+    return "apiary_stage_" + table.name().toLowerCase(Locale.ROOT) + "_" + Integer.toHexString(layout.hashCode());
   }
 
   final void bindBatch(PreparedStatement statement, ProvenanceTable table, List<ProvenanceRow> rows)

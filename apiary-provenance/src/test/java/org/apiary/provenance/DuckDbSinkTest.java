@@ -75,7 +75,7 @@ class DuckDbSinkTest {
       ProvenanceTable invocations = ProvenanceSchema.functionInvocations();
       sink.ensureTable(invocations);
       ProvenanceRow row = new ProvenanceRow(invocations.name(), List.of(java.time.Instant.parse("2024-01-01T00:00:00Z"),
-          "42", 42L, 0L, 1, "inc", "graph", "exec-1", "p1", "caller", 17L));
+          "42", 42L, 0L, 1, "inc", "graph", "exec-1", "p1", "caller", 17L, "treatment"));
       sink.load(invocations, List.of(row));
       sink.load(invocations, List.of(row));
       assertEquals(1, SinkChecks.count(sink, invocations));
@@ -137,9 +137,10 @@ class DuckDbSinkTest {
         + "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", SinkDialect.POSTGRESQL.describeLoad(table));
     assertEquals("INSERT INTO \"FunctionExecTimes\" (\"event_time\", \"exec_id\", \"tx_id\", \"latency_us\") "
         + "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", SinkDialect.DUCKDB.describeLoad(table));
-    assertEquals("INSERT INTO \"apiary_stage_functionexectimes\" (\"event_time\", \"exec_id\", \"tx_id\", "
+    String stage = SinkDialect.stagingName(table);
+    assertEquals("INSERT INTO \"" + stage + "\" (\"event_time\", \"exec_id\", \"tx_id\", "
         + "\"latency_us\") VALUES (?, ?, ?, ?); MERGE INTO \"FunctionExecTimes\" t USING "
-        + "\"apiary_stage_functionexectimes\" s ON t.\"exec_id\" = s.\"exec_id\" WHEN NOT MATCHED THEN INSERT "
+        + "\"" + stage + "\" s ON t.\"exec_id\" = s.\"exec_id\" WHEN NOT MATCHED THEN INSERT "
         + "(\"event_time\", \"exec_id\", \"tx_id\", \"latency_us\") VALUES (CAST(s.\"event_time\" AS TIMESTAMP), "
         + "s.\"exec_id\", s.\"tx_id\", s.\"latency_us\")",
         SinkDialect.VERTICA.describeLoad(table));
