@@ -72,6 +72,8 @@ public final class ProvenanceSink implements AutoCloseable {
   private final Set<String> prepared = new HashSet<>();
   /** The dialect's memory of key conflicts in earlier loads on this connection, per table. */
   private final Map<String, Integer> conflicts = new HashMap<>();
+  /** Per table ensured, the columns it has in the sink (lower-case): a layout with fewer loads staged, by name. */
+  private final Map<String, Set<String>> sinkColumns = new HashMap<>();
 
   private ProvenanceSink(String url, SinkDialect dialect, Connection connection, Duration timeout) {
     this.url = url;
@@ -200,13 +202,14 @@ public final class ProvenanceSink implements AutoCloseable {
   public void ensureTable(ProvenanceTable table) throws SQLException {
     checkTable(table);
     executeDdl(dialect.createTableSql(table), "provenance table " + table.name());
-    java.util.Set<String> present = existingColumns(table);
+    Set<String> present = existingColumns(table);
     for (ProvenanceColumn column : table.columns()) {
-      if (!present.contains(column.name().toLowerCase(java.util.Locale.ROOT))) {
+      if (present.add(column.name().toLowerCase(java.util.Locale.ROOT))) {
         executeDdl("ALTER TABLE " + dialect.quote(table.name()) + " ADD COLUMN " + dialect.quote(column.name()) + " "
             + dialect.typeName(column.type()), "column " + column.name() + " of provenance table " + table.name());
       }
     }
+    sinkColumns.put(table.name(), present);
   }
 
   /** The columns the table has in the sink, lower-case (from an empty query's metadata, the same on every sink). */
@@ -272,6 +275,12 @@ public final class ProvenanceSink implements AutoCloseable {
     long started = System.nanoTime();
     try {
       int queryTimeout = seconds(timeout);
+      Set<String> inSink = sinkColumns.get(table.name());
+      if (inSink != null && inSink.size() != table.columns().size()) {
+        // An older layout (rows from spill files written before the table gained a column): never appended
+        // straight into the table, whose columns it does not match, but staged and inserted by column name.
+        conflicts.put(SinkDialect.stagingName(table), Integer.MAX_VALUE);
+      }
       dialect.prepareLoad(connection, table, prepared, queryTimeout); // may commit (Vertica's DDL)
       dialect.beginTransaction(connection, queryTimeout);
       dialect.load(connection, table, distinct, queryTimeout, conflicts);

@@ -55,13 +55,13 @@ enum SinkDialect {
     @Override
     void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged, int queryTimeout)
         throws SQLException {
-      if (!staged.contains(table.name()) && appendable(table)) {
+      if (!staged.contains(stagingName(table)) && appendable(table)) {
         try (Statement statement = createStatement(connection, queryTimeout)) {
           statement.execute("CREATE TABLE IF NOT EXISTS " + quote(stagingName(table)) + " (" + columnDefinitions(table)
               + ")");
         }
         connection.commit();
-        staged.add(table.name());
+        staged.add(stagingName(table));
       }
     }
 
@@ -75,9 +75,9 @@ enum SinkDialect {
     void load(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows, int queryTimeout,
               Map<String, Integer> conflicts) throws SQLException {
       if (appendable(table)) {
-        int stagedLeft = conflicts.getOrDefault(table.name(), 0);
+        int stagedLeft = conflicts.getOrDefault(stagingName(table), 0);
         if (stagedLeft > 0) {
-          conflicts.put(table.name(), stagedLeft - 1);
+          conflicts.put(stagingName(table), stagedLeft - 1);
         } else {
           try {
             appendRows(connection, table.name(), table, rows);
@@ -87,7 +87,7 @@ enum SinkDialect {
               throw e;
             }
             connection.rollback(); // nothing of this attempt stays; the staged load below skips the present keys
-            conflicts.put(table.name(), STAGED_AFTER_CONFLICT);
+            conflicts.put(stagingName(table), STAGED_AFTER_CONFLICT);
           }
         }
       }
@@ -284,7 +284,7 @@ enum SinkDialect {
     @Override
     void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged, int queryTimeout)
         throws SQLException {
-      if (staged.contains(table.name())) {
+      if (staged.contains(stagingName(table))) {
         return;
       }
       // DDL commits in Vertica, so the staging table is created before the load's transaction starts.
@@ -297,7 +297,7 @@ enum SinkDialect {
         statement.execute(ddl);
       }
       connection.commit();
-      staged.add(table.name());
+      staged.add(stagingName(table));
     }
 
     @Override

@@ -69,6 +69,41 @@ class DuckDbSinkTest {
     }
   }
 
+  /**
+   * A sink created before FunctionInvocations had its purpose column (issue 14) keeps loading: the table gains the
+   * column (NULL in its old rows), and rows of the old layout (from spill files written before) and of the new one
+   * both load, whichever went first through the staging table.
+   */
+  @Test
+  void aTableFromBeforeTheNewColumnGainsItAndKeepsLoading() throws SQLException {
+    ProvenanceTable current = ProvenanceSchema.functionInvocations();
+    ProvenanceTable old = new ProvenanceTable(current.name(), current.columns().subList(0, current.columns().size() - 1),
+        current.key(), List.of());
+    java.time.Instant t = java.time.Instant.parse("2024-01-01T00:00:00Z");
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      sink.ensureTable(old);
+      sink.load(old, List.of(new ProvenanceRow(old.name(), List.of(t, "1", 1L, 0L, 1, "f", "g", "e-1", "p", "c", 5L))));
+    }
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      sink.ensureTable(current);
+      sink.load(current, List.of(new ProvenanceRow(current.name(),
+          List.of(t, "2", 2L, 0L, 1, "f", "g", "e-2", "p", "c", 5L, "billing"))));
+      sink.load(old, List.of(new ProvenanceRow(old.name(), List.of(t, "3", 3L, 0L, 1, "f", "g", "e-3", "p", "c", 5L))));
+      sink.load(current, List.of(new ProvenanceRow(current.name(),
+          List.of(t, "2", 2L, 0L, 1, "f", "g", "e-2", "p", "c", 5L, "billing"))));
+      assertEquals(3, SinkChecks.count(sink, current));
+      try (java.sql.Statement s = sink.connection().createStatement();
+           java.sql.ResultSet rs = s.executeQuery("SELECT exec_id, purpose FROM FunctionInvocations ORDER BY exec_id")) {
+        List<String> rows = new ArrayList<>();
+        while (rs.next()) {
+          rows.add(rs.getString(1) + "=" + rs.getString(2));
+        }
+        assertEquals(List.of("1=null", "2=billing", "3=null"), rows);
+      }
+      sink.connection().rollback();
+    }
+  }
+
   @Test
   void loadsTheStandardTables() throws SQLException {
     try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
