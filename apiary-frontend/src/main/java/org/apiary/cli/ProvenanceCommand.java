@@ -330,6 +330,7 @@ public final class ProvenanceCommand implements Runnable {
         row.put("caller", d.caller());
         row.put("graph", d.graph());
         row.put("purpose", d.purpose());
+        row.put("caller_roles", d.callerRoles());
         row.put("reason", d.reason());
         rows.add(row);
       }
@@ -347,8 +348,8 @@ public final class ProvenanceCommand implements Runnable {
   }
 
   @Command(name = "outside-purpose", mixinStandardHelpOptions = true,
-      description = "Reads of a table by the given callers (default: every caller) for a purpose not allowed, or "
-          + "none.")
+      description = "Reads of a table by the given callers or role (default: every caller) for a purpose not "
+          + "allowed, or none.")
   static final class OutsidePurpose extends Query {
     @Option(names = "--table", required = true, description = "The application table.")
     String table;
@@ -360,16 +361,25 @@ public final class ProvenanceCommand implements Runnable {
         description = "The purposes reads are allowed for, comma-separated.")
     List<String> allowedPurposes;
 
-    @Option(names = "--caller", split = ",", description = "Only these callers (API key identities), "
-        + "comma-separated; for a role, the identities of its keys.")
-    List<String> callers;
+    @ArgGroup(exclusive = true)
+    Who who;
+
+    static final class Who {
+      @Option(names = "--caller", split = ",", description = "Only these callers (API key identities), "
+          + "comma-separated.")
+      List<String> callers;
+
+      @Option(names = "--role", description = "Only callers that had this role when they called.")
+      String role;
+    }
 
     @Override
     void run(ProvenanceQueries queries, PrintWriter out) throws SQLException {
       ProvenanceTable events = queries.describeEventsTable(table, keyColumns.stream()
           .map(c -> c.strip().toLowerCase(Locale.ROOT)).toList());
-      printReads(out, queries.readsOutsidePurposes(events, callers == null ? List.of() : callers,
-          allowedPurposes));
+      printReads(out, who != null && who.role != null
+          ? queries.readsByRoleOutsidePurposes(events, who.role, allowedPurposes)
+          : queries.readsOutsidePurposes(events, who == null ? List.of() : who.callers, allowedPurposes));
     }
   }
 
@@ -384,6 +394,7 @@ public final class ProvenanceCommand implements Runnable {
       row.put("function", r.function());
       row.put("caller", r.caller());
       row.put("purpose", r.purpose());
+      row.put("caller_roles", r.callerRoles());
       rows.add(row);
     }
     printTable(out, rows);

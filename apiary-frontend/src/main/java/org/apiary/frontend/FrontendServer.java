@@ -65,6 +65,12 @@ public final class FrontendServer implements AutoCloseable {
   private final ExecutorService catalogThread = Executors.newSingleThreadExecutor(r -> daemon(r,
       "apiary-frontend-catalog"));
   private final List<Runnable> waitingForCatalog = new ArrayList<>();
+  /** Refusals waiting to be recorded before more are only logged. */
+  static final int MAX_QUEUED_DENIALS = 10_000;
+  /** Records refusals in provenance, so the socket thread never waits for the database client. */
+  private final java.util.concurrent.ThreadPoolExecutor denialThread = new java.util.concurrent.ThreadPoolExecutor(
+      1, 1, 0, TimeUnit.MILLISECONDS, new java.util.concurrent.ArrayBlockingQueue<>(MAX_QUEUED_DENIALS),
+      r -> daemon(r, "apiary-frontend-denials"));
   private boolean catalogLoadScheduled;
   private long lastCatalogLoadNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
 
@@ -202,9 +208,11 @@ public final class FrontendServer implements AutoCloseable {
       caller = verdict.identity();
       roles = verdict.roles();
     }
-    if (request.credential() != null || !java.util.Objects.equals(caller, request.caller())) {
-      // What is logged and recorded: the established caller, and never the secret.
-      request = request.asStored(caller);
+    String rolesText = roles.isEmpty() ? null : String.join(",", new java.util.TreeSet<>(roles));
+    if (request.credential() != null || !java.util.Objects.equals(caller, request.caller())
+        || !java.util.Objects.equals(rolesText, request.roles())) {
+      // What is logged and recorded: the established caller and roles (never what a client claims), never the secret.
+      request = request.asStored(caller, rolesText);
       frame = request.toBytes();
     }
     try {
@@ -294,19 +302,33 @@ public final class FrontendServer implements AutoCloseable {
     return false;
   }
 
-  /** Hands a refusal to the database for provenance, without waiting; a failure is logged (the client was answered). */
+  /**
+   * Hands a refusal to the database for provenance on {@link #denialThread} (a VoltDB client call may wait for
+   * capacity, and the socket thread never waits); a failure is logged (the client was answered). Beyond
+   * {@link #MAX_QUEUED_DENIALS} refusals waiting, more are logged but not recorded.
+   */
   private void recordDenial(WireRequest request, String reason) {
     String denialId = UUID.randomUUID().toString();
     LOG.log(Level.INFO, "frontend " + id + ": refused invocation " + request.id() + " (denial " + denialId + "): "
         + reason);
+    try {
+      denialThread.execute(() -> sendDenial(request, denialId, reason));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
+          + denialId + ") was not recorded in provenance: " + (running ? MAX_QUEUED_DENIALS
+          + " refusals already wait to be recorded" : "the frontend is closing"));
+    }
+  }
+
+  private void sendDenial(WireRequest request, String denialId, String reason) {
     try {
       db.client().callProcedure(response -> {
         if (response.getStatus() != org.voltdb.client.ClientResponse.SUCCESS) {
           LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
               + denialId + ") was not recorded in provenance: " + response.getStatusString());
         }
-      }, SystemSchema.RECORD_DENIAL, request.id(), denialId, request.caller(), request.graph(), request.purpose(),
-          reason);
+      }, SystemSchema.RECORD_DENIAL, request.id(), denialId, request.caller(), request.roles(), request.graph(),
+          request.purpose(), reason);
     } catch (java.io.IOException | RuntimeException e) {
       LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
           + denialId + ") was not recorded in provenance: " + e);
@@ -413,6 +435,7 @@ public final class FrontendServer implements AutoCloseable {
     maintenance.stop();
     scheduler.shutdownNow();
     catalogThread.shutdownNow();
+    denialThread.shutdown(); // refusals already queued are still handed to the database
     if (!sockets.stop(Duration.ofSeconds(5))) {
       LOG.log(Level.WARNING, "frontend " + id + ": the socket thread did not stop within 5 s");
     }

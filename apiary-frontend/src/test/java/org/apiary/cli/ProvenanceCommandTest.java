@@ -73,16 +73,16 @@ class ProvenanceCommandTest {
       sink.ensureTable(denied);
       sink.load(invocations, java.util.List.of(
           new org.apiary.provenance.ProvenanceRow(invocations.name(), java.util.List.of(t, "10", 10L, 0L, 0, "read",
-              "readRecord", "inv-a", "7", "alice", 3L, "treatment")),
+              "readRecord", "inv-a", "7", "alice", 3L, "treatment", "nurse")),
           new org.apiary.provenance.ProvenanceRow(invocations.name(), java.util.List.of(t.plusSeconds(1), "11", 11L,
-              0L, 0, "read", "readRecord", "inv-b", "7", "bob", 3L, "marketing"))));
+              0L, 0, "read", "readRecord", "inv-b", "7", "bob", 3L, "marketing", "clerk"))));
       sink.load(events, java.util.List.of(
           new org.apiary.provenance.ProvenanceRow(events.name(), java.util.List.of(t, "10", 10L, 0L, 0, "read", 0L,
               7L)),
           new org.apiary.provenance.ProvenanceRow(events.name(), java.util.List.of(t.plusSeconds(1), "11", 11L, 0L, 0,
               "read", 0L, 7L))));
       sink.load(denied, java.util.List.of(new org.apiary.provenance.ProvenanceRow(denied.name(), java.util.Arrays.asList(
-          t.plusSeconds(2), "d-1", "inv-c", "mallory", "readRecord", null, "no roles"))));
+          t.plusSeconds(2), "d-1", "inv-c", "mallory", "readRecord", null, "no roles", null))));
     }
     Run reads = run("provenance", "reads", "--sink", url, "--table", "records", "--key", "id=7");
     assertEquals(0, reads.code(), reads.err());
@@ -105,5 +105,11 @@ class ProvenanceCommandTest {
     Run alice = run("provenance", "outside-purpose", "--sink", url, "--table", "records", "--key-columns", "id",
         "--allowed-purposes", "treatment", "--caller", "alice");
     assertTrue(alice.out().contains("(no rows)"), alice.out());
+    Run clerks = run("provenance", "outside-purpose", "--sink", url, "--table", "records", "--key-columns", "id",
+        "--allowed-purposes", "treatment", "--role", "clerk");
+    assertTrue(clerks.out().contains("inv-b") && clerks.out().contains("(1 row)"), clerks.out());
+    Run nurses = run("provenance", "outside-purpose", "--sink", url, "--table", "records", "--key-columns", "id",
+        "--allowed-purposes", "treatment", "--role", "nurse");
+    assertTrue(nurses.out().contains("(no rows)"), nurses.out());
   }
 }

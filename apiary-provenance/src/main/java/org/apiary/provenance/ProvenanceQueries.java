@@ -459,10 +459,11 @@ public final class ProvenanceQueries {
    * @param caller who called: the API key's identity on a frontend that requires credentials, else what the client
    *     said, or {@code null}
    * @param purpose the data-use purpose the call stated, or {@code null} (none, or captured before purposes were)
+   * @param callerRoles the caller's roles when it called, sorted and comma-separated, or {@code null} (none)
    * @param key the record read: the events table's record key columns, in column order
    */
   public record RecordRead(Instant eventTime, String executionId, String graph, String function, String caller,
-                           String purpose, Map<String, Object> key) {
+                           String purpose, String callerRoles, Map<String, Object> key) {
     public RecordRead {
       key = Collections.unmodifiableMap(new LinkedHashMap<>(key));
     }
@@ -477,9 +478,10 @@ public final class ProvenanceQueries {
    * @param graph the graph called
    * @param purpose the purpose the call stated, or {@code null}
    * @param reason what the client was told: the roles or purposes the policy allows and what the call lacked
+   * @param callerRoles the caller's roles, sorted and comma-separated, or {@code null} (none)
    */
   public record DeniedCall(Instant deniedAt, String invocationId, String caller, String graph, String purpose,
-                           String reason) {}
+                           String reason, String callerRoles) {}
 
   /** The most callers or purposes one audit query takes (each is a bound parameter). */
   public static final int MAX_AUDIT_NAMES = 1000;
@@ -493,7 +495,8 @@ public final class ProvenanceQueries {
    *
    * <p>SQL:
    * <pre>
-   * SELECT e.event_time, f.execution_id, f.graph_id, f.function_name, f.caller, f.purpose, e.&lt;key&gt;
+   * SELECT e.event_time, f.execution_id, f.graph_id, f.function_name, f.caller, f.purpose, f.caller_roles,
+   *        e.&lt;key&gt;
    * FROM &lt;events&gt; e JOIN FunctionInvocations f ON f.exec_id = e.exec_id
    * WHERE e.event_type = 'read' AND e.&lt;key&gt; = ?
    * ORDER BY e.tx_id, e.exec_seq, e.event_seq
@@ -514,12 +517,13 @@ public final class ProvenanceQueries {
   /**
    * Reads outside allowed purposes (audit): every read event of the table by an execution whose caller is one of
    * {@code callers} and whose stated purpose is not one of {@code allowedPurposes}; a read with no purpose counts
-   * as outside. To ask about a role, pass the identities of the keys that have it ({@code Credentials.list}); to ask
-   * about a graph's policy, pass its purposes. Ordered by the record key, then the record's order.
+   * as outside. To ask about a role, use {@link #readsByRoleOutsidePurposes}; to ask about a graph's policy, pass its
+   * purposes. Ordered by the record key, then the record's order.
    *
    * <p>SQL:
    * <pre>
-   * SELECT e.event_time, f.execution_id, f.graph_id, f.function_name, f.caller, f.purpose, e.&lt;key&gt;
+   * SELECT e.event_time, f.execution_id, f.graph_id, f.function_name, f.caller, f.purpose, f.caller_roles,
+   *        e.&lt;key&gt;
    * FROM &lt;events&gt; e JOIN FunctionInvocations f ON f.exec_id = e.exec_id
    * WHERE e.event_type = 'read' [AND f.caller IN (?, ...)]
    *   AND (f.purpose IS NULL OR f.purpose NOT IN (?, ...))
@@ -541,7 +545,6 @@ public final class ProvenanceQueries {
           + "the key columns of its application table");
     }
     List<String> who = auditNames(callers, "callers");
-    List<String> allowed = auditNames(allowedPurposes, "allowedPurposes");
     Sql sql = readsSelect(events);
     if (!who.isEmpty()) {
       sql.add(" AND f.").add(quote("caller")).add(" IN (");
@@ -550,6 +553,46 @@ public final class ProvenanceQueries {
       }
       sql.add(")");
     }
+    return outsidePurposes(events, sql, allowedPurposes);
+  }
+
+  /**
+   * Reads by a role outside its allowed purposes (audit): every read event of the table by an execution whose caller
+   * had {@code role} when it called ({@code FunctionInvocations.caller_roles}, recorded from the API key) and whose
+   * stated purpose is not one of {@code allowedPurposes}; a read with no purpose counts as outside. Calls by keys
+   * with the {@code admin} role pass every policy, so asking about that role lists what administrators
+   * read outside the purposes. Ordered as {@link #readsOutsidePurposes}.
+   *
+   * <p>SQL: as {@link #readsOutsidePurposes}, with the callers' condition
+   * {@code AND (',' || f.caller_roles || ',') LIKE ? ESCAPE '!'} bound to {@code %,<role>,%}.
+   *
+   * @param events the events table; it must have a {@link ProvenanceTable#recordKey() record key}
+   * @param role the role
+   * @param allowedPurposes the purposes allowed; empty: every read by the role is outside
+   * @throws IllegalArgumentException if the table is not valid, or the list has more than {@link #MAX_AUDIT_NAMES}
+   *     names or a null
+   * @throws SQLException if the query fails or times out
+   */
+  public List<RecordRead> readsByRoleOutsidePurposes(ProvenanceTable events, String role,
+                                                     Collection<String> allowedPurposes) throws SQLException {
+    checkEventsTable(events);
+    Objects.requireNonNull(role, "role");
+    if (role.isEmpty() || role.contains(",")) {
+      throw new IllegalArgumentException("a role is a non-empty name without ',', not '" + role + "'");
+    }
+    String pattern = "%," + role.replace("!", "!!").replace("%", "!%").replace("_", "!_") + ",%";
+    Sql sql = readsSelect(events).add(" AND (',' || f.").add(quote("caller_roles")).add(" || ',') LIKE ")
+        .param(ColumnType.VARCHAR, pattern).add(" ESCAPE '!'");
+    return outsidePurposes(events, sql, allowedPurposes);
+  }
+
+  private List<RecordRead> outsidePurposes(ProvenanceTable events, Sql sql, Collection<String> allowedPurposes)
+      throws SQLException {
+    if (events.recordKey().isEmpty()) {
+      throw new IllegalArgumentException("events table " + events.name() + " has no record key; describe it with "
+          + "the key columns of its application table");
+    }
+    List<String> allowed = auditNames(allowedPurposes, "allowedPurposes");
     if (!allowed.isEmpty()) {
       sql.add(" AND (f.").add(quote("purpose")).add(" IS NULL OR f.").add(quote("purpose")).add(" NOT IN (");
       for (int i = 0; i < allowed.size(); i++) {
@@ -572,7 +615,7 @@ public final class ProvenanceQueries {
    *
    * <p>SQL:
    * <pre>
-   * SELECT denied_at, invocation_id, caller, graph, purpose, reason FROM DeniedCalls
+   * SELECT denied_at, invocation_id, caller, graph, purpose, reason, caller_roles FROM DeniedCalls
    * WHERE denied_at &gt;= CAST(? AS TIMESTAMP) AND denied_at &lt; CAST(? AS TIMESTAMP)
    * ORDER BY denied_at, denial_id
    * </pre>
@@ -589,18 +632,18 @@ public final class ProvenanceQueries {
     }
     Sql sql = new Sql().add("SELECT ").add(quote("denied_at")).add(", ").add(quote("invocation_id")).add(", ")
         .add(quote("caller")).add(", ").add(quote("graph")).add(", ").add(quote("purpose")).add(", ")
-        .add(quote("reason")).add(" FROM ").add(quote(ProvenanceSchema.DENIED_CALLS)).add(" WHERE ")
+        .add(quote("reason")).add(", ").add(quote("caller_roles")).add(" FROM ").add(quote(ProvenanceSchema.DENIED_CALLS)).add(" WHERE ")
         .add(quote("denied_at")).add(" >= ").param(ColumnType.TIMESTAMP, from.truncatedTo(ChronoUnit.MICROS))
         .add(" AND ").add(quote("denied_at")).add(" < ").param(ColumnType.TIMESTAMP, to.truncatedTo(ChronoUnit.MICROS))
         .add(" ORDER BY ").add(quote("denied_at")).add(", ").add(quote("denial_id"));
     return query(sql, rs -> new DeniedCall(dialect.readTimestamp(rs, 1), rs.getString(2), rs.getString(3),
-        rs.getString(4), rs.getString(5), rs.getString(6)));
+        rs.getString(4), rs.getString(5), rs.getString(6), rs.getString(7)));
   }
 
   /** The select of read events joined to their executions, up to its WHERE clause's first condition. */
   private static Sql readsSelect(ProvenanceTable events) {
     Sql sql = new Sql().add("SELECT e.").add(quote(ProvenanceSchema.EVENT_TIME));
-    for (String column : List.of("execution_id", "graph_id", "function_name", "caller", "purpose")) {
+    for (String column : List.of("execution_id", "graph_id", "function_name", "caller", "purpose", "caller_roles")) {
       sql.add(", f.").add(quote(column));
     }
     for (ProvenanceColumn c : keyColumns(events)) {
@@ -622,10 +665,10 @@ public final class ProvenanceQueries {
     Map<String, Object> key = new LinkedHashMap<>();
     List<ProvenanceColumn> keyColumns = keyColumns(events);
     for (int i = 0; i < keyColumns.size(); i++) {
-      key.put(keyColumns.get(i).name(), read(rs, 7 + i, keyColumns.get(i).type()));
+      key.put(keyColumns.get(i).name(), read(rs, 8 + i, keyColumns.get(i).type()));
     }
     return new RecordRead(dialect.readTimestamp(rs, 1), rs.getString(2), rs.getString(3), rs.getString(4),
-        rs.getString(5), rs.getString(6), key);
+        rs.getString(5), rs.getString(6), rs.getString(7), key);
   }
 
   private static List<String> auditNames(Collection<String> names, String what) {

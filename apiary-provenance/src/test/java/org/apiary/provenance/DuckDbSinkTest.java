@@ -77,7 +77,7 @@ class DuckDbSinkTest {
   @Test
   void aTableFromBeforeTheNewColumnGainsItAndKeepsLoading() throws SQLException {
     ProvenanceTable current = ProvenanceSchema.functionInvocations();
-    ProvenanceTable old = new ProvenanceTable(current.name(), current.columns().subList(0, current.columns().size() - 1),
+    ProvenanceTable old = new ProvenanceTable(current.name(), current.columns().subList(0, current.columns().size() - 2),
         current.key(), List.of());
     java.time.Instant t = java.time.Instant.parse("2024-01-01T00:00:00Z");
     try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
@@ -87,10 +87,10 @@ class DuckDbSinkTest {
     try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
       sink.ensureTable(current);
       sink.load(current, List.of(new ProvenanceRow(current.name(),
-          List.of(t, "2", 2L, 0L, 1, "f", "g", "e-2", "p", "c", 5L, "billing"))));
+          List.of(t, "2", 2L, 0L, 1, "f", "g", "e-2", "p", "c", 5L, "billing", "nurse"))));
       sink.load(old, List.of(new ProvenanceRow(old.name(), List.of(t, "3", 3L, 0L, 1, "f", "g", "e-3", "p", "c", 5L))));
       sink.load(current, List.of(new ProvenanceRow(current.name(),
-          List.of(t, "2", 2L, 0L, 1, "f", "g", "e-2", "p", "c", 5L, "billing"))));
+          List.of(t, "2", 2L, 0L, 1, "f", "g", "e-2", "p", "c", 5L, "billing", "nurse"))));
       assertEquals(3, SinkChecks.count(sink, current));
       try (java.sql.Statement s = sink.connection().createStatement();
            java.sql.ResultSet rs = s.executeQuery("SELECT exec_id, purpose FROM FunctionInvocations ORDER BY exec_id")) {
@@ -110,7 +110,7 @@ class DuckDbSinkTest {
       ProvenanceTable invocations = ProvenanceSchema.functionInvocations();
       sink.ensureTable(invocations);
       ProvenanceRow row = new ProvenanceRow(invocations.name(), List.of(java.time.Instant.parse("2024-01-01T00:00:00Z"),
-          "42", 42L, 0L, 1, "inc", "graph", "exec-1", "p1", "caller", 17L, "treatment"));
+          "42", 42L, 0L, 1, "inc", "graph", "exec-1", "p1", "caller", 17L, "treatment", "nurse"));
       sink.load(invocations, List.of(row));
       sink.load(invocations, List.of(row));
       assertEquals(1, SinkChecks.count(sink, invocations));

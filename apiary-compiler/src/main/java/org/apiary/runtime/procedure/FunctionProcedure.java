@@ -205,7 +205,7 @@ public abstract class FunctionProcedure extends VoltProcedure {
     rows.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_INVOCATIONS, Arrays.asList(time, id.execId(), id.txId(),
         id.execSeq(), id.partitionId(), functionName, call.graph(), call.invocationId(),
         partitionKey == null ? null : describe(partitionKey), call.caller(), (System.nanoTime() - started) / 1_000L,
-        call.purpose())));
+        call.purpose(), call.callerRoles())));
     for (int i = 0; i < runtime.reads.size(); i++) {
       CapturedRead read = runtime.reads.get(i);
       long seq = i;

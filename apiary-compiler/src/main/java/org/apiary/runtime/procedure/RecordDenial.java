@@ -22,18 +22,20 @@ public class RecordDenial extends VoltProcedure {
    * @param invocationId the invocation ID the client sent (routes the call)
    * @param denialId the frontend's unique ID for this refusal (the row's key, so a resent recording loads once)
    * @param caller who called, or {@code null}
+   * @param callerRoles the caller's roles (sorted, comma-separated), or {@code null}
    * @param graph the graph called
    * @param purpose the purpose the call stated, or {@code null}
    * @param reason the refusal's message, as the client got it
    * @return 1 if the row was handed to the spooler, 0 if this deployment captures no provenance
    */
-  public long run(String invocationId, String denialId, String caller, String graph, String purpose, String reason) {
+  public long run(String invocationId, String denialId, String caller, String callerRoles, String graph,
+                  String purpose, String reason) {
     var provenance = ServerProvenance.active();
     if (provenance.isEmpty()) {
       return 0;
     }
     provenance.get().offer(List.of(new ProvenanceRow(ProvenanceSchema.DENIED_CALLS, Arrays.asList(
-        getTransactionTime().toInstant(), denialId, invocationId, caller, graph, purpose, reason))));
+        getTransactionTime().toInstant(), denialId, invocationId, caller, graph, purpose, reason, callerRoles))));
     return 1;
   }
 }

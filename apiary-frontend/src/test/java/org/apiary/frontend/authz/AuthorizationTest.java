@@ -117,6 +117,31 @@ class AuthorizationTest {
         && s.roles().equals(Set.of("nurse", "clerk"))));
   }
 
+  /** Roles come from the key alone: a request that claims roles on the wire gets none of them. */
+  @Test
+  void rolesAClientClaimsOnTheWireAreIgnored() {
+    Credentials.Issued clerk = Credentials.create(db, "az-clerk-3", Set.of("clerk"));
+    client(clerk, "treatment").close(); // starts the frontend after the key exists
+    byte[] frame = new org.apiary.internal.wire.WireRequest(org.apiary.internal.wire.WireRequest.INVOKE,
+        "az-claims-admin", "az_touch", org.apiary.internal.Json.tree(106L),
+        List.of(org.apiary.internal.Json.tree("x")), "az-clerk-3", clerk.apiKey(), "treatment", "admin,nurse")
+        .toBytes();
+    try (org.zeromq.ZContext ctx = new org.zeromq.ZContext()) {
+      org.zeromq.ZMQ.Socket s = ctx.createSocket(org.zeromq.SocketType.DEALER);
+      s.setReceiveTimeOut(10_000);
+      s.setSendTimeOut(10_000);
+      s.setImmediate(true);
+      s.connect(frontend.endpoint());
+      assertTrue(s.send(frame, 0), "could not send within 10 s");
+      byte[] answer = s.recv();
+      assertTrue(answer != null, "no reply within 10 s");
+      org.apiary.internal.wire.WireReply reply = org.apiary.internal.wire.WireReply.fromBytes(answer);
+      assertEquals(org.apiary.internal.wire.WireReply.FORBIDDEN, reply.error(), reply.message());
+      assertTrue(reply.message().contains("[clerk]"), reply.message());
+    }
+    assertEquals(0, hits(106), "a refused call ran");
+  }
+
   @Test
   void aRefusalIsRecordedInProvenanceAndTheAuditQueryListsIt() throws Exception {
     Instant from = Instant.now().minusSeconds(1);
@@ -137,6 +162,7 @@ class AuthorizationTest {
     assertEquals("az_touch", role.graph());
     assertEquals("treatment", role.purpose());
     assertTrue(role.reason().contains("nurse"), role.reason());
+    assertEquals("clerk", role.callerRoles());
     ProvenanceQueries.DeniedCall purpose = denied.stream().filter(c -> c.invocationId().equals(forMarketing.id()))
         .findFirst().orElseThrow();
     assertEquals("az-nurse-3", purpose.caller());
@@ -177,6 +203,14 @@ class AuthorizationTest {
     List<ProvenanceQueries.RecordRead> nurseOnly = query(q -> q.readsOutsidePurposes(events(q),
         List.of("az-nurse-4"), List.of("treatment", "billing")));
     assertTrue(nurseOnly.isEmpty(), "the nurse read only for allowed purposes: " + nurseOnly);
+    // By role, as the keys had it when they called: the nurse role's billing read, and what admins read.
+    assertEquals(List.of(bill.id()), query(q -> q.readsByRoleOutsidePurposes(events(q), "nurse",
+        List.of("treatment"))).stream().filter(r -> r.key().get("id").equals(105L))
+        .map(ProvenanceQueries.RecordRead::executionId).toList());
+    assertEquals(List.of(snoop.id()), query(q -> q.readsByRoleOutsidePurposes(events(q), Credentials.ADMIN_ROLE,
+        List.of("treatment", "billing"))).stream().filter(r -> r.key().get("id").equals(105L))
+        .map(ProvenanceQueries.RecordRead::executionId).toList());
+    assertEquals("nurse", reads.get(1).callerRoles());
   }
 
   private static ProvenanceTable events(ProvenanceQueries q) throws java.sql.SQLException {
