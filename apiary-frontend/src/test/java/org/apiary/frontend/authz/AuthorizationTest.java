@@ -117,6 +117,19 @@ class AuthorizationTest {
         && s.roles().equals(Set.of("nurse", "clerk"))));
   }
 
+  /** A frontend without credentials still enforces policies: its callers have no roles, and purposes count. */
+  @Test
+  void aFrontendWithoutCredentialsRefusesGraphsThatNameRoles() {
+    try (FrontendServer open = FrontendServer.start(db, FrontendConfig.defaults()
+        .withLease(Duration.ofSeconds(2), Duration.ofMillis(400)));
+         ApiaryClient anonymous = ApiaryClient.connect(ClientConfig.of(open.endpoint())
+             .withAttemptTimeout(Duration.ofSeconds(5)).withPurpose("treatment"))) {
+      AccessDeniedException e = assertThrows(AccessDeniedException.class, () -> anonymous.invoke("az_touch", 107L, "x"));
+      assertTrue(e.getMessage().contains("an anonymous caller has no roles"), e.getMessage());
+    }
+    assertEquals(0, hits(107), "a refused call ran");
+  }
+
   /** Roles come from the key alone: a request that claims roles on the wire gets none of them. */
   @Test
   void rolesAClientClaimsOnTheWireAreIgnored() {
