@@ -117,6 +117,24 @@ class AuthorizationTest {
         && s.roles().equals(Set.of("nurse", "clerk"))));
   }
 
+  /**
+   * A credentials table from before roles (issue 14, item 1) gains the column on first use, and its keys have no
+   * roles: they may call open graphs and graphs that name no roles, but not az_touch.
+   */
+  @Test
+  void aCredentialsTableFromBeforeRolesGainsTheColumnAndItsKeysHaveNone() {
+    Credentials.Issued early = Credentials.create(db, "az-early", Set.of("nurse"));
+    db.callAdmin("dropping the roles column", "@AdHoc", "ALTER TABLE " + org.apiary.runtime.SystemSchema.CREDENTIALS
+        + " DROP COLUMN roles");
+    org.apiary.runtime.SystemSchema.ensure(db);
+    assertTrue(Credentials.list(db).stream().anyMatch(c -> c.identity().equals("az-early") && c.roles().isEmpty()));
+    try (ApiaryClient asEarly = client(early, "treatment")) {
+      AccessDeniedException e = assertThrows(AccessDeniedException.class, () -> asEarly.invoke("az_touch", 108L, "x"));
+      assertTrue(e.getMessage().contains("no roles"), e.getMessage());
+    }
+    assertEquals(0, hits(108), "a refused call ran");
+  }
+
   /** A frontend without credentials still enforces policies: its callers have no roles, and purposes count. */
   @Test
   void aFrontendWithoutCredentialsRefusesGraphsThatNameRoles() {
