@@ -18,9 +18,9 @@ import org.apiary.AccessPolicy;
 import org.apiary.InvalidRequestException;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.wire.SocketLoop;
-import org.apiary.runtime.SystemSchema;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
+import org.apiary.runtime.SystemSchema;
 import org.zeromq.SocketType;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMsg;
@@ -322,13 +322,17 @@ public final class FrontendServer implements AutoCloseable {
 
   private void sendDenial(WireRequest request, String denialId, String reason) {
     try {
-      db.client().callProcedure(response -> {
+      boolean queued = db.client().callProcedure(response -> {
         if (response.getStatus() != org.voltdb.client.ClientResponse.SUCCESS) {
           LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
               + denialId + ") was not recorded in provenance: " + response.getStatusString());
         }
       }, SystemSchema.RECORD_DENIAL, request.id(), denialId, request.caller(), request.roles(), request.graph(),
           request.purpose(), reason);
+      if (!queued) {
+        LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
+            + denialId + ") was not recorded in provenance: the database client refused the call (backpressure)");
+      }
     } catch (java.io.IOException | RuntimeException e) {
       LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
           + denialId + ") was not recorded in provenance: " + e);

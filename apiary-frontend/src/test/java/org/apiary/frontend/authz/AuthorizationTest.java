@@ -135,6 +135,22 @@ class AuthorizationTest {
     assertEquals(0, hits(108), "a refused call ran");
   }
 
+  /** An open graph's stored definition has no policy, so graphs registered before policies keep their versions. */
+  @Test
+  void anOpenGraphIsStoredAsBeforePolicies() {
+    org.apiary.frontend.RegisteredGraph open = new org.apiary.frontend.RegisteredGraph("g",
+        org.apiary.RecordingMode.SELECTIVE, List.of(), List.of(), org.apiary.AccessPolicy.OPEN);
+    String json = new String(org.apiary.internal.Json.bytes(open), java.nio.charset.StandardCharsets.UTF_8);
+    assertFalse(json.contains("access"), json);
+    org.apiary.frontend.RegisteredGraph read = org.apiary.internal.Json.read(json.getBytes(
+        java.nio.charset.StandardCharsets.UTF_8), org.apiary.frontend.RegisteredGraph.class, "graph");
+    assertEquals(org.apiary.AccessPolicy.OPEN, read.policy());
+    org.apiary.frontend.RegisteredGraph stored = org.apiary.internal.Json.read(org.apiary.internal.Json.bytes(
+        new org.apiary.frontend.RegisteredGraph("g", org.apiary.RecordingMode.SELECTIVE, List.of(), List.of(),
+            AuthzApp.TOUCH.access())), org.apiary.frontend.RegisteredGraph.class, "graph");
+    assertEquals(AuthzApp.TOUCH.access(), stored.policy());
+  }
+
   /** A frontend without credentials still enforces policies: its callers have no roles, and purposes count. */
   @Test
   void aFrontendWithoutCredentialsRefusesGraphsThatNameRoles() {
