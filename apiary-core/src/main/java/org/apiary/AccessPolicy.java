@@ -7,8 +7,9 @@ import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
- * Who may invoke a graph, and for which data-use purposes: set on the graph with {@link Graph#withAccess} and stored
- * with it at registration, so every frontend enforces it before anything of a call runs. Immutable.
+ * Who may invoke a graph, and for which data-use purposes: set on the graph with {@link Graph#withAccess} (or on one
+ * of its functions with {@link Graph#withFunctionAccess}) and stored with it at registration, so every frontend
+ * enforces it before anything of a call runs. Immutable.
  *
  * <pre>{@code
  * Graph.named("patientRecord")
@@ -74,22 +75,22 @@ public record AccessPolicy(List<String> roles, List<String> purposes) {
   /**
    * Why a call is refused, or {@code null} if it is allowed.
    *
-   * @param graph the graph's name, for the message
+   * @param subject what the policy guards, for the message: {@code graph 'g'} or {@code function 'f' of graph 'g'}
    * @param caller who calls, for the message ({@code null}: anonymous)
    * @param callerRoles the caller's roles (empty for an anonymous caller)
    * @param purpose the purpose the call states, or {@code null}
    */
-  public String refusal(String graph, String caller, java.util.Set<String> callerRoles, String purpose) {
+  public String refusal(String subject, String caller, java.util.Set<String> callerRoles, String purpose) {
     if (callerRoles.contains(ADMIN_ROLE)) {
       return null;
     }
     String who = caller == null ? "an anonymous caller" : "caller '" + caller + "'";
     if (!roles.isEmpty() && roles.stream().noneMatch(callerRoles::contains)) {
-      return "graph '" + graph + "' may be called by the roles " + roles + "; " + who + " has "
+      return subject + " may be called by the roles " + roles + "; " + who + " has "
           + (callerRoles.isEmpty() ? "no roles" : "the roles " + new TreeSet<>(callerRoles)) + "; nothing ran";
     }
     if (!purposes.isEmpty() && (purpose == null || !purposes.contains(purpose))) {
-      return "graph '" + graph + "' may be called for the purposes " + purposes + "; the call "
+      return subject + " may be called for the purposes " + purposes + "; the call "
           + (purpose == null ? "states no purpose (ClientConfig.withPurpose)" : "states purpose '" + purpose + "'")
           + "; nothing ran";
     }

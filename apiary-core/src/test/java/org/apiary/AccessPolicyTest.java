@@ -28,15 +28,15 @@ class AccessPolicyTest {
 
   @Test
   void aCallNeedsOneOfTheRolesAndOneOfThePurposes() {
-    assertNull(NURSES.refusal("g", "ann", Set.of("nurse", "clerk"), "billing"));
-    String role = NURSES.refusal("g", "bob", Set.of("clerk"), "billing");
+    assertNull(NURSES.refusal("graph 'g'", "ann", Set.of("nurse", "clerk"), "billing"));
+    String role = NURSES.refusal("graph 'g'", "bob", Set.of("clerk"), "billing");
     assertEquals("graph 'g' may be called by the roles [doctor, nurse]; caller 'bob' has the roles [clerk]; "
         + "nothing ran", role);
-    assertTrue(NURSES.refusal("g", null, Set.of(), "billing").contains("an anonymous caller has no roles"));
-    String purpose = NURSES.refusal("g", "ann", Set.of("nurse"), "marketing");
+    assertTrue(NURSES.refusal("graph 'g'", null, Set.of(), "billing").contains("an anonymous caller has no roles"));
+    String purpose = NURSES.refusal("graph 'g'", "ann", Set.of("nurse"), "marketing");
     assertEquals("graph 'g' may be called for the purposes [billing, treatment]; the call states purpose "
         + "'marketing'; nothing ran", purpose);
-    assertTrue(NURSES.refusal("g", "ann", Set.of("nurse"), null).contains("states no purpose"));
+    assertTrue(NURSES.refusal("graph 'g'", "ann", Set.of("nurse"), null).contains("states no purpose"));
     assertNull(NURSES.refusal("g", "root", Set.of(AccessPolicy.ADMIN_ROLE), null), "admin may call anything");
     assertNull(AccessPolicy.purposes("research").refusal("g", null, Set.of(), "research"), "no roles: anyone");
     assertNull(AccessPolicy.OPEN.refusal("g", null, Set.of(), null));

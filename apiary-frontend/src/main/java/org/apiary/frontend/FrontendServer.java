@@ -282,7 +282,7 @@ public final class FrontendServer implements AutoCloseable {
   }
 
   /**
-   * Checks the call against its graph's access policy (the newest version's). A refused call is answered at once
+   * Checks the call against its graph's access policy and its functions' (the newest version's). A refused call is answered at once
    * with {@link WireReply#FORBIDDEN}, runs nothing, and is recorded in provenance ({@code DeniedCalls}) through the
    * database's {@code RecordDenial} procedure, which hands it to the server's provenance spooler: the one path by
    * which rows reach the sink. An unknown graph is left to the coordinator, which refuses it as before.
@@ -292,8 +292,7 @@ public final class FrontendServer implements AutoCloseable {
     if (graph.isEmpty()) {
       return true;
     }
-    String refusal = graph.get().graph().policy().refusal(request.graph(), request.caller(), roles,
-        request.purpose());
+    String refusal = graph.get().graph().refusal(request.caller(), roles, request.purpose());
     if (refusal == null) {
       return true;
     }

@@ -135,6 +135,26 @@ class AuthorizationTest {
     assertEquals(0, hits(108), "a refused call ran");
   }
 
+  /** A function's policy holds in every graph of the application that contains it, even an open one. */
+  @Test
+  void aFunctionsPolicyHoldsInAnOpenGraphThatUsesIt() {
+    Credentials.Issued clerk = Credentials.create(db, "az-clerk-4", Set.of("clerk"));
+    Credentials.Issued nurse = Credentials.create(db, "az-nurse-5", Set.of("nurse"));
+    try (ApiaryClient asClerk = client(clerk, "billing"); ApiaryClient asNurse = client(nurse, "billing")) {
+      AccessDeniedException e = assertThrows(AccessDeniedException.class,
+          () -> asClerk.invoke("az_summary", 109L, "x"));
+      assertTrue(e.getMessage().contains("function 'az_readRecord' of graph 'az_summary' may be called by the roles "
+          + "[nurse]"), e.getMessage());
+      assertEquals(List.of(-1L), asNurse.invoke("az_summary", 109L, "x").values(Long.class));
+    }
+    org.apiary.RegistrationException conflict = assertThrows(org.apiary.RegistrationException.class,
+        () -> org.apiary.Application.of(AuthzApp.SCHEMA, AuthzApp.READ, org.apiary.Graph.named("az_other")
+            .addLocalFunction("az_readRecord", AuthzApp.ReadRecord.class)
+            .addEdge(org.apiary.Graph.SOURCE, "az_readRecord", "source", String.class)
+            .withFunctionAccess("az_readRecord", org.apiary.AccessPolicy.roles("doctor"))).functions());
+    assertTrue(conflict.getMessage().contains("declare one"), conflict.getMessage());
+  }
+
   /** An open graph's stored definition has no policy, so graphs registered before policies keep their versions. */
   @Test
   void anOpenGraphIsStoredAsBeforePolicies() {

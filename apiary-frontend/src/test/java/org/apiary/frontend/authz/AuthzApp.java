@@ -21,7 +21,14 @@ public final class AuthzApp {
       .addLocalFunction("az_readRecord", ReadRecord.class)
       .addEdge(Graph.SOURCE, "az_readRecord", "source", String.class)
       .addEdge("az_readRecord", Graph.SINK, "sink")
-      .withAccess(AccessPolicy.roles("nurse").withPurposes("treatment", "billing"));
+      .withAccess(AccessPolicy.roles("nurse").withPurposes("treatment", "billing"))
+      .withFunctionAccess("az_readRecord", AccessPolicy.roles("nurse").withPurposes("treatment", "billing"));
+
+  /** Reads record k through a graph open to all: its function's own policy still applies. */
+  public static final Graph SUMMARY = Graph.named("az_summary")
+      .addLocalFunction("az_readRecord", ReadRecord.class)
+      .addEdge(Graph.SOURCE, "az_readRecord", "source", String.class)
+      .addEdge("az_readRecord", Graph.SINK, "sink");
 
   /** Adds a hit to record k (inserting it): nurses, for treatment only. */
   public static final Graph TOUCH = Graph.named("az_touch")
@@ -30,7 +37,7 @@ public final class AuthzApp {
       .addEdge("az_touchRecord", Graph.SINK, "sink")
       .withAccess(AccessPolicy.roles("nurse").withPurposes("treatment"));
 
-  public static final Application APP = Application.of(SCHEMA, READ, TOUCH);
+  public static final Application APP = Application.of(SCHEMA, READ, TOUCH, SUMMARY);
 
   private static boolean registered;
 
