@@ -304,7 +304,8 @@ public final class ApiaryClient implements AutoCloseable {
 
   private byte[] encode(InvocationRequest request) {
     byte[] bytes = WireRequest.invoke(request.id(), request.graph(), request.partitionKey(), request.arguments(),
-        config.caller()).withCredential(config.credential()).withPurpose(config.purpose()).toBytes();
+        config.caller()).withCredential(config.credential())
+        .withPurpose(request.purpose() != null ? request.purpose() : config.purpose()).toBytes();
     if (bytes.length > config.maxRequestBytes()) {
       throw new InvalidRequestException("invocation '" + request.id() + "' of graph '" + request.graph() + "' is "
           + bytes.length + " bytes encoded, more than maxRequestBytes (" + config.maxRequestBytes()

@@ -33,8 +33,8 @@ import java.util.Set;
  *     records the identity of the credential instead.
  * @param credential the API key sent with every request (see {@code org.apiary.frontend.Credentials}), or
  *     {@code null} (the default) for frontends that do not require one; never shown by {@link #toString()}
- * @param purpose the data-use purpose every call states (see {@link org.apiary.AccessPolicy}), or {@code null} (the
- *     default) for none; a graph whose policy lists purposes refuses a call for another purpose or none, and the
+ * @param purpose the data-use purpose every call states unless it states its own
+ *     ({@link InvocationRequest#withPurpose}); see {@link org.apiary.AccessPolicy}; {@code null} (the default) for none; a graph whose policy lists purposes refuses a call for another purpose or none, and the
  *     purpose of each call that runs is recorded with its function executions in provenance
  */
 public record ClientConfig(List<String> frontends, Duration attemptTimeout, int maxAttempts, int maxRequestBytes,
@@ -143,8 +143,8 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
 
   /**
    * A copy whose calls state this data-use purpose (a graph's {@link org.apiary.AccessPolicy} may require one of its
-   * purposes; the purpose is recorded in provenance); {@code null} for none. One client states one purpose: use a
-   * client per purpose.
+   * purposes; the purpose is recorded in provenance); {@code null} for none. A call can state another with
+   * {@link InvocationRequest#withPurpose}.
    */
   public ClientConfig withPurpose(String dataUsePurpose) {
     return new ClientConfig(frontends, attemptTimeout, maxAttempts, maxRequestBytes, caller, credential,
