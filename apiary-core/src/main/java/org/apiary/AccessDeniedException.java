@@ -1,8 +1,11 @@
 package org.apiary;
 
 /**
- * The frontend refused the call because it did not come with a valid credential (missing, unknown, malformed or
- * revoked API key): nothing ran. Configure the client with a valid key ({@code ClientConfig.withCredential}).
+ * The frontend refused the call, and nothing ran: it did not come with a valid credential (missing, unknown,
+ * malformed or revoked API key; configure the client with {@code ClientConfig.withCredential}), or the graph's
+ * {@link AccessPolicy} does not allow it (the caller has none of the roles it names, or the call states a purpose it
+ * does not list, or none; see {@code ClientConfig.withPurpose}). The message says which. Refusals by policy are
+ * recorded in provenance ({@code DeniedCalls}).
  */
 public final class AccessDeniedException extends ApiaryException {
   private static final long serialVersionUID = 1L;

@@ -31,14 +31,38 @@ public record Application(String schema, List<Graph> graphs) {
    * @throws RegistrationException if graphs are invalid, share a name, or use one function name for two classes
    */
   public Map<String, Graph.Function> functions() {
+    return functionsAndPolicies().functions();
+  }
+
+  /**
+   * The access policy declared for each function (in any graph), by function name: it applies in every graph of
+   * the application that contains the function.
+   *
+   * @throws RegistrationException as {@link #functions()}
+   */
+  public Map<String, AccessPolicy> functionAccess() {
+    return functionsAndPolicies().policies();
+  }
+
+  private record Checked(Map<String, Graph.Function> functions, Map<String, AccessPolicy> policies) {}
+
+  private Checked functionsAndPolicies() {
     List<String> problems = new ArrayList<>();
     Map<String, Graph.Function> all = new LinkedHashMap<>();
     Map<String, Graph> byName = new LinkedHashMap<>();
+    Map<String, Graph> policyFrom = new LinkedHashMap<>();
     for (Graph g : graphs) {
       problems.addAll(g.problems());
       if (byName.putIfAbsent(g.name(), g) != null) {
         problems.add("two graphs are named '" + g.name() + "'");
       }
+      g.functionAccess().forEach((fn, policy) -> {
+        Graph first = policyFrom.putIfAbsent(fn, g);
+        if (first != null && !first.functionAccess().get(fn).equals(policy)) {
+          problems.add("function '" + fn + "' has the access policy " + first.functionAccess().get(fn) + " in graph '"
+              + first.name() + "' and " + policy + " in graph '" + g.name() + "'; declare one");
+        }
+      });
       for (Graph.Function f : g.functions().values()) {
         Graph.Function old = all.putIfAbsent(f.name(), f);
         if (old != null && !old.functionClass().equals(f.functionClass())) {
@@ -53,6 +77,8 @@ public record Application(String schema, List<Graph> graphs) {
     if (!problems.isEmpty()) {
       throw new RegistrationException(problems);
     }
-    return all;
+    Map<String, AccessPolicy> policies = new LinkedHashMap<>();
+    policyFrom.forEach((fn, g) -> policies.put(fn, g.functionAccess().get(fn)));
+    return new Checked(all, policies);
   }
 }

@@ -78,6 +78,8 @@ public final class Graph {
   private final Map<String, Function> functions = new LinkedHashMap<>();
   private final List<Edge> edges = new ArrayList<>();
   private final List<String> definitionProblems = new ArrayList<>();
+  private AccessPolicy access = AccessPolicy.OPEN;
+  private final Map<String, AccessPolicy> functionAccess = new LinkedHashMap<>();
 
   private Graph(String name) {
     this.name = Objects.requireNonNull(name, "name");
@@ -132,6 +134,36 @@ public final class Graph {
     return name;
   }
 
+  /**
+   * Sets who may invoke this graph and for which purposes (stored with the graph at registration and enforced by
+   * every frontend before anything runs). Without it a graph is {@link AccessPolicy#OPEN}.
+   */
+  public Graph withAccess(AccessPolicy policy) {
+    this.access = Objects.requireNonNull(policy, "policy");
+    return this;
+  }
+
+  /** Who may invoke this graph and for which purposes ({@link AccessPolicy#OPEN} unless set). */
+  public AccessPolicy access() {
+    return access;
+  }
+
+  /**
+   * Sets who may run one of this graph's functions and for which purposes: a call of any graph of the application
+   * that contains the function must satisfy this policy as well as the graph's (every function of a graph may run).
+   * For a function that reads data of its own kind (personal data, say) wherever it is used. Graphs of one
+   * application must not declare different policies for the same function.
+   */
+  public Graph withFunctionAccess(String function, AccessPolicy policy) {
+    functionAccess.put(Objects.requireNonNull(function, "function"), Objects.requireNonNull(policy, "policy"));
+    return this;
+  }
+
+  /** The policies declared for functions of this graph, by function name. */
+  public Map<String, AccessPolicy> functionAccess() {
+    return Collections.unmodifiableMap(functionAccess);
+  }
+
   /** The functions, in the order they were added. */
   public Map<String, Function> functions() {
     return Collections.unmodifiableMap(functions);
@@ -155,6 +187,12 @@ public final class Graph {
     }
     if (edges.size() > MAX_EDGES) {
       problems.add(where + " has " + edges.size() + " edges; a graph may have at most " + MAX_EDGES);
+    }
+    for (String fn : functionAccess.keySet()) {
+      if (!functions.containsKey(fn)) {
+        problems.add(where + " declares an access policy for function '" + fn + "', which it does not have; "
+            + "functions are " + functions.keySet());
+      }
     }
     for (String reserved : List.of(SOURCE, SINK)) {
       if (functions.containsKey(reserved)) {

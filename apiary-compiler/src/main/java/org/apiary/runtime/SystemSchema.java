@@ -58,6 +58,8 @@ public final class SystemSchema {
   public static final String RENEW_LEASE = "ApiaryRenewLease";
   /** Deletes a frontend's lease if it has expired. */
   public static final String EXPIRE_LEASE = "ApiaryExpireLease";
+  /** Records a call refused by a graph's access policy in provenance ({@code RecordDenial}). */
+  public static final String RECORD_DENIAL = "RecordDenial";
 
   /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
   private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
@@ -91,7 +93,14 @@ public final class SystemSchema {
                 created_at TIMESTAMP NOT NULL,
                 revoked_at TIMESTAMP,
                 PRIMARY KEY (key_id)
-              );"""))));
+              );"""))),
+      new Migration(6, "Access control by role and purpose (issue 14): the roles of each API key, and RecordDenial, "
+          + "which hands a refused call to provenance",
+          List.of(Step.addColumn(CREDENTIALS, "ROLES",
+                  "ALTER TABLE " + CREDENTIALS + " ADD COLUMN roles VARCHAR(1024);"),
+              Step.createProcedure(RECORD_DENIAL, "CREATE PROCEDURE PARTITION ON TABLE APIARY_INVOCATIONS COLUMN "
+                  + "invocation_id PARAMETER 0 FROM CLASS "
+                  + org.apiary.runtime.procedure.RecordDenial.class.getName() + ";"))));
 
   /** The schema version this code writes: the number of the last migration. */
   public static final int VERSION = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
@@ -313,7 +322,7 @@ public final class SystemSchema {
     if (!tables(db).contains(VERSION_TABLE)) {
       return 0;
     }
-    VoltTable v = db.callAdmin("reading the system schema version", "@AdHoc",
+    VoltTable v = adHocAcrossCatalogUpdates(db, "reading the system schema version",
         "SELECT MAX(version) FROM " + VERSION_TABLE).getResults()[0];
     if (!v.advanceRow()) {
       return 0;
@@ -353,8 +362,26 @@ public final class SystemSchema {
         sleep(100L << attempt, failure);
       }
     }
-    db.callAdmin("recording system schema version " + m.version(), "@AdHoc",
+    adHocAcrossCatalogUpdates(db, "recording system schema version " + m.version(),
         "UPSERT INTO " + VERSION_TABLE + " VALUES (" + m.version() + ")");
+  }
+
+  /**
+   * Runs an ad-hoc statement, again if another process's catalog update (a concurrent migration) landed between its
+   * planning and its execution: VoltDB then refuses it unrun ("wasn't planned against the current catalog version").
+   */
+  private static org.voltdb.client.ClientResponse adHocAcrossCatalogUpdates(ApiaryDatabase db, String what,
+                                                                             String sql) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return db.callAdmin(what, "@AdHoc", sql);
+      } catch (RuntimeException e) {
+        if (attempt >= ATTEMPTS || !String.valueOf(e.getMessage()).contains("planned against the current catalog")) {
+          throw e;
+        }
+        sleep(50L << attempt, new DatabaseException(what + " failed: " + e.getMessage(), e));
+      }
+    }
   }
 
   private static void sleep(long millis, DatabaseException failure) {

@@ -192,7 +192,9 @@ class SystemSchemaMigrationTest {
         SystemSchema.RECORDED_INTEGER), "new").getResults()[0];
     assertTrue(found.advanceRow(), "the new procedure finds a record by invocation ID");
     assertEquals("f", found.getString(0));
-    adHoc("INSERT INTO APIARY_CREDENTIALS VALUES ('k2', x'00', 'bob', NOW, NULL)");
+    adHoc("INSERT INTO APIARY_CREDENTIALS (key_id, secret_sha256, identity, created_at, revoked_at, roles) "
+        + "VALUES ('k2', x'00', 'bob', NOW, NULL, 'auditor')");
+    assertTrue(SystemSchema.procedures(db).contains(SystemSchema.RECORD_DENIAL), "migration 6's procedure is there");
     assertFalse(SystemSchema.procedures(db).contains("ApiaryBeginInvocation"), "version 3's procedures are gone");
     assertTrue(SystemSchema.procedures(db).contains(SystemSchema.LOG_BATCH));
   }
@@ -220,7 +222,8 @@ class SystemSchemaMigrationTest {
         adHoc("INSERT INTO APIARY_SCHEMA_VERSION VALUES (4)");
         someRows();
         if (credentials) {
-          adHoc("INSERT INTO APIARY_CREDENTIALS VALUES ('k1', x'00', 'alice', NOW, NULL)");
+          adHoc("INSERT INTO APIARY_CREDENTIALS (key_id, secret_sha256, identity, created_at, revoked_at) "
+              + "VALUES ('k1', x'00', 'alice', NOW, NULL)");
         }
 
         SystemSchema.ensure(db);

@@ -304,7 +304,8 @@ public final class ApiaryClient implements AutoCloseable {
 
   private byte[] encode(InvocationRequest request) {
     byte[] bytes = WireRequest.invoke(request.id(), request.graph(), request.partitionKey(), request.arguments(),
-        config.caller()).withCredential(config.credential()).toBytes();
+        config.caller()).withCredential(config.credential())
+        .withPurpose(request.purpose() != null ? request.purpose() : config.purpose()).toBytes();
     if (bytes.length > config.maxRequestBytes()) {
       throw new InvalidRequestException("invocation '" + request.id() + "' of graph '" + request.graph() + "' is "
           + bytes.length + " bytes encoded, more than maxRequestBytes (" + config.maxRequestBytes()
@@ -408,8 +409,8 @@ public final class ApiaryClient implements AutoCloseable {
           Objects.requireNonNullElse(reply.functionError(), "(unknown)"), reply.message());
       case WireReply.INVALID_REQUEST -> new InvalidRequestException("invocation '" + reply.id() + "' was refused: "
           + message);
-      case WireReply.UNAUTHENTICATED -> new org.apiary.AccessDeniedException("invocation '" + reply.id()
-          + "' was refused: " + message);
+      case WireReply.UNAUTHENTICATED, WireReply.FORBIDDEN -> new org.apiary.AccessDeniedException("invocation '"
+          + reply.id() + "' was refused: " + message);
       default -> new ApiaryException("invocation '" + reply.id() + "' failed with error '" + reply.error() + "': "
           + message);
     };

@@ -33,9 +33,12 @@ import java.util.Set;
  *     records the identity of the credential instead.
  * @param credential the API key sent with every request (see {@code org.apiary.frontend.Credentials}), or
  *     {@code null} (the default) for frontends that do not require one; never shown by {@link #toString()}
+ * @param purpose the data-use purpose every call states unless it states its own
+ *     ({@link InvocationRequest#withPurpose}); see {@link org.apiary.AccessPolicy}; {@code null} (the default) for none; a graph whose policy lists purposes refuses a call for another purpose or none, and the
+ *     purpose of each call that runs is recorded with its function executions in provenance
  */
 public record ClientConfig(List<String> frontends, Duration attemptTimeout, int maxAttempts, int maxRequestBytes,
-                           String caller, String credential) {
+                           String caller, String credential, String purpose) {
   /** The default {@link #attemptTimeout()}, in seconds. */
   public static final int DEFAULT_ATTEMPT_TIMEOUT_SECONDS = 10;
   /** The default {@link #maxAttempts()}. */
@@ -51,7 +54,13 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
   /** A configuration without a credential. */
   public ClientConfig(List<String> frontends, Duration attemptTimeout, int maxAttempts, int maxRequestBytes,
                       String caller) {
-    this(frontends, attemptTimeout, maxAttempts, maxRequestBytes, caller, null);
+    this(frontends, attemptTimeout, maxAttempts, maxRequestBytes, caller, null, null);
+  }
+
+  /** A configuration that states no purpose. */
+  public ClientConfig(List<String> frontends, Duration attemptTimeout, int maxAttempts, int maxRequestBytes,
+                      String caller, String credential) {
+    this(frontends, attemptTimeout, maxAttempts, maxRequestBytes, caller, credential, null);
   }
 
   /**
@@ -94,6 +103,10 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
     if (credential != null && credential.isBlank()) {
       throw new IllegalArgumentException("credential must not be blank; leave it null to send none");
     }
+    if (purpose != null && !org.apiary.AccessPolicy.validName(purpose)) {
+      throw new IllegalArgumentException("a purpose is 1 to 64 letters, digits, '_', '.', ':' or '-', not '"
+          + purpose + "'");
+    }
   }
 
   /** The given frontends with every other setting at its default. */
@@ -105,27 +118,37 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
 
   /** A copy with another {@link #attemptTimeout()}. */
   public ClientConfig withAttemptTimeout(Duration timeout) {
-    return new ClientConfig(frontends, timeout, maxAttempts, maxRequestBytes, caller, credential);
+    return new ClientConfig(frontends, timeout, maxAttempts, maxRequestBytes, caller, credential, purpose);
   }
 
   /** A copy with another {@link #maxAttempts()}. */
   public ClientConfig withMaxAttempts(int attempts) {
-    return new ClientConfig(frontends, attemptTimeout, attempts, maxRequestBytes, caller, credential);
+    return new ClientConfig(frontends, attemptTimeout, attempts, maxRequestBytes, caller, credential, purpose);
   }
 
   /** A copy with another {@link #maxRequestBytes()}. */
   public ClientConfig withMaxRequestBytes(int bytes) {
-    return new ClientConfig(frontends, attemptTimeout, maxAttempts, bytes, caller, credential);
+    return new ClientConfig(frontends, attemptTimeout, maxAttempts, bytes, caller, credential, purpose);
   }
 
   /** A copy that names who is calling (recorded in provenance). */
   public ClientConfig withCaller(String name) {
-    return new ClientConfig(frontends, attemptTimeout, maxAttempts, maxRequestBytes, name, credential);
+    return new ClientConfig(frontends, attemptTimeout, maxAttempts, maxRequestBytes, name, credential, purpose);
   }
 
   /** A copy that sends this API key with every request (frontends that require credentials refuse calls without). */
   public ClientConfig withCredential(String apiKey) {
-    return new ClientConfig(frontends, attemptTimeout, maxAttempts, maxRequestBytes, caller, apiKey);
+    return new ClientConfig(frontends, attemptTimeout, maxAttempts, maxRequestBytes, caller, apiKey, purpose);
+  }
+
+  /**
+   * A copy whose calls state this data-use purpose (a graph's {@link org.apiary.AccessPolicy} may require one of its
+   * purposes; the purpose is recorded in provenance); {@code null} for none. A call can state another with
+   * {@link InvocationRequest#withPurpose}.
+   */
+  public ClientConfig withPurpose(String dataUsePurpose) {
+    return new ClientConfig(frontends, attemptTimeout, maxAttempts, maxRequestBytes, caller, credential,
+        dataUsePurpose);
   }
 
   /** Every field but the credential, which shows only whether there is one. */
@@ -133,7 +156,7 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
   public String toString() {
     return "ClientConfig[frontends=" + frontends + ", attemptTimeout=" + attemptTimeout + ", maxAttempts="
         + maxAttempts + ", maxRequestBytes=" + maxRequestBytes + ", caller=" + caller + ", credential="
-        + (credential == null ? "none" : "(set)") + "]";
+        + (credential == null ? "none" : "(set)") + ", purpose=" + purpose + "]";
   }
 
   /** How long one call may take before it has used all its attempts: {@code maxAttempts * attemptTimeout}. */

@@ -36,10 +36,13 @@ import java.util.Objects;
  *     of the client's request, stored with the record: a later execution under the same invocation ID and key that
  *     finds the record with another hash is refused with {@link #CONFLICTING_REQUEST} instead of replaying it;
  *     {@code null} otherwise
+ * @param purpose the data-use purpose the graph's caller stated, or {@code null} (recorded in provenance)
+ * @param callerRoles the caller's roles as its frontend established them (sorted, comma-separated), or {@code null}
+ *     (recorded in provenance)
  */
 public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
                          String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges,
-                         Long requestHash) {
+                         Long requestHash, String purpose, String callerRoles) {
   /**
    * An edge a function's outputs may take.
    *
@@ -73,6 +76,13 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
     }
   }
 
+  /** An execution without a stated purpose. */
+  public Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
+                    String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges,
+                    Long requestHash) {
+    this(inputs, invocationId, record, graph, caller, firstRun, exactlyOnce, outputEdges, requestHash, null, null);
+  }
+
   /** An execution of a function within a graph invocation whose other executions are logged or unrecorded. */
   public Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
                     String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges) {
@@ -91,7 +101,8 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
 
   /** The same execution sent again to replay its record (it no longer skips the lookup). */
   public Invocation replay() {
-    return new Invocation(inputs, invocationId, true, graph, caller, false, exactlyOnce, outputEdges, requestHash);
+    return new Invocation(inputs, invocationId, true, graph, caller, false, exactlyOnce, outputEdges, requestHash,
+        purpose, callerRoles);
   }
 
   /** An invocation whose arguments all arrive on the source edge. */
@@ -143,6 +154,8 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
         } else {
           g.writeNumberField("requestHash", requestHash);
         }
+        g.writeStringField("purpose", purpose);
+        g.writeStringField("callerRoles", callerRoles);
         g.writeEndObject();
       }
       return out.toByteArray();
@@ -164,6 +177,8 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
       boolean exactlyOnce = false;
       Map<String, OutputEdge> outputEdges = null;
       Long requestHash = null;
+      String purpose = null;
+      String callerRoles = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
         JsonToken value = p.nextToken();
@@ -177,6 +192,8 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
           case "exactlyOnce" -> exactlyOnce = p.getValueAsBoolean();
           case "outputEdges" -> outputEdges = value == JsonToken.VALUE_NULL ? null : readOutputEdges(p);
           case "requestHash" -> requestHash = value == JsonToken.VALUE_NULL ? null : p.getLongValue();
+          case "purpose" -> purpose = Json.text(p, "purpose");
+          case "callerRoles" -> callerRoles = Json.text(p, "callerRoles");
           default -> p.skipChildren();
         }
       }
@@ -184,7 +201,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
         throw new IllegalArgumentException("malformed function invocation: no inputs");
       }
       return new Invocation(inputs, invocationId, record, graph, caller, firstRun, exactlyOnce, outputEdges,
-          requestHash);
+          requestHash, purpose, callerRoles);
     } catch (IOException e) {
       throw new IllegalArgumentException("malformed function invocation: " + e.getMessage(), e);
     }

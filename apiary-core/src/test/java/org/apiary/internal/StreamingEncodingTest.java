@@ -79,7 +79,7 @@ class StreamingEncodingTest {
     boolean graph = r.nextBoolean();
     return new Invocation(inputs, graph ? "id-" + r.nextInt() : null, graph && r.nextBoolean(),
         graph ? "g" : null, r.nextBoolean() ? "caller \u00e9" : null, r.nextBoolean(), r.nextBoolean(), edges,
-        r.nextBoolean() ? r.nextLong() : null);
+        r.nextBoolean() ? r.nextLong() : null, r.nextBoolean() ? "treatment" : null, r.nextBoolean() ? "nurse" : null);
   }
 
   @Test
@@ -160,7 +160,7 @@ class StreamingEncodingTest {
       }
       WireRequest request = new WireRequest(r.nextBoolean() ? WireRequest.INVOKE : null, "id" + i,
           r.nextBoolean() ? "g" : null, r.nextBoolean() ? null : value(r, 2), args, r.nextBoolean() ? "c" : null,
-          r.nextBoolean() ? "ak_0123456789abcdef.secret" : null);
+          r.nextBoolean() ? "ak_0123456789abcdef.secret" : null, r.nextBoolean() ? "billing" : null, r.nextBoolean() ? "clerk,nurse" : null);
       byte[] bound = Json.MAPPER.writeValueAsBytes(request);
       assertArrayEquals(bound, request.toBytes(), () -> new String(bound));
       assertEquals(Json.MAPPER.readValue(bound, WireRequest.class), WireRequest.fromBytes(bound), new String(bound));

@@ -68,6 +68,11 @@ public final class InvokeCommand implements Callable<Integer> {
           + ServiceDirectory.ADMIN_KEY + ". Never on the command line, where others would see it.")
   Path credentialFile;
 
+  @Option(names = "--purpose", paramLabel = "P",
+      description = "The data-use purpose the call states; a graph whose access policy lists purposes refuses "
+          + "another, or none. Recorded in provenance.")
+  String purpose;
+
   @Spec
   CommandSpec spec;
 
@@ -91,8 +96,13 @@ public final class InvokeCommand implements Callable<Integer> {
     // One attempt per frontend, at least two, within the timeout; retries reuse the invocation ID.
     int attempts = Math.max(2, endpoints.size());
     String credential = ServiceTarget.credential(credentialFile, target.data);
-    ClientConfig config = ClientConfig.of(endpoints.toArray(String[]::new)).withCredential(credential)
-        .withAttemptTimeout(Duration.ofMillis(Math.max(1, timeoutSeconds * 1000 / attempts)))
+    ClientConfig config;
+    try {
+      config = ClientConfig.of(endpoints.toArray(String[]::new)).withCredential(credential).withPurpose(purpose);
+    } catch (IllegalArgumentException e) {
+      throw new CliException(e.getMessage(), 2, e);
+    }
+    config = config.withAttemptTimeout(Duration.ofMillis(Math.max(1, timeoutSeconds * 1000 / attempts)))
         .withMaxAttempts(attempts);
     GraphResult result;
     try (ApiaryClient client = ApiaryClient.connect(config)) {

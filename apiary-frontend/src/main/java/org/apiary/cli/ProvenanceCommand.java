@@ -34,20 +34,23 @@ import picocli.CommandLine.Spec;
 /**
  * Provenance queries on the analytical database from the command line (paper section 6.3): a record's state as an
  * execution read it or at a time, what executions that read a record wrote afterwards, what a function read outside
- * an allowed set, and raw SQL. Prints an aligned table. Exit code 0 on success, 1 if the database or a query fails,
+ * an allowed set, the access-control audits (who read a record for which purpose, calls refused in a period, reads
+ * outside allowed purposes), and raw SQL. Prints an aligned table. Exit code 0 on success, 1 if the database or a query fails,
  * 2 on bad usage (including a table or key column the database does not have).
  */
 @Command(name = "provenance", mixinStandardHelpOptions = true,
     description = "Query captured provenance in the analytical database (DuckDB, PostgreSQL or Vertica).",
     subcommands = {ProvenanceCommand.State.class, ProvenanceCommand.Downstream.class,
-        ProvenanceCommand.Outside.class, ProvenanceCommand.Sql.class})
+        ProvenanceCommand.Outside.class, ProvenanceCommand.Reads.class, ProvenanceCommand.Denied.class,
+        ProvenanceCommand.OutsidePurpose.class, ProvenanceCommand.Sql.class})
 public final class ProvenanceCommand implements Runnable {
   @Spec
   CommandSpec spec;
 
   @Override
   public void run() {
-    throw new ParameterException(spec.commandLine(), "name a query: state, downstream, outside or sql");
+    throw new ParameterException(spec.commandLine(), "name a query: state, downstream, outside, reads, denied, "
+        + "outside-purpose or sql");
   }
 
   /** Where the provenance is; shared by every query. */
@@ -285,6 +288,116 @@ public final class ProvenanceCommand implements Runnable {
       ProvenanceTable events = queries.describeEventsTable(table, columns);
       printTable(out, queries.readsOutside(events, function, keys));
     }
+  }
+
+  @Command(name = "reads", mixinStandardHelpOptions = true,
+      description = "Who read a record, and for which purpose: every read of it with its execution, graph, function, "
+          + "caller and stated purpose, in the record's order.")
+  static final class Reads extends Query {
+    @Option(names = "--table", required = true, description = "The application table, e.g. accounts.")
+    String table;
+
+    @Option(names = "--key", required = true, description = "The record's primary key: col=value[,col=value].")
+    String key;
+
+    @Override
+    void run(ProvenanceQueries queries, PrintWriter out) throws SQLException {
+      Map<String, Object> recordKey = parseKey(key, "--key");
+      ProvenanceTable events = queries.describeEventsTable(table, List.copyOf(recordKey.keySet()));
+      printReads(out, queries.readsOfRecord(events, recordKey));
+    }
+  }
+
+  @Command(name = "denied", mixinStandardHelpOptions = true,
+      description = "Calls refused by graphs' access policies in a period (nothing of them ran), oldest first.")
+  static final class Denied extends Query {
+    @Option(names = "--from", description = "Start of the period (inclusive), an ISO-8601 instant; default: the "
+        + "beginning.")
+    String from;
+
+    @Option(names = "--to", description = "End of the period (exclusive), an ISO-8601 instant; default: now.")
+    String to;
+
+    @Override
+    void run(ProvenanceQueries queries, PrintWriter out) throws SQLException {
+      Instant start = from == null ? Instant.EPOCH : instant(from, "--from");
+      Instant end = to == null ? Instant.now() : instant(to, "--to");
+      List<Map<String, Object>> rows = new ArrayList<>();
+      for (ProvenanceQueries.DeniedCall d : queries.deniedCalls(start, end)) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("denied_at", d.deniedAt());
+        row.put("invocation_id", d.invocationId());
+        row.put("caller", d.caller());
+        row.put("graph", d.graph());
+        row.put("purpose", d.purpose());
+        row.put("caller_roles", d.callerRoles());
+        row.put("reason", d.reason());
+        rows.add(row);
+      }
+      printTable(out, rows);
+    }
+
+    private Instant instant(String text, String option) {
+      try {
+        return Instant.parse(text);
+      } catch (DateTimeParseException e) {
+        throw new ParameterException(spec.commandLine(), option + " takes an ISO-8601 instant such as "
+            + "2024-03-01T12:00:00Z, not '" + text + "'");
+      }
+    }
+  }
+
+  @Command(name = "outside-purpose", mixinStandardHelpOptions = true,
+      description = "Reads of a table by the given callers or role (default: every caller) for a purpose not "
+          + "allowed, or none.")
+  static final class OutsidePurpose extends Query {
+    @Option(names = "--table", required = true, description = "The application table.")
+    String table;
+
+    @Option(names = "--key-columns", required = true, split = ",", description = "The table's primary key columns.")
+    List<String> keyColumns;
+
+    @Option(names = "--allowed-purposes", required = true, split = ",",
+        description = "The purposes reads are allowed for, comma-separated.")
+    List<String> allowedPurposes;
+
+    @ArgGroup(exclusive = true)
+    Who who;
+
+    static final class Who {
+      @Option(names = "--caller", split = ",", description = "Only these callers (API key identities), "
+          + "comma-separated.")
+      List<String> callers;
+
+      @Option(names = "--role", description = "Only callers that had this role when they called.")
+      String role;
+    }
+
+    @Override
+    void run(ProvenanceQueries queries, PrintWriter out) throws SQLException {
+      ProvenanceTable events = queries.describeEventsTable(table, keyColumns.stream()
+          .map(c -> c.strip().toLowerCase(Locale.ROOT)).toList());
+      printReads(out, who != null && who.role != null
+          ? queries.readsByRoleOutsidePurposes(events, who.role, allowedPurposes)
+          : queries.readsOutsidePurposes(events, who == null ? List.of() : who.callers, allowedPurposes));
+    }
+  }
+
+  private static void printReads(PrintWriter out, List<ProvenanceQueries.RecordRead> reads) {
+    List<Map<String, Object>> rows = new ArrayList<>();
+    for (ProvenanceQueries.RecordRead r : reads) {
+      Map<String, Object> row = new LinkedHashMap<>();
+      row.put("event_time", r.eventTime());
+      row.put("key", keyText(r.key()));
+      row.put("execution_id", r.executionId());
+      row.put("graph", r.graph());
+      row.put("function", r.function());
+      row.put("caller", r.caller());
+      row.put("purpose", r.purpose());
+      row.put("caller_roles", r.callerRoles());
+      rows.add(row);
+    }
+    printTable(out, rows);
   }
 
   @Command(name = "sql", mixinStandardHelpOptions = true, description = "Run a SQL query on the provenance tables.")

@@ -250,7 +250,7 @@ public final class StartCommand implements Callable<Integer> {
       if (Credentials.list(opened).stream().anyMatch(c -> !c.revoked())) {
         return;
       }
-      Credentials.Issued admin = Credentials.create(opened, "admin");
+      Credentials.Issued admin = Credentials.create(opened, "admin", java.util.Set.of(Credentials.ADMIN_ROLE));
       Path file = dir.adminKey();
       try {
         Files.deleteIfExists(file);

@@ -10,6 +10,8 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apiary.database.ApiaryDatabase;
@@ -24,11 +26,18 @@ import org.voltdb.VoltTable;
  * the SHA-256 hash of the secret and the identity, never the key itself, so reading the system tables does not give
  * anyone a key. (A fast hash is enough: the secret is random, not a password a person chose, so it cannot be
  * guessed from its hash.) The key is shown once, when it is created; a lost key is revoked and replaced.
+ *
+ * <p>A key has roles, which graphs' {@link org.apiary.AccessPolicy access policies} name; the role
+ * {@value #ADMIN_ROLE} may call every graph. Roles are fixed when the key is created (to change them, create a new key
+ * and revoke the old one), so what a key could do is in the table for as long as the key is. Keys stored before
+ * roles existed have none.
  */
 public final class Credentials {
   private static final Pattern KEY = Pattern.compile("apiary_([0-9a-f]{16})_([A-Za-z0-9_-]{43})");
   private static final Pattern IDENTITY = Pattern.compile("[A-Za-z0-9_.@:-]{1,128}");
   private static final SecureRandom RANDOM = new SecureRandom();
+  /** The role that may call every graph, for any purpose: {@code apiary start}'s admin key has it. */
+  public static final String ADMIN_ROLE = org.apiary.AccessPolicy.ADMIN_ROLE;
 
   /**
    * A new credential.
@@ -45,14 +54,27 @@ public final class Credentials {
     }
   }
 
-  /** A stored credential: its ID, identity and whether it was revoked. */
-  public record Stored(String keyId, String identity, boolean revoked) {}
+  /** A stored credential: its ID, identity, roles and whether it was revoked. */
+  public record Stored(String keyId, String identity, Set<String> roles, boolean revoked) {
+    public Stored {
+      roles = Set.copyOf(roles);
+    }
+  }
 
   private Credentials() {}
 
-  /** Creates a key for {@code identity} (1 to 128 letters, digits or {@code _ . @ : -}). */
+  /** Creates a key without roles for {@code identity} (1 to 128 letters, digits or {@code _ . @ : -}). */
   public static Issued create(ApiaryDatabase db, String identity) {
+    return create(db, identity, Set.of());
+  }
+
+  /**
+   * Creates a key for {@code identity} (1 to 128 letters, digits or {@code _ . @ : -}) with roles (each 1 to 64
+   * letters, digits or {@code _ . : -}; at most 1,024 characters together).
+   */
+  public static Issued create(ApiaryDatabase db, String identity, Set<String> roles) {
     Objects.requireNonNull(identity, "identity");
+    String encodedRoles = encodeRoles(roles);
     if (!IDENTITY.matcher(identity).matches()) {
       throw new IllegalArgumentException("an identity is 1 to 128 letters, digits, '_', '.', '@', ':' or '-', not '"
           + identity + "'");
@@ -65,8 +87,8 @@ public final class Credentials {
     String keyId = HexFormat.of().formatHex(id);
     String secretText = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
     db.callAdmin("storing a credential for " + identity, "@AdHoc", "INSERT INTO " + SystemSchema.CREDENTIALS
-        + " (key_id, secret_sha256, identity, created_at, revoked_at) VALUES (?, ?, ?, NOW, NULL)", keyId,
-        sha256(secretText), identity);
+        + " (key_id, secret_sha256, identity, created_at, revoked_at, roles) VALUES (?, ?, ?, NOW, NULL, ?)", keyId,
+        sha256(secretText), identity, encodedRoles);
     return new Issued(keyId, identity, "apiary_" + keyId + "_" + secretText);
   }
 
@@ -83,15 +105,38 @@ public final class Credentials {
     if (!SystemSchema.tables(db).contains(SystemSchema.CREDENTIALS)) {
       return all;
     }
-    VoltTable t = db.callAdmin("listing credentials", "@AdHoc", "SELECT key_id, identity, revoked_at FROM "
+    SystemSchema.ensure(db); // a table from before roles gains its column
+    VoltTable t = db.callAdmin("listing credentials", "@AdHoc", "SELECT key_id, identity, revoked_at, roles FROM "
         + SystemSchema.CREDENTIALS + " ORDER BY key_id").getResults()[0];
     while (t.advanceRow()) {
       String keyId = t.getString(0);
       String identity = t.getString(1);
       t.getTimestampAsTimestamp(2);
-      all.add(new Stored(keyId, identity, !t.wasNull()));
+      boolean revoked = !t.wasNull();
+      all.add(new Stored(keyId, identity, decodeRoles(t.getString(3)), revoked));
     }
     return all;
+  }
+
+  /** Roles as stored: sorted, comma-separated; {@code null} for none. */
+  static String encodeRoles(Set<String> roles) {
+    Objects.requireNonNull(roles, "roles");
+    for (String role : roles) {
+      if (!org.apiary.AccessPolicy.validName(role)) {
+        throw new IllegalArgumentException("a role is 1 to 64 letters, digits, '_', '.', ':' or '-', not '" + role
+            + "'");
+      }
+    }
+    String encoded = String.join(",", new TreeSet<>(roles));
+    if (encoded.length() > 1024) {
+      throw new IllegalArgumentException("a key's roles may take 1,024 characters together, not " + encoded.length());
+    }
+    return encoded.isEmpty() ? null : encoded;
+  }
+
+  /** The roles {@link #encodeRoles} stored ({@code null}: none). */
+  static Set<String> decodeRoles(String stored) {
+    return stored == null || stored.isEmpty() ? Set.of() : Set.of(stored.split(","));
   }
 
   /** The key ID and secret of a well-formed key. */

@@ -108,7 +108,21 @@ public final class Dispatcher {
   public CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
                                                  List<JsonNode> args, String caller, boolean firstRun,
                                                  Long requestHash) {
-    Execution e = new Execution(graph, invocationId, caller, firstRun, requestHash,
+    return execute(graph, invocationId, key, args, caller, null, null, firstRun, requestHash);
+  }
+
+  /**
+   * Runs one execution of a graph for a caller with roles who stated a data-use purpose (both recorded in
+   * provenance with every function execution, as the caller is); otherwise as {@link #execute(RegisteredGraph,
+   * String, JsonNode, List, String, boolean, Long)}.
+   *
+   * @param purpose the stated purpose, or {@code null}
+   * @param callerRoles the caller's roles, sorted and comma-separated, or {@code null}
+   */
+  public CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
+                                                 List<JsonNode> args, String caller, String purpose,
+                                                 String callerRoles, boolean firstRun, Long requestHash) {
+    Execution e = new Execution(graph, invocationId, caller, purpose, callerRoles, firstRun, requestHash,
         new FunctionInvoker(db, catalog.functions()));
     e.start(key, args);
     return e.result;
@@ -119,6 +133,8 @@ public final class Dispatcher {
     private final RegisteredGraph graph;
     private final String invocationId;
     private final String caller;
+    private final String purpose;
+    private final String callerRoles;
     private final boolean firstRun;
     private final Long requestHash;
     private final FunctionInvoker invoker;
@@ -131,11 +147,14 @@ public final class Dispatcher {
     private final TreeMap<Integer, List<Output>> sink = new TreeMap<>();
     private int unfinished;
 
-    Execution(RegisteredGraph graph, String invocationId, String caller, boolean firstRun, Long requestHash,
+    Execution(RegisteredGraph graph, String invocationId, String caller, String purpose, String callerRoles,
+              boolean firstRun, Long requestHash,
               FunctionInvoker invoker) {
       this.graph = graph;
       this.invocationId = invocationId;
       this.caller = caller;
+      this.purpose = purpose;
+      this.callerRoles = callerRoles;
       this.firstRun = firstRun;
       this.requestHash = requestHash;
       this.invoker = invoker;
@@ -230,7 +249,7 @@ public final class Dispatcher {
             : null;
         Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name(), caller,
             firstRun && record, graph.mode() != org.apiary.RecordingMode.NONE, outputEdges(fn),
-            record ? requestHash : null);
+            record ? requestHash : null, purpose, callerRoles);
         call(fn, key, call).whenComplete(completion(fn, r -> {
           boolean last;
           synchronized (this) {

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -13,11 +14,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.apiary.AccessPolicy;
 import org.apiary.InvalidRequestException;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.wire.SocketLoop;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
+import org.apiary.runtime.SystemSchema;
 import org.zeromq.SocketType;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMsg;
@@ -39,6 +42,7 @@ public final class FrontendServer implements AutoCloseable {
   /** Replies queued for one client connection before more are dropped (see the constructor). */
   static final int MAX_QUEUED_REPLIES_PER_CLIENT = 100_000;
 
+  private final ApiaryDatabase db;
   private final FrontendConfig config;
   private final FrontendHooks hooks;
   private final String id = UUID.randomUUID().toString();
@@ -61,10 +65,17 @@ public final class FrontendServer implements AutoCloseable {
   private final ExecutorService catalogThread = Executors.newSingleThreadExecutor(r -> daemon(r,
       "apiary-frontend-catalog"));
   private final List<Runnable> waitingForCatalog = new ArrayList<>();
+  /** Refusals waiting to be recorded before more are only logged. */
+  static final int MAX_QUEUED_DENIALS = 10_000;
+  /** Records refusals in provenance, so the socket thread never waits for the database client. */
+  private final java.util.concurrent.ThreadPoolExecutor denialThread = new java.util.concurrent.ThreadPoolExecutor(
+      1, 1, 0, TimeUnit.MILLISECONDS, new java.util.concurrent.ArrayBlockingQueue<>(MAX_QUEUED_DENIALS),
+      r -> daemon(r, "apiary-frontend-denials"));
   private boolean catalogLoadScheduled;
   private long lastCatalogLoadNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
 
   private FrontendServer(ApiaryDatabase db, FrontendConfig config, FrontendHooks hooks) {
+    this.db = db;
     this.config = config;
     this.hooks = hooks;
     this.catalog = new GraphCatalog(db, Duration.ofSeconds(1));
@@ -187,6 +198,7 @@ public final class FrontendServer implements AutoCloseable {
     }
     hooks.receivedRequest(request.id());
     String caller = request.caller();
+    Set<String> roles = Set.of(); // a caller without credentials has no roles
     if (credentials != null) {
       CredentialCheck.Verdict verdict = credentials.verify(request.credential());
       if (!verdict.accepted()) {
@@ -194,15 +206,18 @@ public final class FrontendServer implements AutoCloseable {
         return;
       }
       caller = verdict.identity();
+      roles = verdict.roles();
     }
-    if (request.credential() != null || !java.util.Objects.equals(caller, request.caller())) {
-      // What is logged and recorded: the established caller, and never the secret.
-      request = request.asStored(caller);
+    String rolesText = roles.isEmpty() ? null : String.join(",", new java.util.TreeSet<>(roles));
+    if (request.credential() != null || !java.util.Objects.equals(caller, request.caller())
+        || !java.util.Objects.equals(rolesText, request.roles())) {
+      // What is logged and recorded: the established caller and roles (never what a client claims), never the secret.
+      request = request.asStored(caller, rolesText);
       frame = request.toBytes();
     }
     try {
       switch (request.type()) {
-        case WireRequest.INVOKE -> invoke(client, request, frame);
+        case WireRequest.INVOKE -> invoke(client, request, frame, roles);
         case WireRequest.RESULT -> coordinator.result(client, request.id());
         default -> reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "unknown request type '"
             + request.type() + "'; expected '" + WireRequest.INVOKE + "' or '" + WireRequest.RESULT + "'"));
@@ -234,10 +249,16 @@ public final class FrontendServer implements AutoCloseable {
 
   // ---------------------------------------------------------------- request intake
 
-  /** Looks the graph up (off this thread if this frontend does not know it yet) and hands the call on. */
-  private void invoke(byte[] client, WireRequest request, byte[] frame) {
+  /**
+   * Looks the graph up (off this thread if this frontend does not know it yet), checks its access policy and hands
+   * the call on.
+   */
+  private void invoke(byte[] client, WireRequest request, byte[] frame, Set<String> roles) {
     if (request.graph() == null) {
       throw new InvalidRequestException("an invoke request needs a graph name");
+    }
+    if (request.purpose() != null && !AccessPolicy.validName(request.purpose())) {
+      throw new InvalidRequestException("a purpose is 1 to 64 letters, digits, '_', '.', ':' or '-'");
     }
     if (coordinator.inFlight() >= config.maxInFlight()) {
       reply(client, WireReply.error(request.id(), WireReply.OVERLOADED, "frontend " + id + " has "
@@ -247,10 +268,74 @@ public final class FrontendServer implements AutoCloseable {
     }
     Optional<GraphCatalog.Versioned> known = catalog.known(request.graph());
     if (known.isEmpty()) { // perhaps registered since the last load: look again, off this thread
-      afterCatalogReload(client, request, () -> coordinator.invoke(client, request, frame, catalog.known(request.graph())));
+      afterCatalogReload(client, request, () -> {
+        Optional<GraphCatalog.Versioned> found = catalog.known(request.graph());
+        if (allowed(client, request, found, roles)) {
+          coordinator.invoke(client, request, frame, found);
+        }
+      });
       return;
     }
-    coordinator.invoke(client, request, frame, known);
+    if (allowed(client, request, known, roles)) {
+      coordinator.invoke(client, request, frame, known);
+    }
+  }
+
+  /**
+   * Checks the call against its graph's access policy and its functions' (the newest version's). A refused call is answered at once
+   * with {@link WireReply#FORBIDDEN}, runs nothing, and is recorded in provenance ({@code DeniedCalls}) through the
+   * database's {@code RecordDenial} procedure, which hands it to the server's provenance spooler: the one path by
+   * which rows reach the sink. An unknown graph is left to the coordinator, which refuses it as before.
+   */
+  private boolean allowed(byte[] client, WireRequest request, Optional<GraphCatalog.Versioned> graph,
+                          Set<String> roles) {
+    if (graph.isEmpty()) {
+      return true;
+    }
+    String refusal = graph.get().graph().refusal(request.caller(), roles, request.purpose());
+    if (refusal == null) {
+      return true;
+    }
+    reply(client, WireReply.error(request.id(), WireReply.FORBIDDEN, refusal));
+    recordDenial(request, refusal);
+    return false;
+  }
+
+  /**
+   * Hands a refusal to the database for provenance on {@link #denialThread} (a VoltDB client call may wait for
+   * capacity, and the socket thread never waits); a failure is logged (the client was answered). Beyond
+   * {@link #MAX_QUEUED_DENIALS} refusals waiting, more are logged but not recorded.
+   */
+  private void recordDenial(WireRequest request, String reason) {
+    String denialId = UUID.randomUUID().toString();
+    LOG.log(Level.INFO, "frontend " + id + ": refused invocation " + request.id() + " (denial " + denialId + "): "
+        + reason);
+    try {
+      denialThread.execute(() -> sendDenial(request, denialId, reason));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
+          + denialId + ") was not recorded in provenance: " + (running ? MAX_QUEUED_DENIALS
+          + " refusals already wait to be recorded" : "the frontend is closing"));
+    }
+  }
+
+  private void sendDenial(WireRequest request, String denialId, String reason) {
+    try {
+      boolean queued = db.client().callProcedure(response -> {
+        if (response.getStatus() != org.voltdb.client.ClientResponse.SUCCESS) {
+          LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
+              + denialId + ") was not recorded in provenance: " + response.getStatusString());
+        }
+      }, SystemSchema.RECORD_DENIAL, request.id(), denialId, request.caller(), request.roles(), request.graph(),
+          request.purpose(), reason);
+      if (!queued) {
+        LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
+            + denialId + ") was not recorded in provenance: the database client refused the call (backpressure)");
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
+          + denialId + ") was not recorded in provenance: " + e);
+    }
   }
 
   /** Most requests that may wait at once for a catalog load (names this frontend does not know). */
@@ -353,6 +438,7 @@ public final class FrontendServer implements AutoCloseable {
     maintenance.stop();
     scheduler.shutdownNow();
     catalogThread.shutdownNow();
+    denialThread.shutdown(); // refusals already queued are still handed to the database
     if (!sockets.stop(Duration.ofSeconds(5))) {
       LOG.log(Level.WARNING, "frontend " + id + ": the socket thread did not stop within 5 s");
     }

@@ -112,9 +112,9 @@ final class InvocationCoordinator {
 
   /** One attempt at an invocation: what to run, under which graph version, and whether it is the very first. */
   private record Attempt(String invocation, RegisteredGraph graph, int version, JsonNode key, List<JsonNode> args,
-                         String caller, int number, boolean firstRun) {
+                         String caller, String purpose, String roles, int number, boolean firstRun) {
     Attempt next(RegisteredGraph newGraph, int newVersion) {
-      return new Attempt(invocation, newGraph, newVersion, key, args, caller, number + 1, false);
+      return new Attempt(invocation, newGraph, newVersion, key, args, caller, purpose, roles, number + 1, false);
     }
   }
 
@@ -157,7 +157,7 @@ final class InvocationCoordinator {
       }
       pending.waiters.add(client);
     }
-    Attempt first = new Attempt(request.id(), graph.graph(), graph.version(), key, args, request.caller(), 1, true);
+    Attempt first = new Attempt(request.id(), graph.graph(), graph.version(), key, args, request.caller(), request.purpose(), request.roles(), 1, true);
     if (!logged(graph.graph())) {
       pending.oneTransaction = oneTransactionLocation(first);
       execute(first);
@@ -239,10 +239,10 @@ final class InvocationCoordinator {
             catalog.reload();
             claimAndRun(new Attempt(invocation, catalog.graph(e.graph(), e.graphVersion()).orElseThrow(() ->
                 new IllegalStateException("graph '" + e.graph() + "' version " + e.graphVersion() + " is not "
-                    + "registered")), e.graphVersion(), key, args, request.caller(), e.attempts() + 1, false));
+                    + "registered")), e.graphVersion(), key, args, request.caller(), request.purpose(), request.roles(), e.attempts() + 1, false));
           }));
         } else {
-          claimAndRun(new Attempt(invocation, graph.get(), e.graphVersion(), key, args, request.caller(),
+          claimAndRun(new Attempt(invocation, graph.get(), e.graphVersion(), key, args, request.caller(), request.purpose(), request.roles(),
               e.attempts() + 1, false));
         }
       }
@@ -291,7 +291,7 @@ final class InvocationCoordinator {
     Pending pending = pending(invocation);
     OneTransactionOutcomes.Location one = pending == null ? null : pending.oneTransaction;
     dispatcher.execute(attempt.graph(), invocation, attempt.key(), attempt.args(), attempt.caller(),
-        attempt.firstRun(), one == null ? null : one.requestHash()).whenComplete((outputs, err) -> guarded(invocation, () -> {
+        attempt.purpose(), attempt.roles(), attempt.firstRun(), one == null ? null : one.requestHash()).whenComplete((outputs, err) -> guarded(invocation, () -> {
           if (err == null) {
             conclude(invocation, WireReply.ok(invocation, outputs));
             return;
@@ -562,7 +562,7 @@ final class InvocationCoordinator {
             + e.graph() + " (attempt " + (e.attempts() + 1) + ")");
         hooks.recovering(e.invocationId());
         claimAndRun(new Attempt(e.invocationId(), graph, e.graphVersion(), key, normalize(request.args()),
-            request.caller(), e.attempts() + 1, false));
+            request.caller(), request.purpose(), request.roles(), e.attempts() + 1, false));
       });
     }
   }

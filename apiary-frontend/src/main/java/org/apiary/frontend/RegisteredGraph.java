@@ -1,8 +1,14 @@
 package org.apiary.frontend;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import org.apiary.AccessPolicy;
 import org.apiary.RecordingMode;
 import org.apiary.internal.PartitionKeyType;
 import org.apiary.internal.ValueKind;
@@ -14,8 +20,15 @@ import org.apiary.internal.ValueKind;
  * @param mode how its functions' outputs are recorded
  * @param nodes its functions in topological order
  * @param edges its edges, the source and sink named {@link org.apiary.Graph#SOURCE} and {@link org.apiary.Graph#SINK}
+ * @param access who may invoke it and for which purposes; {@code null} for {@link AccessPolicy#OPEN} (left out of
+ *     the stored definition, so a graph registered before policies existed reads as open, and registering it
+ *     again unchanged does not make a new version)
+ * @param functionAccess the policies of its functions that have one (declared for the function in any graph of its
+ *     application), by function name, sorted; empty (and left out of the stored definition) if none has
  */
-public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes, List<Edge> edges) {
+public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes, List<Edge> edges,
+                              @JsonInclude(JsonInclude.Include.NON_NULL) AccessPolicy access,
+                              @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, AccessPolicy> functionAccess) {
   /**
    * A function of the graph.
    *
@@ -40,6 +53,44 @@ public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes,
   public RegisteredGraph {
     nodes = List.copyOf(nodes);
     edges = List.copyOf(edges);
+    if (access != null && access.allowsEveryCall()) {
+      access = null;
+    }
+    TreeMap<String, AccessPolicy> restricted = new TreeMap<>();
+    if (functionAccess != null) {
+      functionAccess.forEach((fn, policy) -> {
+        if (!policy.allowsEveryCall()) {
+          restricted.put(fn, policy);
+        }
+      });
+    }
+    functionAccess = Collections.unmodifiableMap(restricted);
+  }
+
+  /** A graph whose functions declare no policies of their own. */
+  public RegisteredGraph(String name, RecordingMode mode, List<Node> nodes, List<Edge> edges, AccessPolicy access) {
+    this(name, mode, nodes, edges, access, Map.of());
+  }
+
+  /**
+   * Why a call is refused by this graph's policy or one of its functions' (the graph's first, then the functions' in
+   * topological order), or {@code null} if every one allows it.
+   */
+  public String refusal(String caller, Set<String> callerRoles, String purpose) {
+    String refusal = policy().refusal("graph '" + name + "'", caller, callerRoles, purpose);
+    for (int i = 0; refusal == null && i < nodes.size(); i++) {
+      AccessPolicy fn = functionAccess.get(nodes.get(i).function());
+      if (fn != null) {
+        refusal = fn.refusal("function '" + nodes.get(i).function() + "' of graph '" + name + "'", caller,
+            callerRoles, purpose);
+      }
+    }
+    return refusal;
+  }
+
+  /** Who may invoke this graph and for which purposes. */
+  public AccessPolicy policy() {
+    return access == null ? AccessPolicy.OPEN : access;
   }
 
   // Plain loops: these run several times per invocation on the frontend's threads, over a handful of elements.

@@ -71,8 +71,9 @@ public final class Registrar {
     Deployer.deploy(db, compiled);
 
     List<RegisteredGraph> registered = new ArrayList<>();
+    Map<String, org.apiary.AccessPolicy> functionAccess = app.functionAccess();
     for (Graph g : app.graphs()) {
-      RegisteredGraph r = describe(g, compiled.byName(), recordedByGraph.get(g.name()), mode);
+      RegisteredGraph r = describe(g, compiled.byName(), recordedByGraph.get(g.name()), mode, functionAccess);
       store(db, r);
       registered.add(r);
     }
@@ -135,7 +136,7 @@ public final class Registrar {
   }
 
   private static RegisteredGraph describe(Graph g, Map<String, CompiledFunction> functions, Set<String> recorded,
-                                          RecordingMode mode) {
+                                          RecordingMode mode, Map<String, org.apiary.AccessPolicy> functionAccess) {
     List<RegisteredGraph.Node> nodes = new ArrayList<>();
     for (String name : topologicalOrder(g)) {
       CompiledFunction f = functions.get(name);
@@ -144,7 +145,13 @@ public final class Registrar {
     }
     List<RegisteredGraph.Edge> edges = g.edges().stream()
         .map(e -> new RegisteredGraph.Edge(e.from(), e.to(), e.id(), e.valueKind())).toList();
-    return new RegisteredGraph(g.name(), mode, nodes, edges);
+    Map<String, org.apiary.AccessPolicy> policies = new HashMap<>();
+    for (String fn : g.functions().keySet()) {
+      if (functionAccess.containsKey(fn)) {
+        policies.put(fn, functionAccess.get(fn));
+      }
+    }
+    return new RegisteredGraph(g.name(), mode, nodes, edges, g.access(), policies);
   }
 
   /** Kahn's algorithm, ties broken by the order functions were added, so the order is stable. */

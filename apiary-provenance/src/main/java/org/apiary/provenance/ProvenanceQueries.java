@@ -449,6 +449,239 @@ public final class ProvenanceQueries {
   }
 
   /**
+   * One read of a record by a function execution, with who called the graph and for which purpose (the audit
+   * queries {@link #readsOfRecord} and {@link #readsOutsidePurposes}).
+   *
+   * @param eventTime the reading transaction's time
+   * @param executionId the graph execution (invocation ID)
+   * @param graph the graph, or {@code null} for a direct function call
+   * @param function the function that read
+   * @param caller who called: the API key's identity on a frontend that requires credentials, else what the client
+   *     said, or {@code null}
+   * @param purpose the data-use purpose the call stated, or {@code null} (none, or captured before purposes were)
+   * @param callerRoles the caller's roles when it called, sorted and comma-separated, or {@code null} (none)
+   * @param key the record read: the events table's record key columns, in column order
+   */
+  public record RecordRead(Instant eventTime, String executionId, String graph, String function, String caller,
+                           String purpose, String callerRoles, Map<String, Object> key) {
+    public RecordRead {
+      key = Collections.unmodifiableMap(new LinkedHashMap<>(key));
+    }
+  }
+
+  /**
+   * A call a frontend refused by its graph's access policy, as {@code DeniedCalls} holds it: nothing of it ran.
+   *
+   * @param deniedAt when it was recorded (the database's transaction time, right after the refusal)
+   * @param invocationId the invocation ID the client sent
+   * @param caller who called (as in {@link RecordRead#caller()}), or {@code null}
+   * @param graph the graph called
+   * @param purpose the purpose the call stated, or {@code null}
+   * @param reason what the client was told: the roles or purposes the policy allows and what the call lacked
+   * @param callerRoles the caller's roles, sorted and comma-separated, or {@code null} (none)
+   */
+  public record DeniedCall(Instant deniedAt, String invocationId, String caller, String graph, String purpose,
+                           String reason, String callerRoles) {}
+
+  /** The most callers or purposes one audit query takes (each is a bound parameter). */
+  public static final int MAX_AUDIT_NAMES = 1000;
+
+  /**
+   * Who read a record, and for which purpose (audit): every read event of the record, with the execution, graph,
+   * function, caller and stated purpose of the function execution that read it, in the record's order
+   * ({@link ProvenanceSchema#EVENT_ORDER}). One row per read event: an execution that read the record twice appears
+   * twice. Only rows a query returned are reads (see README, Provenance); reads by functions whose provenance level
+   * captures none are not here.
+   *
+   * <p>SQL:
+   * <pre>
+   * SELECT e.event_time, f.execution_id, f.graph_id, f.function_name, f.caller, f.purpose, f.caller_roles,
+   *        e.&lt;key&gt;
+   * FROM &lt;events&gt; e JOIN FunctionInvocations f ON f.exec_id = e.exec_id
+   * WHERE e.event_type = 'read' AND e.&lt;key&gt; = ?
+   * ORDER BY e.tx_id, e.exec_seq, e.event_seq
+   * </pre>
+   *
+   * @param events the record's events table; it must have a {@link ProvenanceTable#recordKey() record key}
+   * @param recordKey the record's key (see the class description)
+   * @throws IllegalArgumentException if the table or key is not valid
+   * @throws SQLException if the query fails or times out
+   */
+  public List<RecordRead> readsOfRecord(ProvenanceTable events, Map<String, Object> recordKey) throws SQLException {
+    checkEventsTable(events);
+    Map<ProvenanceColumn, Object> key = recordKey(events, recordKey);
+    Sql sql = readsSelect(events).add(" AND ").keyMatch("e", key).add(" ORDER BY ").add(qualifiedEventOrder());
+    return query(sql, rs -> recordRead(rs, events));
+  }
+
+  /**
+   * Reads outside allowed purposes (audit): every read event of the table by an execution whose caller is one of
+   * {@code callers} and whose stated purpose is not one of {@code allowedPurposes}; a read with no purpose counts
+   * as outside. To ask about a role, use {@link #readsByRoleOutsidePurposes}; to ask about a graph's policy, pass its
+   * purposes. Ordered by the record key, then the record's order.
+   *
+   * <p>SQL:
+   * <pre>
+   * SELECT e.event_time, f.execution_id, f.graph_id, f.function_name, f.caller, f.purpose, f.caller_roles,
+   *        e.&lt;key&gt;
+   * FROM &lt;events&gt; e JOIN FunctionInvocations f ON f.exec_id = e.exec_id
+   * WHERE e.event_type = 'read' [AND f.caller IN (?, ...)]
+   *   AND (f.purpose IS NULL OR f.purpose NOT IN (?, ...))
+   * ORDER BY e.&lt;key&gt;, e.tx_id, e.exec_seq, e.event_seq
+   * </pre>
+   *
+   * @param events the events table; it must have a {@link ProvenanceTable#recordKey() record key}
+   * @param callers the callers to look at; empty for every caller (including anonymous ones)
+   * @param allowedPurposes the purposes allowed; empty: every read is outside
+   * @throws IllegalArgumentException if the table is not valid, or a list has more than {@link #MAX_AUDIT_NAMES}
+   *     names or a null
+   * @throws SQLException if the query fails or times out
+   */
+  public List<RecordRead> readsOutsidePurposes(ProvenanceTable events, Collection<String> callers,
+                                               Collection<String> allowedPurposes) throws SQLException {
+    checkEventsTable(events);
+    if (events.recordKey().isEmpty()) {
+      throw new IllegalArgumentException("events table " + events.name() + " has no record key; describe it with "
+          + "the key columns of its application table");
+    }
+    List<String> who = auditNames(callers, "callers");
+    Sql sql = readsSelect(events);
+    if (!who.isEmpty()) {
+      sql.add(" AND f.").add(quote("caller")).add(" IN (");
+      for (int i = 0; i < who.size(); i++) {
+        sql.add(i == 0 ? "" : ", ").param(ColumnType.VARCHAR, who.get(i));
+      }
+      sql.add(")");
+    }
+    return outsidePurposes(events, sql, allowedPurposes);
+  }
+
+  /**
+   * Reads by a role outside its allowed purposes (audit): every read event of the table by an execution whose caller
+   * had {@code role} when it called ({@code FunctionInvocations.caller_roles}, recorded from the API key) and whose
+   * stated purpose is not one of {@code allowedPurposes}; a read with no purpose counts as outside. Calls by keys
+   * with the {@code admin} role pass every policy, so asking about that role lists what administrators
+   * read outside the purposes. Ordered as {@link #readsOutsidePurposes}.
+   *
+   * <p>SQL: as {@link #readsOutsidePurposes}, with the callers' condition
+   * {@code AND (',' || f.caller_roles || ',') LIKE ? ESCAPE '!'} bound to {@code %,<role>,%}.
+   *
+   * @param events the events table; it must have a {@link ProvenanceTable#recordKey() record key}
+   * @param role the role
+   * @param allowedPurposes the purposes allowed; empty: every read by the role is outside
+   * @throws IllegalArgumentException if the table is not valid, or the list has more than {@link #MAX_AUDIT_NAMES}
+   *     names or a null
+   * @throws SQLException if the query fails or times out
+   */
+  public List<RecordRead> readsByRoleOutsidePurposes(ProvenanceTable events, String role,
+                                                     Collection<String> allowedPurposes) throws SQLException {
+    checkEventsTable(events);
+    Objects.requireNonNull(role, "role");
+    if (role.isEmpty() || role.contains(",")) {
+      throw new IllegalArgumentException("a role is a non-empty name without ',', not '" + role + "'");
+    }
+    String pattern = "%," + role.replace("!", "!!").replace("%", "!%").replace("_", "!_") + ",%";
+    Sql sql = readsSelect(events).add(" AND (',' || f.").add(quote("caller_roles")).add(" || ',') LIKE ")
+        .param(ColumnType.VARCHAR, pattern).add(" ESCAPE '!'");
+    return outsidePurposes(events, sql, allowedPurposes);
+  }
+
+  private List<RecordRead> outsidePurposes(ProvenanceTable events, Sql sql, Collection<String> allowedPurposes)
+      throws SQLException {
+    if (events.recordKey().isEmpty()) {
+      throw new IllegalArgumentException("events table " + events.name() + " has no record key; describe it with "
+          + "the key columns of its application table");
+    }
+    List<String> allowed = auditNames(allowedPurposes, "allowedPurposes");
+    if (!allowed.isEmpty()) {
+      sql.add(" AND (f.").add(quote("purpose")).add(" IS NULL OR f.").add(quote("purpose")).add(" NOT IN (");
+      for (int i = 0; i < allowed.size(); i++) {
+        sql.add(i == 0 ? "" : ", ").param(ColumnType.VARCHAR, allowed.get(i));
+      }
+      sql.add("))");
+    }
+    sql.add(" ORDER BY ");
+    for (ProvenanceColumn c : keyColumns(events)) {
+      sql.add("e.").add(quote(c.name())).add(", ");
+    }
+    sql.add(qualifiedEventOrder());
+    return query(sql, rs -> recordRead(rs, events));
+  }
+
+  /**
+   * Calls refused by access policies in a period (audit): the rows of {@code DeniedCalls} with {@code denied_at} at
+   * or after {@code from} and before {@code to}, oldest first. Empty if no call was ever refused (the table is created
+   * with the first refusal's row, or when the sink is first opened by this version).
+   *
+   * <p>SQL:
+   * <pre>
+   * SELECT denied_at, invocation_id, caller, graph, purpose, reason, caller_roles FROM DeniedCalls
+   * WHERE denied_at &gt;= CAST(? AS TIMESTAMP) AND denied_at &lt; CAST(? AS TIMESTAMP)
+   * ORDER BY denied_at, denial_id
+   * </pre>
+   *
+   * @param from the period's start (inclusive), truncated to microseconds
+   * @param to the period's end (exclusive), truncated to microseconds
+   * @throws SQLException if the query fails or times out
+   */
+  public List<DeniedCall> deniedCalls(Instant from, Instant to) throws SQLException {
+    Objects.requireNonNull(from, "from");
+    Objects.requireNonNull(to, "to");
+    if (readColumns(ProvenanceSchema.DENIED_CALLS, currentSchema()).isEmpty()) {
+      return List.of();
+    }
+    Sql sql = new Sql().add("SELECT ").add(quote("denied_at")).add(", ").add(quote("invocation_id")).add(", ")
+        .add(quote("caller")).add(", ").add(quote("graph")).add(", ").add(quote("purpose")).add(", ")
+        .add(quote("reason")).add(", ").add(quote("caller_roles")).add(" FROM ").add(quote(ProvenanceSchema.DENIED_CALLS)).add(" WHERE ")
+        .add(quote("denied_at")).add(" >= ").param(ColumnType.TIMESTAMP, from.truncatedTo(ChronoUnit.MICROS))
+        .add(" AND ").add(quote("denied_at")).add(" < ").param(ColumnType.TIMESTAMP, to.truncatedTo(ChronoUnit.MICROS))
+        .add(" ORDER BY ").add(quote("denied_at")).add(", ").add(quote("denial_id"));
+    return query(sql, rs -> new DeniedCall(dialect.readTimestamp(rs, 1), rs.getString(2), rs.getString(3),
+        rs.getString(4), rs.getString(5), rs.getString(6), rs.getString(7)));
+  }
+
+  /** The select of read events joined to their executions, up to its WHERE clause's first condition. */
+  private static Sql readsSelect(ProvenanceTable events) {
+    Sql sql = new Sql().add("SELECT e.").add(quote(ProvenanceSchema.EVENT_TIME));
+    for (String column : List.of("execution_id", "graph_id", "function_name", "caller", "purpose", "caller_roles")) {
+      sql.add(", f.").add(quote(column));
+    }
+    for (ProvenanceColumn c : keyColumns(events)) {
+      sql.add(", e.").add(quote(c.name()));
+    }
+    return sql.add(" FROM ").add(quote(events.name())).add(" e JOIN ").add(INVOCATIONS).add(" f ON f.")
+        .add(quote(ProvenanceSchema.EXEC_ID)).add(" = e.").add(quote(ProvenanceSchema.EXEC_ID)).add(" WHERE e.")
+        .add(quote(ProvenanceSchema.EVENT_TYPE)).add(" = ").add(READ_TYPE);
+  }
+
+  /** {@link ProvenanceSchema#EVENT_ORDER} over alias {@code e}, with quoted columns. */
+  private static String qualifiedEventOrder() {
+    return "e." + quote(ProvenanceSchema.TX_ID) + ", e." + quote(ProvenanceSchema.EXEC_SEQ) + ", CASE WHEN e."
+        + quote(ProvenanceSchema.EVENT_TYPE) + " = " + READ_TYPE + " THEN 0 ELSE 1 END, e."
+        + quote(ProvenanceSchema.EVENT_SEQ);
+  }
+
+  private RecordRead recordRead(ResultSet rs, ProvenanceTable events) throws SQLException {
+    Map<String, Object> key = new LinkedHashMap<>();
+    List<ProvenanceColumn> keyColumns = keyColumns(events);
+    for (int i = 0; i < keyColumns.size(); i++) {
+      key.put(keyColumns.get(i).name(), read(rs, 8 + i, keyColumns.get(i).type()));
+    }
+    return new RecordRead(dialect.readTimestamp(rs, 1), rs.getString(2), rs.getString(3), rs.getString(4),
+        rs.getString(5), rs.getString(6), rs.getString(7), key);
+  }
+
+  private static List<String> auditNames(Collection<String> names, String what) {
+    Objects.requireNonNull(names, what);
+    if (names.size() > MAX_AUDIT_NAMES) {
+      throw new IllegalArgumentException(what + " has " + names.size() + " names; one query takes at most "
+          + MAX_AUDIT_NAMES);
+    }
+    List<String> list = new ArrayList<>(new TreeSet<>(names)); // TreeSet refuses a null with NullPointerException
+    return list;
+  }
+
+  /**
    * Runs any query, for what the methods above do not answer.
    *
    * @param query SQL with {@code ?} placeholders; it is sent as given, so it must not contain untrusted text

@@ -10,8 +10,14 @@ import java.util.Set;
  *
  * <ul>
  *   <li>{@value #FUNCTION_INVOCATIONS}{@code (event_time, exec_id, tx_id, exec_seq, partition_id, function_name,
- *       graph_id, execution_id, partition_key, caller, latency_us)}: one row per committed function execution
- *       (workflow provenance), keyed by {@code exec_id};</li>
+ *       graph_id, execution_id, partition_key, caller, latency_us, purpose, caller_roles)}: one row per committed
+ *       function execution (workflow provenance), keyed by {@code exec_id}; {@code purpose} is the data-use purpose
+ *       the graph's caller stated and {@code caller_roles} the caller's roles when it called (sorted,
+ *       comma-separated), both last, so a sink created before them gains them by {@code ALTER TABLE ... ADD
+ *       COLUMN};</li>
+ *   <li>{@value #DENIED_CALLS}{@code (denied_at, denial_id, invocation_id, caller, graph, purpose, reason,
+ *       caller_roles)}: one row per call a frontend refused by the graph's access policy (nothing of it ran), keyed
+ *       by {@code denial_id};</li>
  *   <li>{@value #FUNCTION_EXEC_TIMES}{@code (event_time, exec_id, tx_id, latency_us)}: monitoring, a view over
  *       FunctionInvocations ({@link #FUNCTION_EXEC_TIMES_VIEW}) so each execution is loaded once;</li>
  *   <li>{@code <table>Events(event_time, exec_id, tx_id, exec_seq, partition_id, event_type, event_seq, <the table's
@@ -40,6 +46,7 @@ import java.util.Set;
 public final class ProvenanceSchema {
   public static final String FUNCTION_INVOCATIONS = "FunctionInvocations";
   public static final String FUNCTION_EXEC_TIMES = "FunctionExecTimes";
+  public static final String DENIED_CALLS = "DeniedCalls";
   public static final String EVENT_TIME = "event_time";
   public static final String EXEC_ID = "exec_id";
   public static final String TX_ID = "tx_id";
@@ -93,7 +100,27 @@ public final class ProvenanceSchema {
         new ProvenanceColumn("execution_id", ColumnType.VARCHAR),
         new ProvenanceColumn("partition_key", ColumnType.VARCHAR),
         new ProvenanceColumn("caller", ColumnType.VARCHAR),
-        new ProvenanceColumn("latency_us", ColumnType.BIGINT)), List.of(EXEC_ID), List.of());
+        new ProvenanceColumn("latency_us", ColumnType.BIGINT),
+        new ProvenanceColumn("purpose", ColumnType.VARCHAR),
+        new ProvenanceColumn("caller_roles", ColumnType.VARCHAR)), List.of(EXEC_ID), List.of());
+  }
+
+  /**
+   * Calls refused by a graph's access policy: when (the database's transaction time of the recording), the
+   * frontend's ID for the refusal, the invocation ID the client sent, the caller (the API key's identity; on a
+   * frontend without credentials, what the client said), the graph, the purpose the call stated (or NULL), the
+   * reason given to the client and the caller's roles (sorted, comma-separated; NULL for none).
+   */
+  public static ProvenanceTable deniedCalls() {
+    return new ProvenanceTable(DENIED_CALLS, List.of(
+        new ProvenanceColumn("denied_at", ColumnType.TIMESTAMP),
+        new ProvenanceColumn("denial_id", ColumnType.VARCHAR),
+        new ProvenanceColumn("invocation_id", ColumnType.VARCHAR),
+        new ProvenanceColumn("caller", ColumnType.VARCHAR),
+        new ProvenanceColumn("graph", ColumnType.VARCHAR),
+        new ProvenanceColumn("purpose", ColumnType.VARCHAR),
+        new ProvenanceColumn("reason", ColumnType.VARCHAR),
+        new ProvenanceColumn("caller_roles", ColumnType.VARCHAR)), List.of("denial_id"), List.of());
   }
 
   /** The monitoring view of execution times, over {@value #FUNCTION_INVOCATIONS}. */

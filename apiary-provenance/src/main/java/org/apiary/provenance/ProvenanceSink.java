@@ -73,6 +73,8 @@ public final class ProvenanceSink implements AutoCloseable {
   private final Set<String> prepared = new HashSet<>();
   /** The dialect's memory of key conflicts in earlier loads on this connection, per table. */
   private final Map<String, Integer> conflicts = new HashMap<>();
+  /** Per table ensured, the columns it has in the sink (lower-case): a layout with fewer loads staged, by name. */
+  private final Map<String, Set<String>> sinkColumns = new HashMap<>();
 
   private ProvenanceSink(String url, SinkDialect dialect, Connection connection, Duration timeout) {
     this.url = url;
@@ -190,8 +192,10 @@ public final class ProvenanceSink implements AutoCloseable {
 
   /**
    * Creates the table if it does not exist, with a primary key on {@link ProvenanceTable#key()} (enforced by
-   * DuckDB and PostgreSQL; declared only, by default, in Vertica). Does nothing to an existing table, whatever its
-   * columns are.
+   * DuckDB and PostgreSQL; declared only, by default, in Vertica). An existing table that lacks some of the
+   * columns (created by an earlier version: {@code FunctionInvocations.purpose} came with access control) gains
+   * them, at its end and NULL in its old rows, so a sink keeps loading after an upgrade; columns it has are left as
+   * they are.
    *
    * @throws IllegalArgumentException if a name is not a plain identifier or the table has no key
    * @throws SQLException naming the table and URL
@@ -199,6 +203,41 @@ public final class ProvenanceSink implements AutoCloseable {
   public void ensureTable(ProvenanceTable table) throws SQLException {
     checkTable(table);
     executeDdl(dialect.createTableSql(table), "provenance table " + table.name());
+    Set<String> known = sinkColumns.get(table.name());
+    if (known != null && table.columns().stream()
+        .allMatch(c -> known.contains(c.name().toLowerCase(java.util.Locale.ROOT)))) {
+      return; // ensured on this connection already (export loads ensure their table with every block)
+    }
+    Set<String> present = existingColumns(table);
+    for (ProvenanceColumn column : table.columns()) {
+      if (present.add(column.name().toLowerCase(java.util.Locale.ROOT))) {
+        executeDdl("ALTER TABLE " + dialect.quote(table.name()) + " ADD COLUMN " + dialect.quote(column.name()) + " "
+            + dialect.typeName(column.type()), "column " + column.name() + " of provenance table " + table.name());
+      }
+    }
+    sinkColumns.put(table.name(), present);
+  }
+
+  /** The columns the table has in the sink, lower-case (from an empty query's metadata, the same on every sink). */
+  private java.util.Set<String> existingColumns(ProvenanceTable table) throws SQLException {
+    java.util.Set<String> names = new java.util.HashSet<>();
+    try {
+      dialect.beginTransaction(connection, seconds(timeout));
+      try (Statement statement = dialect.createStatement(connection, seconds(timeout));
+           java.sql.ResultSet rs = statement.executeQuery("SELECT * FROM " + dialect.quote(table.name())
+               + " WHERE 1 = 0")) {
+        java.sql.ResultSetMetaData meta = rs.getMetaData();
+        for (int i = 1; i <= meta.getColumnCount(); i++) {
+          names.add(meta.getColumnName(i).toLowerCase(java.util.Locale.ROOT));
+        }
+      }
+      connection.commit();
+    } catch (SQLException e) {
+      rollbackAfterFailure(e);
+      throw new SQLException("cannot read the columns of provenance table " + table.name() + " in " + url() + ": "
+          + e.getMessage(), e.getSQLState(), e);
+    }
+    return names;
   }
 
   /** Creates or replaces a view ({@code ddl} is a complete {@code CREATE OR REPLACE VIEW} statement). */
@@ -242,6 +281,12 @@ public final class ProvenanceSink implements AutoCloseable {
     long started = System.nanoTime();
     try {
       int queryTimeout = seconds(timeout);
+      Set<String> inSink = sinkColumns.get(table.name());
+      if (inSink != null && inSink.size() != table.columns().size()) {
+        // An older layout (rows from spill files written before the table gained a column): never appended
+        // straight into the table, whose columns it does not match, but staged and inserted by column name.
+        conflicts.put(SinkDialect.stagingName(table), Integer.MAX_VALUE);
+      }
       dialect.prepareLoad(connection, table, prepared, queryTimeout); // may commit (Vertica's DDL)
       dialect.beginTransaction(connection, queryTimeout);
       dialect.load(connection, table, distinct, queryTimeout, conflicts);

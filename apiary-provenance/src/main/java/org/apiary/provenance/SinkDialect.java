@@ -55,13 +55,13 @@ enum SinkDialect {
     @Override
     void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged, int queryTimeout)
         throws SQLException {
-      if (!staged.contains(table.name())) {
+      if (!staged.contains(stagingName(table))) {
         try (Statement statement = createStatement(connection, queryTimeout)) {
           statement.execute("CREATE TABLE IF NOT EXISTS " + quote(stagingName(table)) + " (" + columnDefinitions(table)
               + ")");
         }
         connection.commit();
-        staged.add(table.name());
+        staged.add(stagingName(table));
       }
     }
 
@@ -74,9 +74,9 @@ enum SinkDialect {
     @Override
     void load(Connection connection, ProvenanceTable table, List<ProvenanceRow> rows, int queryTimeout,
               Map<String, Integer> conflicts) throws SQLException {
-      int stagedLeft = conflicts.getOrDefault(table.name(), 0);
+      int stagedLeft = conflicts.getOrDefault(stagingName(table), 0);
       if (stagedLeft > 0) {
-        conflicts.put(table.name(), stagedLeft - 1);
+        conflicts.put(stagingName(table), stagedLeft - 1);
       } else {
         try {
           appendRows(connection, table.name(), table, rows);
@@ -86,7 +86,7 @@ enum SinkDialect {
             throw e;
           }
           connection.rollback(); // nothing of this attempt stays; the staged load below skips the present keys
-          conflicts.put(table.name(), STAGED_AFTER_CONFLICT);
+          conflicts.put(stagingName(table), STAGED_AFTER_CONFLICT);
         }
       }
       load(connection, table, rows, queryTimeout);
@@ -99,8 +99,10 @@ enum SinkDialect {
       try (Statement statement = createStatement(connection, queryTimeout)) {
         statement.execute("DELETE FROM " + stage);
         appendRows(connection, stagingName(table), table, rows);
-        statement.executeUpdate("INSERT INTO " + quote(table.name()) + " SELECT * FROM " + stage
-            + " ON CONFLICT DO NOTHING");
+        // By name: a table that gained columns after it was created (ensureTable) has them in another place.
+        String columns = table.columns().stream().map(c -> quote(c.name())).collect(Collectors.joining(", "));
+        statement.executeUpdate("INSERT INTO " + quote(table.name()) + " (" + columns + ") SELECT " + columns
+            + " FROM " + stage + " ON CONFLICT DO NOTHING");
         statement.execute("DELETE FROM " + stage);
       }
     }
@@ -272,7 +274,7 @@ enum SinkDialect {
     @Override
     void prepareLoad(Connection connection, ProvenanceTable table, Set<String> staged, int queryTimeout)
         throws SQLException {
-      if (staged.contains(table.name())) {
+      if (staged.contains(stagingName(table))) {
         return;
       }
       // DDL commits in Vertica, so the staging table is created before the load's transaction starts.
@@ -285,7 +287,7 @@ enum SinkDialect {
         statement.execute(ddl);
       }
       connection.commit();
-      staged.add(table.name());
+      staged.add(stagingName(table));
     }
 
     @Override
@@ -516,8 +518,14 @@ enum SinkDialect {
     return names;
   }
 
+  /**
+   * The staging table of a table, named after its layout too: DuckDB keeps staging tables in the file, so one made
+   * for an earlier layout of the table (before it gained a column) is never reused for the new one.
+   */
   static String stagingName(ProvenanceTable table) {
-    return "apiary_stage_" + table.name().toLowerCase(Locale.ROOT);
+    String layout = table.columns().stream().map(c -> c.name() + " " + c.type().name())
+        .collect(Collectors.joining(","));
+    return "apiary_stage_" + table.name().toLowerCase(Locale.ROOT) + "_" + Integer.toHexString(layout.hashCode());
   }
 
   final void bindBatch(PreparedStatement statement, ProvenanceTable table, List<ProvenanceRow> rows)

@@ -69,13 +69,48 @@ class DuckDbSinkTest {
     }
   }
 
+  /**
+   * A sink created before FunctionInvocations had its purpose column (issue 14) keeps loading: the table gains the
+   * column (NULL in its old rows), and rows of the old layout (from spill files written before) and of the new one
+   * both load, whichever went first through the staging table.
+   */
+  @Test
+  void aTableFromBeforeTheNewColumnGainsItAndKeepsLoading() throws SQLException {
+    ProvenanceTable current = ProvenanceSchema.functionInvocations();
+    ProvenanceTable old = new ProvenanceTable(current.name(), current.columns().subList(0, current.columns().size() - 2),
+        current.key(), List.of());
+    java.time.Instant t = java.time.Instant.parse("2024-01-01T00:00:00Z");
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      sink.ensureTable(old);
+      sink.load(old, List.of(new ProvenanceRow(old.name(), List.of(t, "1", 1L, 0L, 1, "f", "g", "e-1", "p", "c", 5L))));
+    }
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      sink.ensureTable(current);
+      sink.load(current, List.of(new ProvenanceRow(current.name(),
+          List.of(t, "2", 2L, 0L, 1, "f", "g", "e-2", "p", "c", 5L, "billing", "nurse"))));
+      sink.load(old, List.of(new ProvenanceRow(old.name(), List.of(t, "3", 3L, 0L, 1, "f", "g", "e-3", "p", "c", 5L))));
+      sink.load(current, List.of(new ProvenanceRow(current.name(),
+          List.of(t, "2", 2L, 0L, 1, "f", "g", "e-2", "p", "c", 5L, "billing", "nurse"))));
+      assertEquals(3, SinkChecks.count(sink, current));
+      try (java.sql.Statement s = sink.connection().createStatement();
+           java.sql.ResultSet rs = s.executeQuery("SELECT exec_id, purpose FROM FunctionInvocations ORDER BY exec_id")) {
+        List<String> rows = new ArrayList<>();
+        while (rs.next()) {
+          rows.add(rs.getString(1) + "=" + rs.getString(2));
+        }
+        assertEquals(List.of("1=null", "2=billing", "3=null"), rows);
+      }
+      sink.connection().rollback();
+    }
+  }
+
   @Test
   void loadsTheStandardTables() throws SQLException {
     try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
       ProvenanceTable invocations = ProvenanceSchema.functionInvocations();
       sink.ensureTable(invocations);
       ProvenanceRow row = new ProvenanceRow(invocations.name(), List.of(java.time.Instant.parse("2024-01-01T00:00:00Z"),
-          "42", 42L, 0L, 1, "inc", "graph", "exec-1", "p1", "caller", 17L));
+          "42", 42L, 0L, 1, "inc", "graph", "exec-1", "p1", "caller", 17L, "treatment", "nurse"));
       sink.load(invocations, List.of(row));
       sink.load(invocations, List.of(row));
       assertEquals(1, SinkChecks.count(sink, invocations));
@@ -137,9 +172,10 @@ class DuckDbSinkTest {
         + "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", SinkDialect.POSTGRESQL.describeLoad(table));
     assertEquals("INSERT INTO \"FunctionExecTimes\" (\"event_time\", \"exec_id\", \"tx_id\", \"latency_us\") "
         + "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", SinkDialect.DUCKDB.describeLoad(table));
-    assertEquals("INSERT INTO \"apiary_stage_functionexectimes\" (\"event_time\", \"exec_id\", \"tx_id\", "
+    String stage = SinkDialect.stagingName(table);
+    assertEquals("INSERT INTO \"" + stage + "\" (\"event_time\", \"exec_id\", \"tx_id\", "
         + "\"latency_us\") VALUES (?, ?, ?, ?); MERGE INTO \"FunctionExecTimes\" t USING "
-        + "\"apiary_stage_functionexectimes\" s ON t.\"exec_id\" = s.\"exec_id\" WHEN NOT MATCHED THEN INSERT "
+        + "\"" + stage + "\" s ON t.\"exec_id\" = s.\"exec_id\" WHEN NOT MATCHED THEN INSERT "
         + "(\"event_time\", \"exec_id\", \"tx_id\", \"latency_us\") VALUES (CAST(s.\"event_time\" AS TIMESTAMP), "
         + "s.\"exec_id\", s.\"tx_id\", s.\"latency_us\")",
         SinkDialect.VERTICA.describeLoad(table));

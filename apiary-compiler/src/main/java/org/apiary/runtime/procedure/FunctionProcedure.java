@@ -204,7 +204,8 @@ public abstract class FunctionProcedure extends VoltProcedure {
     List<ProvenanceRow> rows = new ArrayList<>(1 + runtime.reads.size());
     rows.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_INVOCATIONS, Arrays.asList(time, id.execId(), id.txId(),
         id.execSeq(), id.partitionId(), functionName, call.graph(), call.invocationId(),
-        partitionKey == null ? null : describe(partitionKey), call.caller(), (System.nanoTime() - started) / 1_000L)));
+        partitionKey == null ? null : describe(partitionKey), call.caller(), (System.nanoTime() - started) / 1_000L,
+        call.purpose(), call.callerRoles())));
     for (int i = 0; i < runtime.reads.size(); i++) {
       CapturedRead read = runtime.reads.get(i);
       long seq = i;

@@ -70,6 +70,7 @@ public final class ServerProvenance implements AutoCloseable {
         .withRecovery(recovery()),
         ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties()));
     spooler.register(ProvenanceSchema.functionInvocations());
+    spooler.register(ProvenanceSchema.deniedCalls());
   }
 
   /**

@@ -45,6 +45,11 @@ public record WireReply(String id, String status, List<Output> outputs, String e
   public static final String OVERLOADED = "overloaded";
   /** The request came without a valid credential, and the frontend requires one; nothing ran. */
   public static final String UNAUTHENTICATED = "unauthenticated";
+  /**
+   * The caller lacks a role the graph's access policy requires, or the call states a purpose the policy does not
+   * allow (or none); nothing ran. The message names what was missing.
+   */
+  public static final String FORBIDDEN = "forbidden";
   /** How long a refused client should wait before sending again, as {@link #OVERLOADED} replies say. */
   public static final long OVERLOADED_RETRY_AFTER_MS = 100;
   /**

@@ -29,10 +29,15 @@ import org.apiary.internal.Json;
  * @param caller who is calling, as the client says (recorded in provenance), or {@code null}; a frontend that
  *     requires credentials replaces it with the identity the credential belongs to
  * @param credential the caller's API key, or {@code null}; a frontend strips it before it stores a request
+ * @param purpose the data-use purpose the call states, or {@code null}; checked against the graph's access policy
+ *     and recorded in provenance
+ * @param roles the caller's roles as the frontend established them from its credential (sorted, comma-separated),
+ *     or {@code null}; whatever a client sends here is replaced before the request is checked or stored, and it is
+ *     recorded in provenance with the caller
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller,
-                          String credential) {
+                          String credential, String purpose, String roles) {
   public static final String INVOKE = "invoke";
   public static final String RESULT = "result";
 
@@ -40,21 +45,26 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
   public static final int MAX_ID_LENGTH = 64;
 
   public static WireRequest invoke(String id, String graph, JsonNode key, List<JsonNode> args, String caller) {
-    return new WireRequest(INVOKE, id, graph, key, args, caller, null);
+    return new WireRequest(INVOKE, id, graph, key, args, caller, null, null, null);
   }
 
   public static WireRequest result(String id) {
-    return new WireRequest(RESULT, id, null, null, null, null, null);
+    return new WireRequest(RESULT, id, null, null, null, null, null, null, null);
+  }
+
+  /** This request stating a data-use purpose. */
+  public WireRequest withPurpose(String value) {
+    return new WireRequest(type, id, graph, key, args, caller, credential, value, roles);
   }
 
   /** This request presenting a credential. */
   public WireRequest withCredential(String value) {
-    return new WireRequest(type, id, graph, key, args, caller, value);
+    return new WireRequest(type, id, graph, key, args, caller, value, purpose, roles);
   }
 
-  /** This request as a frontend keeps it: the caller it established, and no credential. */
-  public WireRequest asStored(String establishedCaller) {
-    return new WireRequest(type, id, graph, key, args, establishedCaller, null);
+  /** This request as a frontend keeps it: the caller and roles it established, and no credential. */
+  public WireRequest asStored(String establishedCaller, String establishedRoles) {
+    return new WireRequest(type, id, graph, key, args, establishedCaller, null, purpose, establishedRoles);
   }
 
   /** This request as its JSON frame (fields that are {@code null} left out). */
@@ -79,6 +89,8 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
         }
         stringField(g, "caller", caller);
         stringField(g, "credential", credential);
+        stringField(g, "purpose", purpose);
+        stringField(g, "roles", roles);
         g.writeEndObject();
       }
       return out.toByteArray();
@@ -110,6 +122,8 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
       List<JsonNode> args = null;
       String caller = null;
       String credential = null;
+      String purpose = null;
+      String roles = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
         JsonToken value = p.nextToken();
@@ -119,6 +133,8 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
           case "graph" -> graph = Json.text(p, field);
           case "caller" -> caller = Json.text(p, field);
           case "credential" -> credential = Json.text(p, field);
+          case "purpose" -> purpose = Json.text(p, field);
+          case "roles" -> roles = Json.text(p, field);
           case "key" -> key = Json.readTree(p); // JSON null as a NullNode, as data binding reads it
           case "args" -> {
             if (value == JsonToken.VALUE_NULL) {
@@ -135,7 +151,7 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
           default -> p.skipChildren();
         }
       }
-      return new WireRequest(type, id, graph, key, args, caller, credential);
+      return new WireRequest(type, id, graph, key, args, caller, credential, purpose, roles);
     } catch (IOException e) {
       throw new IllegalArgumentException("request is not valid: " + e.getMessage(), e);
     }

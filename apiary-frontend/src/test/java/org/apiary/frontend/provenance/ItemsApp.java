@@ -56,7 +56,7 @@ public final class ItemsApp {
   private ItemsApp() {}
 
   /** Registers {@link #APP} once per test JVM (test classes share the database). */
-  static synchronized void registerOnce(org.apiary.database.ApiaryDatabase db) {
+  public static synchronized void registerOnce(org.apiary.database.ApiaryDatabase db) {
     if (!registered) {
       org.apiary.frontend.Registrar.register(db, APP);
       registered = true;

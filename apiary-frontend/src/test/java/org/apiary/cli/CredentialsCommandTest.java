@@ -1,0 +1,63 @@
+package org.apiary.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+import org.apiary.frontend.Credentials;
+import org.apiary.testing.DatabaseTest;
+import org.apiary.testing.TestDatabase;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code apiary credentials create|list|revoke} against the test database (issue 14, item 2: keys with roles). */
+@DatabaseTest
+class CredentialsCommandTest {
+  private record Run(int code, String out, String err) {}
+
+  private static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cl = Main.commandLine();
+    cl.setOut(new PrintWriter(out));
+    cl.setErr(new PrintWriter(err));
+    int code = cl.execute(args);
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void aKeyWithRolesIsCreatedListedAndRevoked(TestDatabase database, @TempDir Path dir) throws Exception {
+    String address = String.join(",", database.database().clientAddresses());
+    Path keyFile = dir.resolve("ward.key");
+    Run created = run("credentials", "create", "--identity", "cli-ward", "--role", "nurse,clerk", "--key-file",
+        keyFile.toString(), "--database", address);
+    assertEquals(0, created.code(), created.err());
+    String key = Files.readString(keyFile).strip();
+    assertTrue(key.matches("apiary_[0-9a-f]{16}_[A-Za-z0-9_-]{43}"), key);
+    assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(keyFile)));
+    assertTrue(!created.out().contains(key.substring(24)), "the key was printed: " + created.out());
+    String keyId = key.substring("apiary_".length(), "apiary_".length() + 16);
+    assertTrue(Credentials.list(database.database()).stream().anyMatch(c -> c.keyId().equals(keyId)
+        && c.identity().equals("cli-ward") && c.roles().equals(Set.of("clerk", "nurse")) && !c.revoked()));
+
+    Run listed = run("credentials", "list", "--database", address);
+    assertEquals(0, listed.code(), listed.err());
+    assertTrue(listed.out().lines().anyMatch(l -> l.contains(keyId) && l.contains("cli-ward")
+        && l.contains("clerk,nurse") && l.contains("no")), listed.out());
+
+    assertEquals(0, run("credentials", "revoke", keyId, "--database", address).code());
+    Run again = run("credentials", "revoke", keyId, "--database", address);
+    assertEquals(1, again.code(), again.out());
+    assertTrue(again.err().contains("no live key with ID " + keyId), again.err());
+
+    Run badRole = run("credentials", "create", "--identity", "cli-x", "--role", "no spaces", "--database", address);
+    assertEquals(2, badRole.code(), badRole.err());
+    assertTrue(badRole.err().contains("'no spaces'"), badRole.err());
+  }
+}
