@@ -660,7 +660,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
           }
           List<ProvenanceRow> tableRows = group.getValue();
           for (int from = 0; from < tableRows.size(); from += config.maxBatchRows()) {
-            sink.load(table, tableRows.subList(from, Math.min(tableRows.size(), from + config.maxBatchRows())));
+            // Checked when offered (a spill file's rows before they were written, under its own definitions).
+            sink.loadChecked(table, tableRows.subList(from, Math.min(tableRows.size(), from + config.maxBatchRows())));
           }
         }
       } catch (SQLException | RuntimeException | AssertionError e) {
