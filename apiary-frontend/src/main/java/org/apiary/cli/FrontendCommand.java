@@ -50,6 +50,11 @@ public final class FrontendCommand implements Callable<Integer> {
       + "beyond it calls are refused as overloaded at once, running nothing (default ${DEFAULT-VALUE}).")
   int maxInFlight;
 
+  @Option(names = "--max-in-flight-per-client", defaultValue = "5000", description = "The most of those one client "
+      + "(an API key's identity, or a connection where keys are not required) may have at once; beyond it that "
+      + "client's calls are refused as overloaded (default ${DEFAULT-VALUE}).")
+  int maxInFlightPerClient;
+
   @Option(names = "--crash-after", description = "Fault injection: halt the process right after this function executes.")
   String crashAfter;
 
@@ -58,7 +63,7 @@ public final class FrontendCommand implements Callable<Integer> {
     Duration retention = retentionMs != null ? Duration.ofMillis(retentionMs) : Duration.ofSeconds(retentionSeconds);
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
         Duration.ofMillis(heartbeatMs), retention, Duration.ofMillis(cleanupMs),
-        FrontendConfig.defaults().maxRequestBytes(), crashAfter, maxInFlight);
+        FrontendConfig.defaults().maxRequestBytes(), crashAfter, maxInFlight, false, maxInFlightPerClient);
     ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.external(database.toArray(String[]::new)));
     FrontendServer server = FrontendServer.start(db, config);
     CountDownLatch stopped = new CountDownLatch(1);

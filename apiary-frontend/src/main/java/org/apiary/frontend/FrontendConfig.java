@@ -19,6 +19,9 @@ import java.util.Objects;
  * @param maxRequestBytes the largest request frame accepted; larger ones get an error reply
  * @param maxInFlight the most invocations this frontend runs at once; beyond it new requests are refused at once with
  *     an "overloaded, retry after" error (nothing runs), so neither memory nor the wait grows without bound
+ * @param maxInFlightPerClient the most of those one client may have running at once (a client is the key's identity
+ *     where credentials are required, else one connection); beyond it that client's new requests are refused as
+ *     overloaded, so one busy client cannot take every slot of a frontend others share
  * @param credentialsRequired whether every request must carry a valid API key ({@link Credentials}); the caller
  *     recorded in provenance is then the key's identity, never what the client says. Off by default for a library
  *     frontend; {@code apiary start} turns it on
@@ -28,9 +31,20 @@ import java.util.Objects;
 public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
                              Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
                              int maxRequestBytes, String crashAfterFunction, int maxInFlight,
-                             boolean credentialsRequired) {
+                             boolean credentialsRequired, int maxInFlightPerClient) {
   /** The default {@link #maxInFlight()}. */
   public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
+  /** The default {@link #maxInFlightPerClient()}: half of {@link #DEFAULT_MAX_IN_FLIGHT}. */
+  public static final int DEFAULT_MAX_IN_FLIGHT_PER_CLIENT = 5_000;
+
+  /** A configuration with the default {@link #maxInFlightPerClient()}. */
+  public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
+                        Duration heartbeatInterval, Duration retention, Duration cleanupInterval, int maxRequestBytes,
+                        String crashAfterFunction, int maxInFlight, boolean credentialsRequired) {
+    this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
+        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired,
+        Math.min(maxInFlight, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT));
+  }
 
   /** A configuration with the default {@link #maxInFlight()}. */
   public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
@@ -52,6 +66,9 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
     if (maxInFlight < 1) {
       throw new IllegalArgumentException("maxInFlight must be at least 1, not " + maxInFlight);
     }
+    if (maxInFlightPerClient < 1) {
+      throw new IllegalArgumentException("maxInFlightPerClient must be at least 1, not " + maxInFlightPerClient);
+    }
     Objects.requireNonNull(bindAddress, "bindAddress");
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port must be 0 (any free port) to 65535, not " + port);
@@ -67,7 +84,7 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
 
   /**
    * Loopback, a free port, invocation log on, 5 s lease, 1 s heartbeat, 1 h retention, 512 KiB requests, 10,000
-   * invocations in flight.
+   * invocations in flight, 5,000 of them per client.
    */
   public static FrontendConfig defaults() {
     return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
@@ -76,41 +93,48 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
 
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired);
+        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired, maxInFlightPerClient);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
     return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired);
+        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired, maxInFlightPerClient);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
     return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired);
+        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired, maxInFlightPerClient);
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired);
+        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired, maxInFlightPerClient);
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, crashAfterFunction, maxInFlight, credentialsRequired);
+        cleanupInterval, value, crashAfterFunction, maxInFlight, credentialsRequired, maxInFlightPerClient);
   }
 
   public FrontendConfig withCrashAfterFunction(String function) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, function, maxInFlight, credentialsRequired);
+        cleanupInterval, maxRequestBytes, function, maxInFlight, credentialsRequired, maxInFlightPerClient);
   }
 
   public FrontendConfig withMaxInFlight(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, crashAfterFunction, value, credentialsRequired);
+        cleanupInterval, maxRequestBytes, crashAfterFunction, value, credentialsRequired,
+        Math.min(value, maxInFlightPerClient));
+  }
+
+  /** A copy with another {@link #maxInFlightPerClient()}. */
+  public FrontendConfig withMaxInFlightPerClient(int value) {
+    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired, value);
   }
 
   public FrontendConfig withCredentialsRequired(boolean value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight, value);
+        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight, value, maxInFlightPerClient);
   }
 }

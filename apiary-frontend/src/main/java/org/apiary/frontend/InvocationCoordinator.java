@@ -49,6 +49,8 @@ final class InvocationCoordinator {
   /** Runs retries after their back-off, and catalog loads that must not run on a database callback thread. */
   private final ScheduledExecutorService scheduler;
   private final Map<String, Pending> inFlight = new ConcurrentHashMap<>();
+  /** How many of {@link #inFlight} each client started ({@link Pending#owner}); clients with none are absent. */
+  private final Map<String, Integer> inFlightByClient = new ConcurrentHashMap<>();
   /** Invocations whose outcome this frontend stored recently (nanoTime), which recovery need not look at. */
   private final Map<String, Long> concludedHere = new ConcurrentHashMap<>();
 
@@ -68,11 +70,14 @@ final class InvocationCoordinator {
     volatile boolean checking;
     /** For a one-transaction invocation, where its outcome is recorded; else {@code null}. */
     volatile OneTransactionOutcomes.Location oneTransaction;
+    /** The client whose request started it here, counted against its in-flight limit; {@code null} if recovered. */
+    final String owner;
 
-    Pending(String graph, JsonNode key, List<JsonNode> args) {
+    Pending(String graph, JsonNode key, List<JsonNode> args, String owner) {
       this.graph = graph;
       this.key = key;
       this.args = args;
+      this.owner = owner;
     }
 
     boolean sameRequest(String otherGraph, JsonNode otherKey, List<JsonNode> otherArgs) {
@@ -131,7 +136,16 @@ final class InvocationCoordinator {
         "unknown graph '" + request.graph() + "'; registered graphs are " + catalog.graphNames()));
     Dispatcher.checkRequest(graph.graph(), key, args);
 
-    Pending pending = new Pending(graph.graph().name(), key, args);
+    String owner = owner(client, request);
+    if (!inFlight.containsKey(request.id())
+        && inFlightByClient.getOrDefault(owner, 0) >= config.maxInFlightPerClient()) {
+      replies.reply(client, WireReply.error(request.id(), WireReply.OVERLOADED, "this client has "
+          + config.maxInFlightPerClient() + " invocations in flight at frontend " + frontendId + ", its limit per "
+          + "client; nothing ran for invocation " + request.id() + "; retry after "
+          + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms"));
+      return;
+    }
+    Pending pending = new Pending(graph.graph().name(), key, args, owner);
     synchronized (pending) {
       Pending existing = inFlight.putIfAbsent(request.id(), pending);
       if (existing != null) {
@@ -156,8 +170,10 @@ final class InvocationCoordinator {
         }
       }
       pending.waiters.add(client);
+      inFlightByClient.merge(owner, 1, Integer::sum);
     }
-    Attempt first = new Attempt(request.id(), graph.graph(), graph.version(), key, args, request.caller(), request.purpose(), request.roles(), 1, true);
+    Attempt first = new Attempt(request.id(), graph.graph(), graph.version(), key, args, request.caller(),
+        request.purpose(), request.roles(), 1, true);
     if (!logged(graph.graph())) {
       pending.oneTransaction = oneTransactionLocation(first);
       execute(first);
@@ -454,7 +470,18 @@ final class InvocationCoordinator {
     for (byte[] client : waiters) {
       replies.reply(client, reply);
     }
-    inFlight.remove(invocation, pending);
+    if (inFlight.remove(invocation, pending) && pending.owner != null) {
+      inFlightByClient.computeIfPresent(pending.owner, (c, n) -> n == 1 ? null : n - 1);
+    }
+  }
+
+  /**
+   * Who a request counts against for {@link FrontendConfig#maxInFlightPerClient()}: the key's identity where
+   * credentials are required (however many connections it opens), else its connection.
+   */
+  private String owner(byte[] client, WireRequest request) {
+    return config.credentialsRequired() && request.caller() != null ? "caller:" + request.caller()
+        : "connection:" + java.util.HexFormat.of().formatHex(client);
   }
 
   /** Answers a client's request for an invocation's outcome: from here if it runs here, else from what is stored. */
@@ -549,7 +576,7 @@ final class InvocationCoordinator {
       }
       WireRequest request = loggedRequest(e.request(), e.invocationId());
       JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
-      Pending pending = new Pending(e.graph(), key, normalize(request.args()));
+      Pending pending = new Pending(e.graph(), key, normalize(request.args()), null);
       pending.logged = true;
       if (inFlight.putIfAbsent(e.invocationId(), pending) != null) {
         continue;

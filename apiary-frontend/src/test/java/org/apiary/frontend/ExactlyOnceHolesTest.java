@@ -329,6 +329,48 @@ class ExactlyOnceHolesTest {
     }
   }
 
+  /** Issue 14: one client at its own limit is refused as overloaded while another client's call is taken. */
+  @Test
+  void aClientAtItsPerClientLimitIsRefusedWhileAnotherClientIsServed() throws Exception {
+    java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    FrontendHooks holding = new FrontendHooks() {
+      @Override
+      public void afterFunction(String invocation, String function) {
+        if (invocation.equals("held-per-client")) {
+          held.countDown();
+          try {
+            release.await(20, java.util.concurrent.TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    };
+    java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try (FrontendServer frontend = FrontendServer.start(db, FAST.withMaxInFlight(10).withMaxInFlightPerClient(1),
+        holding);
+         ApiaryClient busy = client(frontend); ApiaryClient other = client(frontend)) {
+      var first = callers.submit(() -> busy.invoke(
+          InvocationRequest.of("h_flaky", 41L, 1L).withId("held-per-client")));
+      assertTrue(held.await(10, java.util.concurrent.TimeUnit.SECONDS));
+      org.apiary.OverloadedException refused = assertThrows(org.apiary.OverloadedException.class,
+          () -> busy.invoke("h_flaky", 42L, 1L));
+      assertTrue(refused.getMessage().contains("limit per client") && refused.getMessage().contains("nothing ran"),
+          refused.getMessage());
+      // The other client is taken (it waits only for the database callback thread the hook holds).
+      var served = callers.submit(() -> other.invoke("h_flaky", 43L, 1L));
+      release.countDown();
+      assertEquals(List.of(1L), served.get(20, java.util.concurrent.TimeUnit.SECONDS).values(Long.class));
+      assertEquals(List.of(1L), first.get(20, java.util.concurrent.TimeUnit.SECONDS).values(Long.class));
+      assertEquals(0, scalar("SELECT COUNT(*) FROM h_counters WHERE k = 42"), "a refused call ran");
+      assertEquals(List.of(1L), busy.invoke("h_flaky", 42L, 1L).values(Long.class)); // room again
+    } finally {
+      release.countDown();
+      callers.shutdownNow();
+    }
+  }
+
   // Issue 14: fan-out has a bound, and going over it ends the invocation with a final error before anything floods.
 
   @Test
