@@ -1,0 +1,91 @@
+package org.apiary.docs.readme;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import org.apiary.AccessPolicy;
+import org.apiary.Application;
+import org.apiary.Graph;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
+import org.apiary.client.GraphResult;
+import org.apiary.client.InvocationRequest;
+import org.apiary.compiler.CompiledApplication;
+import org.apiary.compiler.Deployer;
+import org.apiary.compiler.FunctionCompiler;
+import org.apiary.compiler.FunctionDefinition;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.DatabaseConfig;
+import org.apiary.database.ProvenanceConfig;
+import org.apiary.frontend.Credentials;
+import org.apiary.frontend.FrontendConfig;
+import org.apiary.frontend.FrontendServer;
+import org.apiary.frontend.Registrar;
+import org.apiary.internal.Invocation;
+import org.apiary.runtime.FunctionCatalog;
+import org.apiary.runtime.FunctionInvoker;
+
+/** The Java fragments of README.md, each inside a method so that it compiles; DocSamplesTest finds them here. */
+@SuppressWarnings("unused")
+final class ReadmeSamples {
+  static final String SCHEMA = """
+      CREATE TABLE accounts (id BIGINT NOT NULL, balance BIGINT NOT NULL, PRIMARY KEY (id));
+      PARTITION TABLE accounts ON COLUMN id;
+      """;
+
+  private ReadmeSamples() {}
+
+  // "Compiling, deploying, calling"
+  static void compileDeployCall() {
+    try (ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.embedded(2))) {   // or DatabaseConfig.external("host:21212", ...)
+      db.loadSchema(SCHEMA);
+      CompiledApplication app = FunctionCompiler.compile(SCHEMA, List.of(FunctionDefinition.of("deposit", Deposit.class)));
+      Deployer.deploy(db, app);                      // @UpdateClasses + CREATE PROCEDURE; redeploys in place
+      FunctionInvoker invoker = new FunctionInvoker(db, FunctionCatalog.load(db));
+      long balance = invoker.call("deposit", 1L, 100L).value(Long.class);                    // synchronous
+      invoker.callAsync("deposit", 1L, Invocation.ofArguments(5L))                           // asynchronous
+          .thenAccept(result -> System.out.println(result.value(Long.class)));
+    }
+  }
+
+  // "Graphs, frontends and clients"
+  static void graphsFrontendsClients(ApiaryDatabase db) {
+    Graph timeline = Graph.named("timeline")
+        .addLocalFunction("getFollowees", GetFollowees.class)     // returnOutput(f, "followees", f) per followee
+        .addLocalFunction("getPosts", GetPosts.class)             // runs once per distinct followee key, in parallel
+        .addEdge(Graph.SOURCE, "getFollowees", "source", Long.class)
+        .addEdge("getFollowees", "getPosts", "followees")
+        .addEdge("getPosts", Graph.SINK, "sink");
+
+    Registrar.register(db, Application.of(SCHEMA, timeline));    // checks, compiles, deploys, stores the graph
+
+    try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults());   // or: ./apiary frontend --database host:port
+         ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint(), "tcp://other-frontend:5555"))) {
+      GraphResult r = client.invoke("timeline", 42L, 42L);              // graph, partition key, arguments
+      client.invokeAsync(InvocationRequest.of("timeline", 42L, 42L))   // CompletableFuture<GraphResult>
+            .thenAccept(result -> System.out.println(result.outputs()));
+    }
+  }
+
+  // "Access control"
+  static void accessControl(ApiaryDatabase db, String endpoint) {
+    Graph record = Graph.named("patientRecord")
+        .addLocalFunction("readRecord", ReadRecord.class)
+        .addEdge(Graph.SOURCE, "readRecord", "source", String.class)
+        .addEdge("readRecord", Graph.SINK, "sink")
+        .withAccess(AccessPolicy.roles("nurse", "doctor").withPurposes("treatment", "billing"));
+
+    Credentials.Issued nurse = Credentials.create(db, "nurse-17", Set.of("nurse"));   // roles are fixed per key
+    ApiaryClient client = ApiaryClient.connect(ClientConfig.of(endpoint)
+        .withCredential(nurse.apiKey()).withPurpose("treatment"));                     // the client's purpose
+    client.invoke(InvocationRequest.of("patientRecord", 7L, "x").withPurpose("billing"));   // or one call's
+  }
+
+  // "Provenance"
+  static void provenance() {
+    DatabaseConfig config = DatabaseConfig.embedded(2)
+        .withProvenance(ProvenanceConfig.duckdb(Path.of("apiary-provenance.duckdb")));     // the zero-setup default
+    //  .withProvenance(ProvenanceConfig.sink("jdbc:postgresql://host/db").withCredentials("user", "pw"))
+    //  .withProvenance(ProvenanceConfig.sink("jdbc:vertica://host:5433/db").withCredentials("user", "pw"))
+  }
+}

@@ -1,0 +1,57 @@
+package org.apiary.docs.readme.shop;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.apiary.Application;
+import org.apiary.Graph;
+import org.apiary.client.ApiaryClient;
+import org.apiary.testing.ApiaryExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * README.md, "Your own application". The sample's classes are inner classes here, so that Surefire (which skips
+ * nested classes) never runs ShopTest: it is compiled, not run (examples/shop runs its own ShopTest). The functions
+ * and records are copies of examples/shop's.
+ */
+@SuppressWarnings("unused")
+final class ShopSamples {
+  static final String SCHEMA = """
+      CREATE TABLE products (id BIGINT NOT NULL, name VARCHAR(64) NOT NULL, price BIGINT NOT NULL,
+        stock BIGINT NOT NULL, PRIMARY KEY (id));
+      PARTITION TABLE products ON COLUMN id;
+      CREATE TABLE carts (customer BIGINT NOT NULL, product BIGINT NOT NULL, quantity BIGINT NOT NULL,
+        PRIMARY KEY (customer, product));
+      PARTITION TABLE carts ON COLUMN customer;
+      """;
+
+  private ShopSamples() {}
+
+public final class ShopApp {
+  public static Application application() {
+    Graph addToCart = Graph.named("add_to_cart")            // and add_product: see examples/shop
+        .addLocalFunction("addToCart", AddToCart.class)
+        .addEdge(Graph.SOURCE, "addToCart", "source", CartItem.class)
+        .addEdge("addToCart", Graph.SINK, "sink");
+    return Application.of(SCHEMA, addToCart, Graph.named("checkout")
+        .addLocalFunction("checkout", Checkout.class)       // empties the cart, one output per line, keyed by product
+        .addLocalFunction("reserve", Reserve.class)         // runs once per product, on its partition
+        .addEdge(Graph.SOURCE, "checkout", "source", String.class)
+        .addEdge("checkout", "reserve", "lines")
+        .addEdge("reserve", Graph.SINK, "sink"));
+  }
+}
+
+class ShopTest {
+  @RegisterExtension
+  static final ApiaryExtension apiary = ApiaryExtension.forApplication(ShopApp.class);
+
+  @Test
+  void checkout(ApiaryClient client) {                      // or apiary.client(), apiary.invoke(...)
+    client.invoke("add_to_cart", 42L, new CartItem(1, 2));
+    List<Line> lines = client.invoke("checkout", 42L, "order-1").values(Line.class);
+    assertTrue(apiary.query("SELECT * FROM carts WHERE customer = ?", 42L).isEmpty());
+  }
+}
+}
