@@ -63,10 +63,20 @@ class DocSamplesTest {
     return blocks;
   }
 
-  /** Every Java source of this package and below, this test excepted, concatenated. */
+  /**
+   * Every Java source of this package and below, this test excepted, and of the example application (whose sources
+   * the README's shop sample quotes, so they are not copied here), concatenated.
+   */
   private static String sampleSources(Path root) throws IOException {
-    Path dir = root.resolve("apiary-testing/src/test/java/org/apiary/docs");
     StringBuilder all = new StringBuilder();
+    for (Path dir : List.of(root.resolve("apiary-testing/src/test/java/org/apiary/docs"),
+        root.resolve("examples/shop/src"))) {
+      appendSources(dir, all);
+    }
+    return all.toString();
+  }
+
+  private static void appendSources(Path dir, StringBuilder all) throws IOException {
     try (Stream<Path> s = Files.walk(dir)) {
       s.filter(p -> p.toString().endsWith(".java") && !p.getFileName().toString().equals("DocSamplesTest.java"))
           .sorted()
@@ -78,7 +88,6 @@ class DocSamplesTest {
             }
           });
     }
-    return all.toString();
   }
 
   /** The text without whitespace: indentation and line breaks differ between the docs and the sources. */

@@ -1,7 +1,12 @@
-package org.apiary.docs.readme.shop;
+package com.example.shop.readme;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.example.shop.AddToCart;
+import com.example.shop.CartItem;
+import com.example.shop.Checkout;
+import com.example.shop.Line;
+import com.example.shop.Reserve;
 import java.util.List;
 import org.apiary.Application;
 import org.apiary.Graph;
@@ -11,9 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * README.md, "Your own application". The sample's classes are inner classes here, so that Surefire (which skips
- * nested classes) never runs ShopTest: it is compiled, not run (examples/shop runs its own ShopTest). The functions
- * and records are copies of examples/shop's.
+ * README.md, "Your own application", against this project's own functions. The sample's classes are inner classes
+ * here, so that Surefire (which skips nested classes) never runs this ShopTest: it is compiled, not run (the
+ * project's own ShopTest runs). apiary-testing's DocSamplesTest finds the README's text in this file.
  */
 @SuppressWarnings("unused")
 final class ShopSamples {
