@@ -64,13 +64,13 @@ class DocSamplesTest {
   }
 
   /**
-   * Every Java source of this package and below, this test excepted, and of the example application (whose sources
-   * the README's shop sample quotes, so they are not copied here), concatenated.
+   * Every Java source of this package and below, this test excepted, and of the examples the docs quote (the shop
+   * application and the bank), so they are not copied here, concatenated.
    */
   private static String sampleSources(Path root) throws IOException {
     StringBuilder all = new StringBuilder();
     for (Path dir : List.of(root.resolve("apiary-testing/src/test/java/org/apiary/docs"),
-        root.resolve("examples/shop/src"))) {
+        root.resolve("examples/shop/src"), root.resolve("apiary-frontend/src/main/java/org/apiary/examples"))) {
       appendSources(dir, all);
     }
     return all.toString();

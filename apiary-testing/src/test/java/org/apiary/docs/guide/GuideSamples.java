@@ -25,6 +25,7 @@ import org.apiary.database.ApiaryDatabase;
 import org.apiary.docs.readme.Deposit;
 import org.apiary.docs.readme.ReadRecord;
 import org.apiary.examples.bank.BankApp;
+import org.apiary.examples.bank.Payroll;
 import org.apiary.frontend.RegisteredGraph;
 import org.apiary.frontend.Registrar;
 import org.apiary.provenance.ProvenanceQueries;
