@@ -290,16 +290,16 @@ class ExactlyOnceHolesTest {
     }
   }
 
-  // Issue 14: beyond its in-flight limit a frontend refuses at once, and nothing of the refused call runs.
-
-  @Test
-  void aFrontendAtItsInFlightLimitRefusesNewCallsAsOverloadedAndRunsNothingOfThem() throws Exception {
-    java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
-    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-    FrontendHooks holding = new FrontendHooks() {
+  /**
+   * Hooks that hold the invocation {@code invocation} after its function ran (on the database client's callback
+   * thread, so it stays in flight), counting {@code held} down, until {@code release} is counted down (at most 20 s).
+   */
+  private static FrontendHooks holdingAfter(String invocation, java.util.concurrent.CountDownLatch held,
+                                            java.util.concurrent.CountDownLatch release) {
+    return new FrontendHooks() {
       @Override
-      public void afterFunction(String invocation, String function) {
-        if (invocation.equals("held")) {
+      public void afterFunction(String id, String function) {
+        if (id.equals(invocation)) {
           held.countDown();
           try {
             release.await(20, java.util.concurrent.TimeUnit.SECONDS);
@@ -309,6 +309,15 @@ class ExactlyOnceHolesTest {
         }
       }
     };
+  }
+
+  // Issue 14: beyond its in-flight limit a frontend refuses at once, and nothing of the refused call runs.
+
+  @Test
+  void aFrontendAtItsInFlightLimitRefusesNewCallsAsOverloadedAndRunsNothingOfThem() throws Exception {
+    java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    FrontendHooks holding = holdingAfter("held", held, release);
     java.util.concurrent.ExecutorService caller = java.util.concurrent.Executors.newSingleThreadExecutor();
     try (FrontendServer frontend = FrontendServer.start(db, FAST.withMaxInFlight(1), holding);
          ApiaryClient client = client(frontend)) {
@@ -334,22 +343,11 @@ class ExactlyOnceHolesTest {
   void aClientAtItsPerClientLimitIsRefusedWhileAnotherClientIsServed() throws Exception {
     java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
     java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-    FrontendHooks holding = new FrontendHooks() {
-      @Override
-      public void afterFunction(String invocation, String function) {
-        if (invocation.equals("held-per-client")) {
-          held.countDown();
-          try {
-            release.await(20, java.util.concurrent.TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
-      }
-    };
+    FrontendHooks holding = holdingAfter("held-per-client", held, release);
     java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(2);
-    try (FrontendServer frontend = FrontendServer.start(db, FAST.withMaxInFlight(10).withMaxInFlightPerClient(1),
-        holding);
+    // The default 5 s lease: while the hook holds the database client's callback thread, lease renewals wait too.
+    try (FrontendServer frontend = FrontendServer.start(db,
+        FrontendConfig.defaults().withMaxInFlight(10).withMaxInFlightPerClient(1), holding);
          ApiaryClient busy = client(frontend); ApiaryClient other = client(frontend)) {
       var first = callers.submit(() -> busy.invoke(
           InvocationRequest.of("h_flaky", 41L, 1L).withId("held-per-client")));
