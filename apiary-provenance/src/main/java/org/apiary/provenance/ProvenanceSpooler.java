@@ -89,6 +89,10 @@ public final class ProvenanceSpooler implements AutoCloseable {
   private long rowsInMemory;
   private long rowsOnDisk;
   private long failedLoadAttempts;
+  /** Rows loaded that the latest {@link #flush} waits for; the loader does not stop short of it. */
+  private long flushTarget;
+  /** Load transactions committed; written by the loader thread only. */
+  private final java.util.concurrent.atomic.AtomicLong batchesLoaded = new java.util.concurrent.atomic.AtomicLong();
   private long rowsDamaged;
   private long rowsSetAside;
   private String lastError;
@@ -322,6 +326,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
     lock.lock();
     try {
       long target = rowsOffered + rowsRecovered;
+      flushTarget = Math.max(flushTarget, target);
       if (rowsLoaded < target) {
         wakeRequested = true;
         wake.signalAll();
@@ -347,7 +352,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
     lock.lock();
     try {
       return new SpoolerStats(rowsOffered, rowsRecovered, rowsLoaded, rowsSpilled, rowsInMemory, rowsOnDisk, rowsDamaged,
-          rowsSetAside, failedLoadAttempts, lastError);
+          rowsSetAside, failedLoadAttempts, batchesLoaded.get(), lastError);
     } finally {
       lock.unlock();
     }
@@ -617,11 +622,15 @@ public final class ProvenanceSpooler implements AutoCloseable {
    * registered). Returns false if an attempt failed (or, on the final pass, the close deadline passed).
    */
   private boolean drain(boolean finalPass) {
+    boolean loadedThisPass = false;
     while (true) {
       if (!finalPass && stopping) {
         return true; // the final pass takes over, bounded by the close deadline
       }
-      Batch batch = nextBatch();
+      // After a first load, rows that arrived during it wait for the next interval unless a full batch (or a
+      // flush) waits: loading them at once ran the loader back to back, a load per table every few milliseconds.
+      Batch batch = nextBatch(loadedThisPass && !finalPass);
+      loadedThisPass = true;
       if (batch == null) {
         return true;
       }
@@ -662,6 +671,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
           for (int from = 0; from < tableRows.size(); from += config.maxBatchRows()) {
             // Checked when offered (a spill file's rows before they were written, under its own definitions).
             sink.loadChecked(table, tableRows.subList(from, Math.min(tableRows.size(), from + config.maxBatchRows())));
+            batchesLoaded.incrementAndGet();
           }
         }
       } catch (SQLException | RuntimeException | AssertionError e) {
@@ -677,7 +687,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
   }
 
   /** The next rows to load, from the head of the queue; null if there are none (or the spooler was abandoned). */
-  private Batch nextBatch() {
+  private Batch nextBatch(boolean onlyFull) {
     lock.lock();
     try {
       while (!abandoned) {
@@ -692,6 +702,10 @@ public final class ProvenanceSpooler implements AutoCloseable {
             }
             queue.pollFirst();
             continue;
+          }
+          if (onlyFull && queue.size() == 1 && memory.rows.size() < config.maxBatchRows()
+              && rowsLoaded >= flushTarget) {
+            return null;
           }
           int count = Math.min(memory.rows.size(), config.maxBatchRows());
           List<ProvenanceRow> rows = new ArrayList<>(count);

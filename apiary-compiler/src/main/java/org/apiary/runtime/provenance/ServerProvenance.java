@@ -39,7 +39,7 @@ public final class ServerProvenance implements AutoCloseable {
         throw new IllegalArgumentException("Apiary's provenance export target needs the property sink.url");
       }
       return new Settings(url, p.getProperty("sink.user"), p.getProperty("sink.password"),
-          Duration.ofMillis(Long.parseLong(p.getProperty("flush.ms", "10"))),
+          Duration.ofMillis(Long.parseLong(p.getProperty("flush.ms", "250"))),
           Path.of(p.getProperty("spill.dir", System.getProperty("java.io.tmpdir") + "/apiary-provenance-spill")),
           Boolean.parseBoolean(p.getProperty("durable", "false")),
           Boolean.parseBoolean(p.getProperty("reads", "true")));
