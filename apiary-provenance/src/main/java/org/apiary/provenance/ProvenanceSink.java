@@ -202,12 +202,12 @@ public final class ProvenanceSink implements AutoCloseable {
    */
   public void ensureTable(ProvenanceTable table) throws SQLException {
     checkTable(table);
-    executeDdl(dialect.createTableSql(table), "provenance table " + table.name());
     Set<String> known = sinkColumns.get(table.name());
     if (known != null && table.columns().stream()
         .allMatch(c -> known.contains(c.name().toLowerCase(java.util.Locale.ROOT)))) {
       return; // ensured on this connection already (export loads ensure their table with every block)
     }
+    executeDdl(dialect.createTableSql(table), "provenance table " + table.name());
     Set<String> present = existingColumns(table);
     for (ProvenanceColumn column : table.columns()) {
       if (present.add(column.name().toLowerCase(java.util.Locale.ROOT))) {
