@@ -13,6 +13,11 @@ public enum Variant {
   RAW_VOLTDB("raw-voltdb", null, false, Capture.NONE),
   /** Everything on: exactly-once (Algorithm 1's selective recording and the invocation log), reads and writes captured. */
   APIARY("apiary", RecordingMode.SELECTIVE, true, Capture.READS_AND_WRITES),
+  /**
+   * Neither guarantee: the frontend and the graph alone, no recording, no invocation log, no capture. What each
+   * guarantee adds is measured against it as well as against the variant with the other guarantee on.
+   */
+  APIARY_BARE("apiary-bare", RecordingMode.NONE, false, Capture.NONE),
   /** No recording and no invocation log; provenance on. */
   APIARY_NO_EO("apiary-no-eo", RecordingMode.NONE, false, Capture.READS_AND_WRITES),
   /** Every function's output recorded (prior work's approach); provenance on. */
