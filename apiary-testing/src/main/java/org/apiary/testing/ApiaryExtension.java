@@ -5,33 +5,22 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Member;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import org.apiary.Application;
 import org.apiary.QueryResult;
 import org.apiary.client.ApiaryClient;
-import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
-import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.LocalCluster;
-import org.apiary.frontend.FrontendConfig;
-import org.apiary.frontend.FrontendServer;
-import org.apiary.frontend.Registrar;
-import org.apiary.internal.TabularResult;
+import org.apiary.server.Apiary;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
-import org.voltdb.VoltTable;
-import org.voltdb.VoltType;
-import org.voltdb.types.TimestampType;
 
 /**
  * A JUnit 5 extension that gives a test class an embedded Apiary with one application registered: VoltDB running
@@ -67,9 +56,7 @@ public final class ApiaryExtension implements BeforeAllCallback, AfterAllCallbac
   private final int partitions;
 
   private ExtensionContext owner;
-  private ApiaryDatabase database;
-  private FrontendServer frontend;
-  private ApiaryClient client;
+  private Apiary apiary;
 
   private ApiaryExtension(Application application, String source, int partitions) {
     this.application = application;
@@ -142,13 +129,15 @@ public final class ApiaryExtension implements BeforeAllCallback, AfterAllCallbac
     requireVoltDbFlags();
     owner = context;
     try {
-      database = ApiaryDatabase.open(DatabaseConfig.embedded(partitions));
-      Registrar.register(database, application);
-      frontend = FrontendServer.start(database, FrontendConfig.defaults());
-      client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint()));
+      apiary = Apiary.start(DatabaseConfig.embedded(partitions));
     } catch (RuntimeException e) {
-      RuntimeException failure = new IllegalStateException("starting an embedded Apiary with " + source + " failed: "
-          + e.getMessage(), e);
+      owner = null;
+      throw new IllegalStateException("starting an embedded Apiary for " + source + " failed: " + e.getMessage(), e);
+    }
+    try {
+      apiary.deploy(application);
+    } catch (RuntimeException e) {
+      RuntimeException failure = new IllegalStateException("deploying " + source + " failed: " + e.getMessage(), e);
       stop(failure);
       throw failure;
     }
@@ -167,32 +156,27 @@ public final class ApiaryExtension implements BeforeAllCallback, AfterAllCallbac
 
   @Override
   public void beforeEach(ExtensionContext context) {
-    if (client == null) {
+    if (apiary == null) {
       throw new IllegalStateException("the embedded Apiary is not running: register ApiaryExtension in a static "
           + "field (@RegisterExtension static final ApiaryExtension apiary = ...), so it starts before the class");
     }
   }
 
-  /** Stops what started, newest first; returns the first failure, with later ones suppressed. */
+  /** Stops the embedded Apiary; returns {@code pending}, or the stop's failure, with a later one suppressed. */
   private RuntimeException stop(RuntimeException pending) {
     RuntimeException failure = pending;
-    for (AutoCloseable c : new AutoCloseable[] {client, frontend, database}) {
-      if (c == null) {
-        continue;
+    try {
+      if (apiary != null) {
+        apiary.close();
       }
-      try {
-        c.close();
-      } catch (Exception e) {
-        if (failure == null) {
-          failure = new IllegalStateException("stopping the embedded Apiary failed: " + e.getMessage(), e);
-        } else {
-          failure.addSuppressed(e);
-        }
+    } catch (RuntimeException e) {
+      if (failure == null) {
+        failure = e;
+      } else {
+        failure.addSuppressed(e);
       }
     }
-    client = null;
-    frontend = null;
-    database = null;
+    apiary = null;
     owner = null;
     return failure;
   }
@@ -205,17 +189,22 @@ public final class ApiaryExtension implements BeforeAllCallback, AfterAllCallbac
     }
   }
 
-  /** A client connected to the embedded frontend. Do not close it; the extension does. */
-  public ApiaryClient client() {
-    if (client == null) {
+  /** The embedded Apiary itself (the front door), for what this extension's shortcuts do not cover. */
+  public Apiary apiary() {
+    if (apiary == null) {
       throw new IllegalStateException("the embedded Apiary is not running (outside the test class's lifetime?)");
     }
-    return client;
+    return apiary;
+  }
+
+  /** A client connected to the embedded frontend. Do not close it; the extension does. */
+  public ApiaryClient client() {
+    return apiary().client();
   }
 
   /** Invokes a graph through the frontend: {@code client().invoke(graph, partitionKey, arguments)}. */
   public GraphResult invoke(String graph, Object partitionKey, Object... arguments) {
-    return client().invoke(graph, partitionKey, arguments);
+    return apiary().invoke(graph, partitionKey, arguments);
   }
 
   /**
@@ -223,36 +212,7 @@ public final class ApiaryExtension implements BeforeAllCallback, AfterAllCallbac
    * {@code query("SELECT stock FROM products WHERE id = ?", 7L)}. Parameters bind to the {@code ?} in order.
    */
   public QueryResult query(String sql, Object... parameters) {
-    Object[] args = new Object[parameters.length + 1];
-    args[0] = sql;
-    System.arraycopy(parameters, 0, args, 1, parameters.length);
-    VoltTable table = database().callAdmin("test query '" + sql + "'", "@AdHoc", args).getResults()[0];
-    String verb = sql.strip().split("\\s+", 2)[0].toUpperCase(Locale.ROOT);
-    boolean write = List.of("INSERT", "UPSERT", "UPDATE", "DELETE").contains(verb);
-    List<String> columns = new ArrayList<>();
-    for (int c = 0; c < table.getColumnCount(); c++) {
-      columns.add(table.getColumnName(c));
-    }
-    List<Object[]> rows = new ArrayList<>();
-    while (table.advanceRow()) {
-      Object[] row = new Object[columns.size()];
-      for (int c = 0; c < row.length; c++) {
-        VoltType type = table.getColumnType(c);
-        Object value = table.get(c, type);
-        row[c] = table.wasNull() ? null
-            : value instanceof TimestampType t ? Instant.EPOCH.plus(t.getTime(), ChronoUnit.MICROS) : value;
-      }
-      rows.add(row);
-    }
-    return new TabularResult(columns, rows, write);
-  }
-
-  /** The database itself, for what {@link #query} does not cover. */
-  public ApiaryDatabase database() {
-    if (database == null) {
-      throw new IllegalStateException("the embedded Apiary is not running (outside the test class's lifetime?)");
-    }
-    return database;
+    return apiary().query(sql, parameters);
   }
 
   @Override
