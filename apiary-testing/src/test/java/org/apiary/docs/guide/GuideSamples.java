@@ -19,6 +19,7 @@ import org.apiary.OutcomeUnknownException;
 import org.apiary.OverloadedException;
 import org.apiary.RecordingMode;
 import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
 import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
@@ -26,6 +27,8 @@ import org.apiary.docs.readme.Deposit;
 import org.apiary.docs.readme.ReadRecord;
 import org.apiary.examples.bank.BankApp;
 import org.apiary.examples.bank.Payroll;
+import org.apiary.frontend.FrontendConfig;
+import org.apiary.frontend.FrontendServer;
 import org.apiary.frontend.RegisteredGraph;
 import org.apiary.frontend.Registrar;
 import org.apiary.provenance.ProvenanceQueries;
@@ -63,6 +66,16 @@ final class GuideSamples {
   // "Registering an application": the recording decision for measurement
   static void registerNaive(ApiaryDatabase db) {
     Registrar.register(db, Application.of(SCHEMA, payday()), RecordingMode.NAIVE);   // record every function
+  }
+
+  // "Calling": a frontend and a client of its own (the parts Apiary composes)
+  static void calling(ApiaryDatabase db) {
+    try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults());   // or: ./apiary frontend --database host:port
+         ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint(), "tcp://other-frontend:5555"))) {
+      GraphResult r = client.invoke("timeline", 42L, 42L);              // graph, partition key, arguments
+      client.invokeAsync(InvocationRequest.of("timeline", 42L, 42L))   // CompletableFuture<GraphResult>
+            .thenAccept(result -> System.out.println(result.outputs()));
+    }
   }
 
   // "Invocation IDs and results by ID"

@@ -24,6 +24,7 @@ import org.apiary.frontend.Registrar;
 import org.apiary.internal.Invocation;
 import org.apiary.runtime.FunctionCatalog;
 import org.apiary.runtime.FunctionInvoker;
+import org.apiary.server.Apiary;
 
 /** The Java fragments of README.md, each inside a method so that it compiles; DocSamplesTest finds them here. */
 @SuppressWarnings("unused")
@@ -57,13 +58,18 @@ final class ReadmeSamples {
         .addEdge("getFollowees", "getPosts", "followees")
         .addEdge("getPosts", Graph.SINK, "sink");
 
-    Registrar.register(db, Application.of(SCHEMA, timeline));    // checks, compiles, deploys, stores the graph
+    try (Apiary apiary = Apiary.start(DatabaseConfig.embedded())) {   // or DatabaseConfig.external("host:21212", ...)
+      apiary.deploy(Application.of(SCHEMA, timeline));            // checks, compiles, deploys, stores the graph
+      GraphResult r = apiary.invoke("timeline", 42L, 42L);         // graph, partition key, arguments
+      apiary.client().invokeAsync(InvocationRequest.of("timeline", 42L, 42L))   // CompletableFuture<GraphResult>
+            .thenAccept(result -> System.out.println(result.outputs()));
+    }
 
+    // The parts, for programs that run them apart: a frontend of its own, a client in another process.
+    Registrar.register(db, Application.of(SCHEMA, timeline));
     try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults());   // or: ./apiary frontend --database host:port
          ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint(), "tcp://other-frontend:5555"))) {
-      GraphResult r = client.invoke("timeline", 42L, 42L);              // graph, partition key, arguments
-      client.invokeAsync(InvocationRequest.of("timeline", 42L, 42L))   // CompletableFuture<GraphResult>
-            .thenAccept(result -> System.out.println(result.outputs()));
+      GraphResult r = client.invoke("timeline", 42L, 42L);
     }
   }
 
