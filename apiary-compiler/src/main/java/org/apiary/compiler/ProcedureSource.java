@@ -35,12 +35,12 @@ final class ProcedureSource {
       s.append("  public final org.voltdb.SQLStmt apiaryFindRecorded = new org.voltdb.SQLStmt(")
           .append(literal(SystemSchema.findRecordedSql(recorded))).append(");\n");
       s.append("  public final org.voltdb.SQLStmt apiaryRecord = new org.voltdb.SQLStmt(")
-          .append(literal(SystemSchema.recordSql(recorded))).append(");\n");
+          .append(literal(SystemSchema.recordWithCallerSql(recorded))).append(");\n");
     }
     s.append("\n  public ").append(functionName).append("() {\n");
     s.append("    super(").append(literal(functionName)).append(");\n");
     if (f.recordable()) {
-      s.append("    bindRecording(apiaryFindRecorded, apiaryRecord);\n");
+      s.append("    bindRecordingWithCaller(apiaryFindRecorded, apiaryRecord);\n");
     }
     for (int i = 0; i < statements.size(); i++) {
       CompiledStatement st = statements.get(i);

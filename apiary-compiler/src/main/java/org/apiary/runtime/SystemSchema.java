@@ -100,7 +100,10 @@ public final class SystemSchema {
                   "ALTER TABLE " + CREDENTIALS + " ADD COLUMN roles VARCHAR(1024);"),
               Step.createProcedure(RECORD_DENIAL, "CREATE PROCEDURE PARTITION ON TABLE APIARY_INVOCATIONS COLUMN "
                   + "invocation_id PARAMETER 0 FROM CLASS "
-                  + org.apiary.runtime.procedure.RecordDenial.class.getName() + ";"))));
+                  + org.apiary.runtime.procedure.RecordDenial.class.getName() + ";"))),
+      new Migration(7, "Who started each one-transaction invocation (issue 14): a caller column in the recorded-"
+          + "outputs tables, so result(id) answers only the invocation's caller (and admins) where credentials are "
+          + "required; the failure-recording and find-by-ID procedures that read and write it", version7()));
 
   /** The schema version this code writes: the number of the last migration. */
   public static final int VERSION = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
@@ -219,6 +222,43 @@ public final class SystemSchema {
           + " WHERE invocation_id = ? AND request_hash IS NOT NULL;"));
     }
     return steps;
+  }
+
+  private static List<Step> version7() {
+    List<Step> steps = new ArrayList<>();
+    for (String table : List.of(RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY)) {
+      steps.add(Step.addColumn(table, "CALLER", "ALTER TABLE " + table + " ADD COLUMN caller VARCHAR(128);"));
+      steps.add(Step.createProcedure(recordFailureWithCallerProcedure(table), "CREATE PROCEDURE "
+          + recordFailureWithCallerProcedure(table) + " PARTITION ON TABLE " + table + " COLUMN pkey PARAMETER 0 AS "
+          + "INSERT INTO " + table + " (pkey, invocation_id, function_name, outputs, request_hash, caller, "
+          + "recorded_at) VALUES (?, ?, ?, ?, ?, ?, NOW);"));
+      steps.add(Step.createProcedure(findOutcomeWithCallerProcedure(table), "CREATE PROCEDURE "
+          + findOutcomeWithCallerProcedure(table) + " AS SELECT function_name, outputs, caller FROM " + table
+          + " WHERE invocation_id = ? AND request_hash IS NOT NULL;"));
+    }
+    return steps;
+  }
+
+  /**
+   * The procedure that records a one-transaction invocation's failure with its caller: partition key, invocation ID,
+   * function, recorded failure, request hash, caller.
+   */
+  public static String recordFailureWithCallerProcedure(String table) {
+    return "ApiaryRecordFailureBy_" + table.substring("APIARY_RECORDED_".length());
+  }
+
+  /**
+   * The multi-partition procedure that finds the outcome of a one-transaction invocation by its ID alone: function
+   * name, recorded outputs and the caller that started it ({@code NULL} if recorded before schema version 7).
+   */
+  public static String findOutcomeWithCallerProcedure(String table) {
+    return "ApiaryFindOutcomeOf_" + table.substring("APIARY_RECORDED_".length());
+  }
+
+  /** {@link #recordSql} with the invocation's caller as a seventh parameter (schema version 7 on). */
+  public static String recordWithCallerSql(String table) {
+    return "INSERT INTO " + table + " (pkey, invocation_id, function_name, outputs, recorded_at, request_hash, caller) "
+        + "VALUES (?, ?, ?, ?, ?, ?, ?);";
   }
 
   private static String recordFailureDdl(String table) {

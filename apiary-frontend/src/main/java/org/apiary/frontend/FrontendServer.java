@@ -218,7 +218,7 @@ public final class FrontendServer implements AutoCloseable {
     try {
       switch (request.type()) {
         case WireRequest.INVOKE -> invoke(client, request, frame, roles);
-        case WireRequest.RESULT -> coordinator.result(client, request.id());
+        case WireRequest.RESULT -> coordinator.result(client, request.id(), caller, roles);
         default -> reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "unknown request type '"
             + request.type() + "'; expected '" + WireRequest.INVOKE + "' or '" + WireRequest.RESULT + "'"));
       }

@@ -72,12 +72,15 @@ final class InvocationCoordinator {
     volatile OneTransactionOutcomes.Location oneTransaction;
     /** The client whose request started it here, counted against its in-flight limit; {@code null} if recovered. */
     final String owner;
+    /** Who started the invocation, as its frontend established it ({@code null} without credentials). */
+    final String caller;
 
-    Pending(String graph, JsonNode key, List<JsonNode> args, String owner) {
+    Pending(String graph, JsonNode key, List<JsonNode> args, String owner, String caller) {
       this.graph = graph;
       this.key = key;
       this.args = args;
       this.owner = owner;
+      this.caller = caller;
     }
 
     boolean sameRequest(String otherGraph, JsonNode otherKey, List<JsonNode> otherArgs) {
@@ -145,7 +148,7 @@ final class InvocationCoordinator {
           + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms"));
       return;
     }
-    Pending pending = new Pending(graph.graph().name(), key, args, owner);
+    Pending pending = new Pending(graph.graph().name(), key, args, owner, request.caller());
     synchronized (pending) {
       Pending existing = inFlight.putIfAbsent(request.id(), pending);
       if (existing != null) {
@@ -211,7 +214,8 @@ final class InvocationCoordinator {
         : node.keyType().fromJson(attempt.key(), "partition key for function '" + node.function() + "'"),
         attempt.invocation());
     return new OneTransactionOutcomes.Location(SystemSchema.recordedTable(node.local() ? node.keyType() : null),
-        recordKey, node.function(), OneTransactionOutcomes.requestHash(graph.name(), attempt.key(), attempt.args()));
+        recordKey, node.function(), OneTransactionOutcomes.requestHash(graph.name(), attempt.key(), attempt.args()),
+        attempt.caller());
   }
 
   private Pending pending(String invocation) {
@@ -484,10 +488,21 @@ final class InvocationCoordinator {
         : "connection:" + java.util.HexFormat.of().formatHex(client);
   }
 
-  /** Answers a client's request for an invocation's outcome: from here if it runs here, else from what is stored. */
-  void result(byte[] client, String invocation) {
+  /**
+   * Answers a client's request for an invocation's outcome: from here if it runs here, else from what is stored.
+   * Where credentials are required, only the invocation's caller and admins get it.
+   *
+   * @param caller who asks, as this frontend established it
+   * @param roles the asker's roles
+   */
+  void result(byte[] client, String invocation, String caller, java.util.Set<String> roles) {
+    ResultAccess access = new ResultAccess(client, invocation, caller,
+        !config.credentialsRequired() || roles.contains(Credentials.ADMIN_ROLE));
     Pending pending = inFlight.get(invocation);
     if (pending != null && !pending.checking) {
+      if (!access.allows(pending.caller)) {
+        return;
+      }
       synchronized (pending) {
         // A reply here may be the refusal of a different request under this ID: only what is stored speaks for the
         // invocation, so once a reply is set the stored outcome is read (unless nothing is stored).
@@ -505,22 +520,54 @@ final class InvocationCoordinator {
     }
     log.get(invocation).whenComplete((entry, err) -> {
       try {
-        answerFromLog(client, invocation, entry, err);
+        answerFromLog(access, entry, err);
       } catch (RuntimeException e) {
         replies.reply(client, toReply(invocation, e));
       }
     });
   }
 
-  private void answerFromLog(byte[] client, String invocation, Optional<InvocationLog.Entry> entry, Throwable err) {
+  /** Who asks for an invocation's result, and whether they may see anyone's. */
+  private final class ResultAccess {
+    final byte[] client;
+    final String invocation;
+    final String asker;
+    final boolean seesAll;
+
+    ResultAccess(byte[] client, String invocation, String asker, boolean seesAll) {
+      this.client = client;
+      this.invocation = invocation;
+      this.asker = asker;
+      this.seesAll = seesAll;
+    }
+
+    /** Whether the asker may see the result of an invocation {@code caller} started; if not, refuses the asker. */
+    boolean allows(String caller) {
+      if (seesAll || asker != null && asker.equals(caller)) {
+        return true;
+      }
+      replies.reply(client, WireReply.error(invocation, WireReply.FORBIDDEN, "caller '" + asker + "' may not read "
+          + "the result of invocation " + invocation + ": only the caller that started it and keys with the "
+          + Credentials.ADMIN_ROLE + " role may"));
+      return false;
+    }
+  }
+
+  private void answerFromLog(ResultAccess access, Optional<InvocationLog.Entry> entry, Throwable err) {
+    byte[] client = access.client;
+    String invocation = access.invocation;
     if (err != null) {
       replies.reply(client, toReply(invocation, unwrap(err)));
+    } else if (entry.isPresent() && !access.allows(loggedRequest(entry.get().request(), invocation).caller())) {
+      return;
     } else if (entry.isEmpty()) {
       oneTransactionOutcomes.find(invocation).whenComplete((found, findErr) -> {
         if (findErr != null) {
           replies.reply(client, toReply(invocation, unwrap(findErr)));
         } else if (found.isPresent()) {
-          replies.reply(client, found.get());
+          if (access.allows(found.get().caller())) {
+            replies.reply(client, found.get().outcome());
+          }
         } else {
           replies.reply(client, WireReply.error(invocation, WireReply.INVALID_REQUEST, "no invocation with ID " + invocation
               + " is known: it never started, it ran a graph that writes nothing (such outcomes are not kept), or it "
@@ -576,7 +623,7 @@ final class InvocationCoordinator {
       }
       WireRequest request = loggedRequest(e.request(), e.invocationId());
       JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
-      Pending pending = new Pending(e.graph(), key, normalize(request.args()), null);
+      Pending pending = new Pending(e.graph(), key, normalize(request.args()), null, request.caller());
       pending.logged = true;
       if (inFlight.putIfAbsent(e.invocationId(), pending) != null) {
         continue;

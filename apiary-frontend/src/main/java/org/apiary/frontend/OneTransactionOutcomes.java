@@ -27,8 +27,14 @@ final class OneTransactionOutcomes {
     this.db = db;
   }
 
-  /** Where an invocation's record lives: its table, the key it is stored under, and its function. */
-  record Location(String table, Object recordKey, String function, long requestHash) {}
+  /**
+   * Where an invocation's record lives: its table, the key it is stored under, and its function; and the caller
+   * that started it (stored with a failure, as the function's transaction stores it with outputs).
+   */
+  record Location(String table, Object recordKey, String function, long requestHash, String caller) {}
+
+  /** A recorded outcome found by invocation ID, and who started the invocation ({@code null} if not recorded). */
+  record Found(WireReply outcome, String caller) {}
 
   /**
    * The key a function execution's record is stored under: its partition key (integers as long, as the recorded
@@ -121,8 +127,8 @@ final class OneTransactionOutcomes {
         failure.functionError() != null ? failure.functionError() : failure.error(), failure.message());
     byte[] recorded = FunctionErrors.recordedFailure(asFailure);
     return InvocationLog.callAsync(db, "storing the failure of invocation " + invocation,
-            SystemSchema.recordFailureProcedure(at.table()), at.recordKey(), invocation, at.function(), recorded,
-            at.requestHash())
+            SystemSchema.recordFailureWithCallerProcedure(at.table()), at.recordKey(), invocation, at.function(),
+            recorded, at.requestHash(), at.caller())
         .handle((r, err) -> {
           if (err == null) { // told as any later result(id) will tell it
             return CompletableFuture.completedFuture(reply(invocation, recorded));
@@ -150,19 +156,24 @@ final class OneTransactionOutcomes {
   }
 
   /** The outcome of a one-transaction invocation found by its ID alone (a multi-partition read), if recorded. */
-  CompletableFuture<Optional<WireReply>> find(String invocation) {
-    CompletableFuture<Optional<WireReply>> found = CompletableFuture.completedFuture(Optional.empty());
+  CompletableFuture<Optional<Found>> find(String invocation) {
+    CompletableFuture<Optional<Found>> found = CompletableFuture.completedFuture(Optional.empty());
     for (String table : SystemSchema.recordedTables()) {
       found = found.thenCompose(f -> f.isPresent() ? CompletableFuture.completedFuture(f)
           : InvocationLog.callAsync(db, "finding the outcome of invocation " + invocation,
-              SystemSchema.findOneTransactionOutcomeProcedure(table), invocation).thenApply(r -> first(r, invocation)));
+              SystemSchema.findOutcomeWithCallerProcedure(table), invocation).thenApply(r -> first(r, invocation)));
     }
     return found;
   }
 
-  private static Optional<WireReply> first(ClientResponse r, String invocation) {
+  private static Optional<Found> first(ClientResponse r, String invocation) {
     VoltTable t = r.getResults()[0];
-    return t.advanceRow() ? Optional.of(reply(invocation, t.getVarbinary(1))) : Optional.empty();
+    if (!t.advanceRow()) {
+      return Optional.empty();
+    }
+    WireReply outcome = reply(invocation, t.getVarbinary(1));
+    String caller = t.getString(2);
+    return Optional.of(new Found(outcome, t.wasNull() ? null : caller));
   }
 
   /** The reply a record stands for: the function's outputs (all of which go to the sink), or its failure. */

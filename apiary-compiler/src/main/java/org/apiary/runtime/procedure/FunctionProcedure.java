@@ -58,6 +58,7 @@ public abstract class FunctionProcedure extends VoltProcedure {
   /** Whether any of the function's statements writes. */
   private boolean writes;
   private SQLStmt record;
+  private boolean recordsCaller;
 
   /** Facts the compiler established about one statement. */
   protected record StatementBinding(SQLStmt stmt, boolean readOnly, int partitionParameter, String partitionColumn) {}
@@ -96,6 +97,15 @@ public abstract class FunctionProcedure extends VoltProcedure {
   protected final void bindRecording(SQLStmt find, SQLStmt insert) {
     this.findRecorded = find;
     this.record = insert;
+  }
+
+  /**
+   * Called by the generated constructor of a recordable function compiled since schema version 7, whose insert also
+   * stores the invocation's caller (procedures compiled before keep {@link #bindRecording} and store none).
+   */
+  protected final void bindRecordingWithCaller(SQLStmt find, SQLStmt insert) {
+    bindRecording(find, insert);
+    this.recordsCaller = true;
   }
 
   /** A fresh instance of the user's function. */
@@ -169,8 +179,13 @@ public abstract class FunctionProcedure extends VoltProcedure {
           + " bytes can be returned (and recorded) per execution"));
     }
     if (call.record()) {
-      voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime(),
-          call.requestHash());
+      if (recordsCaller) {
+        voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime(),
+            call.requestHash(), call.caller());
+      } else {
+        voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime(),
+            call.requestHash());
+      }
       try {
         voltExecuteSQL(true);
       } catch (ConstraintFailureException e) {

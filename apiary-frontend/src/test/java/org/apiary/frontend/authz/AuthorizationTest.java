@@ -76,6 +76,32 @@ class AuthorizationTest {
     return t.advanceRow() ? t.getLong(0) : 0L;
   }
 
+  /**
+   * Where credentials are required, an invocation's result is its caller's (and admins'): another key's
+   * {@code result(id)} is refused, for an invocation kept as one recorded transaction and for a logged one alike.
+   */
+  @Test
+  void onlyTheCallerOrAnAdminFetchesAResultByItsId() {
+    Credentials.Issued owner = Credentials.create(db, "az-owner-9", Set.of("nurse"));
+    Credentials.Issued other = Credentials.create(db, "az-other-9", Set.of("nurse"));
+    Credentials.Issued admin = Credentials.create(db, "az-admin-9", Set.of(Credentials.ADMIN_ROLE));
+    InvocationRequest oneTransaction = InvocationRequest.of("az_touch", 119L, "x");
+    InvocationRequest logged = InvocationRequest.of("az_touch_read", 119L, "x");
+    try (ApiaryClient mine = client(owner, "treatment"); ApiaryClient theirs = client(other, "treatment");
+         ApiaryClient asAdmin = client(admin, null)) {
+      assertEquals(List.of(1L), mine.invoke(oneTransaction).values(Long.class));
+      assertEquals(List.of(2L), mine.invoke(logged).values(Long.class));
+      for (InvocationRequest r : List.of(oneTransaction, logged)) {
+        long expected = r == oneTransaction ? 1L : 2L;
+        assertEquals(List.of(expected), mine.result(r.id()).orElseThrow().values(Long.class), r.graph());
+        AccessDeniedException refused = assertThrows(AccessDeniedException.class, () -> theirs.result(r.id()),
+            "another key fetched the result of " + r.graph());
+        assertTrue(refused.getMessage().contains("az-other-9"), refused.getMessage());
+        assertEquals(List.of(expected), asAdmin.result(r.id()).orElseThrow().values(Long.class), r.graph());
+      }
+    }
+  }
+
   @Test
   void aCallerWithoutTheRoleIsRefusedAndNothingRuns() {
     Credentials.Issued clerk = Credentials.create(db, "az-clerk", Set.of("clerk"));

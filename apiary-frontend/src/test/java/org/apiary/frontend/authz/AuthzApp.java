@@ -37,7 +37,16 @@ public final class AuthzApp {
       .addEdge("az_touchRecord", Graph.SINK, "sink")
       .withAccess(AccessPolicy.roles("nurse").withPurposes("treatment"));
 
-  public static final Application APP = Application.of(SCHEMA, READ, TOUCH, SUMMARY);
+  /** Adds a hit to record k, then reads it: two functions, so its invocations are logged, not one transaction. */
+  public static final Graph TOUCH_THEN_READ = Graph.named("az_touch_read")
+      .addLocalFunction("az_touchForward", TouchForward.class)
+      .addLocalFunction("az_readRecord", ReadRecord.class)
+      .addEdge(Graph.SOURCE, "az_touchForward", "source", String.class)
+      .addEdge("az_touchForward", "az_readRecord", "touched")
+      .addEdge("az_readRecord", Graph.SINK, "sink")
+      .withAccess(AccessPolicy.roles("nurse").withPurposes("treatment"));
+
+  public static final Application APP = Application.of(SCHEMA, READ, TOUCH, SUMMARY, TOUCH_THEN_READ);
 
   private static boolean registered;
 
@@ -76,6 +85,22 @@ public final class AuthzApp {
       queueSQL(UPSERT, partitionKey(), hits);
       executeSQL();
       returnOutput(hits);
+    }
+  }
+
+  /** {@link TouchRecord}, passing its count on to the next function of record k. */
+  public static class TouchForward extends LocalFunction<Long> {
+    static final Statement GET = Statement.of("SELECT hits FROM az_records WHERE id = ?");
+    static final Statement UPSERT = Statement.of("UPSERT INTO az_records (id, hits) VALUES (?, ?)");
+
+    @Override
+    protected void run() {
+      queueSQL(GET, partitionKey());
+      var rows = executeSQL().get(0).rows();
+      long hits = rows.isEmpty() ? 1L : rows.get(0).getLong("hits") + 1;
+      queueSQL(UPSERT, partitionKey(), hits);
+      executeSQL();
+      returnOutput(hits, "touched", partitionKey());
     }
   }
 }
