@@ -84,22 +84,19 @@ public final class AuthzApp {
       long hits = rows.isEmpty() ? 1L : rows.get(0).getLong("hits") + 1;
       queueSQL(UPSERT, partitionKey(), hits);
       executeSQL();
+      emit(hits);
+    }
+
+    /** Returns the new count (to the sink). */
+    protected void emit(long hits) {
       returnOutput(hits);
     }
   }
 
   /** {@link TouchRecord}, passing its count on to the next function of record k. */
-  public static class TouchForward extends LocalFunction<Long> {
-    static final Statement GET = Statement.of("SELECT hits FROM az_records WHERE id = ?");
-    static final Statement UPSERT = Statement.of("UPSERT INTO az_records (id, hits) VALUES (?, ?)");
-
+  public static class TouchForward extends TouchRecord {
     @Override
-    protected void run() {
-      queueSQL(GET, partitionKey());
-      var rows = executeSQL().get(0).rows();
-      long hits = rows.isEmpty() ? 1L : rows.get(0).getLong("hits") + 1;
-      queueSQL(UPSERT, partitionKey(), hits);
-      executeSQL();
+    protected void emit(long hits) {
       returnOutput(hits, "touched", partitionKey());
     }
   }
