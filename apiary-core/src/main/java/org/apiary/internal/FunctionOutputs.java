@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import org.apiary.Output;
+import org.apiary.internal.Output;
 
 /**
  * The encoding of the outputs a function execution returns to its caller (and records): a JSON array of objects

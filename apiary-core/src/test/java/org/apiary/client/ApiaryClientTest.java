@@ -28,7 +28,7 @@ import org.apiary.DatabaseException;
 import org.apiary.FunctionFailedException;
 import org.apiary.InvalidRequestException;
 import org.apiary.OutcomeUnknownException;
-import org.apiary.Output;
+import org.apiary.internal.Output;
 import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.List;
 import java.util.Map;
 import org.apiary.FunctionFailedException;
-import org.apiary.Output;
+import org.apiary.internal.Output;
 import org.junit.jupiter.api.Test;
 
 class JsonTest {

@@ -1,5 +1,6 @@
 package org.apiary.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,7 +30,6 @@ import org.apiary.DatabaseException;
 import org.apiary.FunctionFailedException;
 import org.apiary.InvalidRequestException;
 import org.apiary.OutcomeUnknownException;
-import org.apiary.Output;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
@@ -702,11 +702,12 @@ final class ExactlyOnceDrill {
     static final String UNKNOWN_ID = "no invocation with ID ";
 
     static Outcome of(GraphResult r) {
-      return new Outcome(Kind.OK, null, r.outputs().stream().map(Outcome::text).collect(Collectors.joining(", ")));
+      return new Outcome(Kind.OK, null, r.values(JsonNode.class).stream().map(Outcome::text)
+          .collect(Collectors.joining(", ")));
     }
 
-    private static String text(Output o) {
-      return o.value() != null && o.value().isTextual() ? o.value().textValue() : String.valueOf(o.value());
+    private static String text(JsonNode value) {
+      return value != null && value.isTextual() ? value.textValue() : String.valueOf(value);
     }
 
     /**

@@ -15,7 +15,7 @@ import java.util.concurrent.Callable;
 import org.apiary.DatabaseException;
 import org.apiary.FunctionFailedException;
 import org.apiary.InvalidRequestException;
-import org.apiary.Output;
+import org.apiary.internal.Output;
 import org.apiary.OutcomeUnknownException;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
@@ -140,17 +140,21 @@ public final class InvokeCommand implements Callable<Integer> {
 
   /** The single value, or an array of every value. */
   static String toJson(GraphResult result) {
-    return toJson(result.outputs());
+    return print(result.values(JsonNode.class));
   }
 
   /** The single value, or an array of every value. */
   static String toJson(List<Output> outputs) {
+    return print(outputs.stream().map(Output::value).toList());
+  }
+
+  private static String print(List<JsonNode> values) {
     JsonNode printed;
-    if (outputs.size() == 1) {
-      printed = outputs.get(0).value();
+    if (values.size() == 1) {
+      printed = values.get(0);
     } else {
       ArrayNode all = JsonNodeFactory.instance.arrayNode();
-      outputs.forEach(o -> all.add(o.value()));
+      values.forEach(all::add);
       printed = all;
     }
     try {

@@ -1,5 +1,6 @@
 package org.apiary.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -14,7 +15,6 @@ import java.util.function.LongSupplier;
 import org.apiary.ApiaryException;
 import org.apiary.FunctionFailedException;
 import org.apiary.InvalidRequestException;
-import org.apiary.Output;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
@@ -115,7 +115,7 @@ final class ProvenanceWorkload {
     void answer(GraphResult r, Throwable e) {
       if (r != null) {
         outcome = Outcome.OK;
-        outputs = r.outputs().stream().map(ProvenanceWorkload::text).toList();
+        outputs = r.values(JsonNode.class).stream().map(ProvenanceWorkload::text).toList();
       } else if (e instanceof FunctionFailedException f) {
         failedFunction = f.functionName();
         boolean planned = ProvDrillApp.aborts(f.functionName())
@@ -164,8 +164,8 @@ final class ProvenanceWorkload {
     }
   }
 
-  private static String text(Output o) {
-    return o.value() == null ? "null" : o.value().isTextual() ? o.value().textValue() : o.value().toString();
+  private static String text(JsonNode value) {
+    return value == null ? "null" : value.isTextual() ? value.textValue() : value.toString();
   }
 
   /** A client thread: its own keys, their state as it knows it, and the invocations it made, in order. */

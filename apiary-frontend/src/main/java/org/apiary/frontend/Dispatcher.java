@@ -14,7 +14,7 @@ import java.util.function.BiConsumer;
 import org.apiary.FunctionFailedException;
 import org.apiary.Graph;
 import org.apiary.InvalidRequestException;
-import org.apiary.Output;
+import org.apiary.internal.Output;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.FunctionErrors;
 import org.apiary.internal.Invocation;

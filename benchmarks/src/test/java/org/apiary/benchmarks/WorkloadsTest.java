@@ -87,9 +87,9 @@ class WorkloadsTest {
   private static List<JsonNode> flat(GraphResult r, boolean rpc) {
     List<JsonNode> out = new ArrayList<>();
     if (rpc) {
-      r.outputs().get(0).value().forEach(out::add);
+      r.values(JsonNode.class).get(0).forEach(out::add);
     } else {
-      r.outputs().forEach(o -> out.add(o.value()));
+      r.values(JsonNode.class).forEach(out::add);
     }
     return out;
   }
@@ -131,14 +131,14 @@ class WorkloadsTest {
     List<JsonNode> pages = new ArrayList<>();
     onBoth("shop", c -> {
       long who = customer[0]++;
-      JsonNode page = c.invoke("browse", who, 4L, 416L).outputs().get(0).value();
+      JsonNode page = c.invoke("browse", who, 4L, 416L).values(JsonNode.class).get(0);
       pages.add(page);
       assertEquals(8, page.size());
       assertEquals(416, page.get(0).get("itemId").asLong());
       long expected = 2 * price(page.get(0)) + price(page.get(3));
       c.invoke("cartUpdate", who, 416L, 2L);
       c.invoke("cartUpdate", who, page.get(3).get("itemId").asLong(), 1L);
-      JsonNode receipt = c.invoke("checkout", who, who).outputs().get(0).value();
+      JsonNode receipt = c.invoke("checkout", who, who).values(JsonNode.class).get(0);
       assertEquals(expected, receipt.get("totalCents").asLong());
       assertEquals(3, receipt.get("items").asLong());
       assertEquals("SHIPPED", receipt.get("status").asText());

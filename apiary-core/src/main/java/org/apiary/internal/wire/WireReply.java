@@ -8,7 +8,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import java.io.IOException;
 import java.util.List;
-import org.apiary.Output;
+import org.apiary.internal.Output;
 import org.apiary.internal.FunctionOutputs;
 import org.apiary.internal.Json;
 

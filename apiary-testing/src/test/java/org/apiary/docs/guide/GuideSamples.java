@@ -74,7 +74,7 @@ final class GuideSamples {
          ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint(), "tcp://other-frontend:5555"))) {
       GraphResult r = client.invoke("timeline", 42L, 42L);              // graph, partition key, arguments
       client.invokeAsync(InvocationRequest.of("timeline", 42L, 42L))   // CompletableFuture<GraphResult>
-            .thenAccept(result -> System.out.println(result.outputs()));
+            .thenAccept(result -> System.out.println(result.toJson()));
     }
   }
 

@@ -62,7 +62,7 @@ final class ReadmeSamples {
       apiary.deploy(Application.of(SCHEMA, timeline));            // checks, compiles, deploys, stores the graph
       GraphResult r = apiary.invoke("timeline", 42L, 42L);         // graph, partition key, arguments
       apiary.client().invokeAsync(InvocationRequest.of("timeline", 42L, 42L))   // CompletableFuture<GraphResult>
-            .thenAccept(result -> System.out.println(result.outputs()));
+            .thenAccept(result -> System.out.println(result.toJson()));
     }
 
     // The parts, for programs that run them apart: a frontend of its own, a client in another process.

@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.apiary.Output;
+import org.apiary.internal.Output;
 import org.apiary.benchmarks.workload.Workloads;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
@@ -206,7 +206,7 @@ public final class RpcService implements Callable<Integer> {
       }
       Object key = args.length == 0 ? null : args[0];
       Object[] rest = args.length == 0 ? args : java.util.Arrays.copyOfRange(args, 1, args.length);
-      return client.invoke(method, key, rest).outputs().get(0).value();
+      return client.invoke(method, key, rest).values(JsonNode.class).get(0);
     }
   }
 

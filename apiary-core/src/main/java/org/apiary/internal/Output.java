@@ -1,4 +1,4 @@
-package org.apiary;
+package org.apiary.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Objects;
