@@ -1,7 +1,7 @@
 package org.apiary.runtime;
 
 import java.util.List;
-import org.apiary.Output;
+import org.apiary.internal.Output;
 
 /**
  * What one function execution returned.

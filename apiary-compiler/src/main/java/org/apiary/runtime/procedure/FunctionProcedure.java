@@ -11,7 +11,7 @@ import java.util.Random;
 import org.apiary.ApiaryFunction;
 import org.apiary.FunctionFailedException;
 import org.apiary.runtime.SystemSchema;
-import org.apiary.Output;
+import org.apiary.internal.Output;
 import org.apiary.ProvenanceLevel;
 import org.apiary.QueryResult;
 import org.apiary.Statement;
