@@ -55,6 +55,13 @@ public final class FrontendCommand implements Callable<Integer> {
       + "client's calls are refused as overloaded (default ${DEFAULT-VALUE}).")
   int maxInFlightPerClient;
 
+  @Option(names = "--require-credentials", description = "Refuse every call that does not carry a valid API key "
+      + "(runs nothing of it); the caller recorded in provenance is then the key's identity. Keys live in the "
+      + "database (create them with `apiary credentials create`), clients present them with "
+      + "`apiary invoke --credential-file`; never on this command line. Off by default, as for a library frontend; "
+      + "`apiary start` requires keys unless --no-credentials.")
+  boolean requireCredentials;
+
   @Option(names = "--crash-after", description = "Fault injection: halt the process right after this function executes.")
   String crashAfter;
 
@@ -63,7 +70,8 @@ public final class FrontendCommand implements Callable<Integer> {
     Duration retention = retentionMs != null ? Duration.ofMillis(retentionMs) : Duration.ofSeconds(retentionSeconds);
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
         Duration.ofMillis(heartbeatMs), retention, Duration.ofMillis(cleanupMs),
-        FrontendConfig.defaults().maxRequestBytes(), crashAfter, maxInFlight, false, maxInFlightPerClient);
+        FrontendConfig.defaults().maxRequestBytes(), crashAfter, maxInFlight, requireCredentials,
+        maxInFlightPerClient);
     ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.external(database.toArray(String[]::new)));
     FrontendServer server = FrontendServer.start(db, config);
     CountDownLatch stopped = new CountDownLatch(1);
@@ -74,6 +82,8 @@ public final class FrontendCommand implements Callable<Integer> {
     }, "apiary-frontend-shutdown"));
     // A frontend that stops itself (its socket thread failed) ends the process with a non-zero status.
     server.stopped().thenRun(stopped::countDown);
+    System.out.println(requireCredentials ? "frontend " + server.id() + ": every call needs a valid API key"
+        : "frontend " + server.id() + ": API keys are not required; anyone who reaches it may call any graph");
     System.out.println("frontend " + server.id() + " listening on " + server.endpoint());
     System.out.flush();
     stopped.await();

@@ -24,15 +24,19 @@ import org.zeromq.ZMQ;
 /**
  * {@code ./apiary drill garbage} (issue 14): while valid clients increment counters through a frontend, other
  * connections send it thousands of malformed frames: random bytes, truncated and mangled requests, JSON of the wrong
- * shape and types, deep nesting, several frames per message, frames over the size limit. The valid clients must see
- * every call succeed, the counters must hold exactly their increments (garbage ran nothing), and the frontend must
- * still serve at the end.
+ * shape and types, deep nesting, several frames per message, frames over the size limit (up to 10x it, answered
+ * with an error, and now and then over the frontend's hard cap, which drops that connection). The valid clients must
+ * see every call succeed, the counters must hold exactly their increments (garbage ran nothing), and the frontend
+ * must still serve at the end.
  */
 final class GarbageDrill {
   private static final int KEYS = 100;
   /** Valid clients use keys from here on; garbage that happens to be a valid call uses small keys, not counted. */
   private static final long FIRST_VALID_KEY = 1_000;
   private static final int MAX_REQUEST_BYTES = 64 * 1024;
+  private static final FrontendConfig CONFIG = FrontendConfig.defaults().withMaxRequestBytes(MAX_REQUEST_BYTES);
+  /** Frames up to this get an error reply; larger ones drop their connection. */
+  private static final long HARD_CAP = CONFIG.maxFrameBytes();
 
   record Settings(long seed, int seconds, int validClients, int garbageSenders) {}
 
@@ -55,11 +59,10 @@ final class GarbageDrill {
     out.println("-> seed " + settings.seed() + " (repeat this run with --seed " + settings.seed() + ")");
     try (ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.embedded(2))) {
       Registrar.register(db, CounterApp.APP);
-      try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults()
-          .withMaxRequestBytes(MAX_REQUEST_BYTES))) {
-        out.printf("-> frontend %s (requests up to %d bytes); %d valid clients, %d garbage connections, %d s%n",
-            frontend.endpoint(), MAX_REQUEST_BYTES, settings.validClients(), settings.garbageSenders(),
-            settings.seconds());
+      try (FrontendServer frontend = FrontendServer.start(db, CONFIG)) {
+        out.printf("-> frontend %s (requests up to %d bytes, frames up to %d answered); %d valid clients, %d garbage "
+            + "connections, %d s%n", frontend.endpoint(), MAX_REQUEST_BYTES, HARD_CAP, settings.validClients(),
+            settings.garbageSenders(), settings.seconds());
         code = load(db, frontend);
       }
     }
@@ -196,9 +199,12 @@ final class GarbageDrill {
         yield parts;
       }
       case 6 -> new byte[][] {new byte[0]};
-      case 7 -> // over the limit: answered with an error if under ZeroMQ's cut-off (4x), else the connection drops
-          new byte[][] {randomBytes(random, MAX_REQUEST_BYTES + 1 + random.nextInt(random.nextInt(8) == 0
-              ? 4 * MAX_REQUEST_BYTES : 1_000))};
+      case 7 -> { // over the limit: up to 10x it answered with a "too large" error on a connection that stays up;
+        // now and then one over the frontend's hard cap, which makes ZeroMQ drop that connection (it reconnects)
+        int size = random.nextInt(64) == 0 ? (int) HARD_CAP + 1 + random.nextInt(1_000)
+            : MAX_REQUEST_BYTES + 1 + random.nextInt(random.nextInt(8) == 0 ? 9 * MAX_REQUEST_BYTES : 1_000);
+        yield new byte[][] {randomBytes(random, size)};
+      }
       case 8 -> new byte[][] {("{\"type\":\"invoke\",\"id\":\"" + "z".repeat(1 + random.nextInt(400))
           + "\",\"graph\":\"increment\",\"key\":1,\"args\":[1]}").getBytes(StandardCharsets.UTF_8)};
       default -> new byte[][] {("\"" + "\\".repeat(random.nextInt(50)) + "\"").getBytes(StandardCharsets.UTF_8)};

@@ -16,7 +16,10 @@ import java.util.Objects;
  * @param heartbeatInterval how often the lease is renewed and dead frontends are looked for
  * @param retention how long ended invocations and recorded outputs are kept (a client retry must come sooner)
  * @param cleanupInterval how often old invocations and recorded outputs are deleted
- * @param maxRequestBytes the largest request frame accepted; larger ones get an error reply
+ * @param maxRequestBytes the largest request frame accepted; a larger one, up to the hard cap
+ *     {@link #maxFrameBytes()} ({@value #FRAME_CAP_FACTOR} times this, at least 8 MiB), gets an error reply that
+ *     names its size and this limit, and its connection stays usable; only a frame above the hard cap makes ZeroMQ
+ *     drop the connection it came on (the frontend keeps serving every other one)
  * @param maxInFlight the most invocations this frontend runs at once; beyond it new requests are refused at once with
  *     an "overloaded, retry after" error (nothing runs), so neither memory nor the wait grows without bound
  * @param maxInFlightPerClient the most of those one client may have running at once (a client is the key's identity
@@ -36,6 +39,14 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
   /** The default {@link #maxInFlightPerClient()}: half of {@link #DEFAULT_MAX_IN_FLIGHT}. */
   public static final int DEFAULT_MAX_IN_FLIGHT_PER_CLIENT = 5_000;
+
+  /** {@link #maxFrameBytes()} is this many times {@link #maxRequestBytes()} (or {@link #MIN_FRAME_CAP_BYTES}). */
+  public static final int FRAME_CAP_FACTOR = 16;
+  /**
+   * The least {@link #maxFrameBytes()}: 8 MiB, {@value #FRAME_CAP_FACTOR} times a client's default request limit,
+   * so a client at its default limit gets an answer from a frontend with any smaller limit.
+   */
+  public static final long MIN_FRAME_CAP_BYTES = 8L * 1024 * 1024;
 
   /** A configuration with the default {@link #maxInFlightPerClient()}. */
   public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
@@ -80,6 +91,21 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
     if (maxRequestBytes < 1024) {
       throw new IllegalArgumentException("maxRequestBytes must be at least 1024, not " + maxRequestBytes);
     }
+  }
+
+  /**
+   * The hard cap on a frame: {@value #FRAME_CAP_FACTOR} times {@link #maxRequestBytes()}, at least
+   * {@link #MIN_FRAME_CAP_BYTES} (and at most the largest Java array). A frame above {@link #maxRequestBytes()} and
+   * up to this gets a "too large" error reply naming its size and the limit, and its connection stays usable; a
+   * frame above this makes ZeroMQ drop the connection without a reply.
+   *
+   * <p>Memory: ZeroMQ allocates a frame's full declared size as soon as its size header arrives, before its bytes
+   * do, so every open connection may hold up to this many bytes at once (64 connections at the defaults: 512 MiB).
+   * Where untrusted peers can connect, bound the connections in front of the frontend or lower
+   * {@link #maxRequestBytes()}.
+   */
+  public long maxFrameBytes() {
+    return Math.min(Integer.MAX_VALUE - 8L, Math.max(MIN_FRAME_CAP_BYTES, (long) FRAME_CAP_FACTOR * maxRequestBytes));
   }
 
   /**

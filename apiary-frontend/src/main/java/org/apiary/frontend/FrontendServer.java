@@ -95,8 +95,9 @@ public final class FrontendServer implements AutoCloseable {
     // then waits out its timeout: keep room for every call a client may have open (an overloaded frontend answers
     // thousands of calls at once), bounded so a client that never reads cannot take unbounded memory.
     router.setSndHWM(MAX_QUEUED_REPLIES_PER_CLIENT);
-    // ZeroMQ drops a peer that sends a frame above this; frames between the configured limit and this get a reply.
-    router.setMaxMsgSize(4L * config.maxRequestBytes());
+    // ZeroMQ drops a peer that sends a frame above this hard cap; frames between the configured limit and the cap
+    // are read whole and get a "too large" reply, so a client that sent one learns why and keeps its connection.
+    router.setMaxMsgSize(config.maxFrameBytes());
     String bound = config.port() == 0 ? "tcp://" + config.bindAddress() + ":*" : "tcp://" + config.bindAddress() + ":" + config.port();
     router.bind(bound);
     this.endpoint = router.getLastEndpoint();
@@ -180,8 +181,9 @@ public final class FrontendServer implements AutoCloseable {
     }
     byte[] frame = message.pop().getData();
     if (frame.length > config.maxRequestBytes()) {
-      reply(client, WireReply.error(null, WireReply.INVALID_REQUEST, "request of " + frame.length
-          + " bytes exceeds this frontend's limit of " + config.maxRequestBytes() + " bytes"));
+      // Up to the socket's hard cap (FrontendConfig.maxFrameBytes); the connection stays usable.
+      reply(client, WireReply.error(null, WireReply.INVALID_REQUEST, "request too large: a request of "
+          + frame.length + " bytes exceeds this frontend's limit of " + config.maxRequestBytes() + " bytes"));
       return;
     }
     WireRequest request;

@@ -21,6 +21,7 @@ import org.apiary.database.ApiaryDatabase;
 import org.apiary.frontend.testapp.GraphApp;
 import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
+import org.apiary.internal.wire.WireRequest;
 import org.apiary.testing.DatabaseTest;
 import org.apiary.testing.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
@@ -143,6 +144,78 @@ class FrontendTest {
       assertRawError(s, "b".getBytes(StandardCharsets.UTF_8), "exactly one frame");
     }
     assertEquals(2L, client.invoke("bumpAndReport", 6L, 2L).values(List.class).get(0).size());
+  }
+
+  /**
+   * Issue 14: an over-limit frame gets an error reply however large it is (up to the frontend's hard cap), and the
+   * connection it came on stays up: a raw DEALER (the client refuses to send one) sends ten times the limit, is told
+   * the size and the limit, and then runs a valid call on the same connection, which never dropped.
+   */
+  @Test
+  void aFrameOfTenTimesTheLimitGetsAnErrorReplyAndTheSameConnectionThenServesACall() {
+    try (ZContext ctx = new ZContext()) {
+      ZMQ.Socket s = ctx.createSocket(SocketType.DEALER);
+      s.setReceiveTimeOut(10_000);
+      s.setSendTimeOut(10_000);
+      s.setImmediate(true);
+      ZMQ.Socket events = watchDisconnects(ctx, s);
+      s.connect(frontend.endpoint());
+      assertRawError(s, new byte[10 * 4096],
+          "request too large: a request of 40960 bytes exceeds this frontend's limit of 4096 bytes");
+      String id = java.util.UUID.randomUUID().toString();
+      assertTrue(s.send(WireRequest.invoke(id, "bumpAndReport", Json.tree(7L), List.of(Json.tree(3L)), null)
+          .toBytes(), 0), "could not send the valid call within 10 s");
+      WireReply reply = nextAnswer(s);
+      assertEquals(WireReply.OK, reply.status(), reply.toString());
+      assertEquals(id, reply.id());
+      assertEquals(3L, TestGraphs.counter(db, 7L));
+      assertEquals(null, ZMQ.Event.recv(events, ZMQ.DONTWAIT), "the connection dropped");
+    }
+  }
+
+  /** Only a frame above the hard cap drops its connection, without a reply; the frontend serves on. */
+  @Test
+  void aFrameAboveTheHardCapDropsOnlyItsConnection() {
+    long cap = FrontendConfig.defaults().withMaxRequestBytes(4096).maxFrameBytes();
+    assertEquals(FrontendConfig.MIN_FRAME_CAP_BYTES, cap, "16 x 4096 is below the floor");
+    try (ZContext ctx = new ZContext()) {
+      ZMQ.Socket s = ctx.createSocket(SocketType.DEALER);
+      s.setReceiveTimeOut(10_000);
+      s.setSendTimeOut(10_000);
+      s.setImmediate(true);
+      ZMQ.Socket events = watchDisconnects(ctx, s);
+      events.setReceiveTimeOut(10_000);
+      s.connect(frontend.endpoint());
+      assertRawError(s, new byte[(int) cap], "request of " + cap + " bytes exceeds");
+      assertTrue(s.send(new byte[(int) cap + 1], 0), "could not send within 10 s");
+      ZMQ.Event dropped = ZMQ.Event.recv(events);
+      assertTrue(dropped != null && dropped.getEvent() == ZMQ.EVENT_DISCONNECTED, "the connection did not drop");
+      s.setReceiveTimeOut(1_000);
+      assertEquals(null, s.recv(), "a frame above the hard cap was answered");
+    }
+    assertEquals(2L, client.invoke("bumpAndReport", 8L, 2L).values(List.class).get(0).size());
+  }
+
+  /** A DEALER's monitor, reporting its disconnections. */
+  private static ZMQ.Socket watchDisconnects(ZContext ctx, ZMQ.Socket s) {
+    String address = "inproc://monitor-" + java.util.UUID.randomUUID();
+    assertTrue(s.monitor(address, ZMQ.EVENT_DISCONNECTED));
+    ZMQ.Socket events = ctx.createSocket(SocketType.PAIR);
+    events.connect(address);
+    return events;
+  }
+
+  /** The next reply that is not "running", within 10 s per reply. */
+  private static WireReply nextAnswer(ZMQ.Socket s) {
+    for (int i = 0; i < 10; i++) {
+      byte[] answer = s.recv();
+      assertTrue(answer != null, "no reply within 10 s");
+      WireReply reply = Json.read(answer, WireReply.class, "reply");
+      if (!WireReply.RUNNING.equals(reply.status())) {
+        return reply;
+      }
+    }
+    throw new AssertionError("only 'running' replies");
   }
 
   /** A graph registered while the frontend runs is found by the first call after registration returns. */
