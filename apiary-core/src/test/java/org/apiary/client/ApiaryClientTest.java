@@ -385,7 +385,7 @@ class ApiaryClientTest {
     CompletableFuture<GraphResult> first = client.invokeAsync(request);
     CompletableFuture<GraphResult> second = client.invokeAsync(request);
     CompletableFuture<GraphResult> conflicting = client.invokeAsync(
-        new InvocationRequest(request.id(), "g", null, List.of(Json.tree(2))));
+        InvocationRequest.of("g", null, 2).withId(request.id()));
     frontend.awaitReceived(1);
     ExecutionException e = assertThrows(ExecutionException.class, () -> conflicting.get(2, TimeUnit.SECONDS));
     assertInstanceOf(InvalidRequestException.class, e.getCause());

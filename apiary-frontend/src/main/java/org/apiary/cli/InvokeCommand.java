@@ -87,8 +87,8 @@ public final class InvokeCommand implements Callable<Integer> {
     List<JsonNode> args = arguments.stream().map(InvokeCommand::parse).toList();
     InvocationRequest request;
     try {
-      request = new InvocationRequest(id != null ? id : UUID.randomUUID().toString(), graph,
-          key == null ? null : parse(key), args);
+      request = InvocationRequest.of(graph, key == null ? null : parse(key), args.toArray())
+          .withId(id != null ? id : UUID.randomUUID().toString());
     } catch (IllegalArgumentException e) {
       throw new CliException(e.getMessage(), 2, e);
     }

@@ -56,8 +56,8 @@ class FrontendCrashTest {
       assertEquals(List.of(5L, 5L), longs(r));
       assertEquals(5L, TestGraphs.counter(db, 21L));
       // Asking again, anywhere, gives the same answer and changes nothing.
-      assertEquals(r.values(JsonNode.class), client.invoke(new InvocationRequest(r.invocationId(), "bumpAndReport",
-          org.apiary.internal.Json.tree(21L), List.of(org.apiary.internal.Json.tree(5L)))).values(JsonNode.class));
+      assertEquals(r.values(JsonNode.class), client.invoke(InvocationRequest.of("bumpAndReport", 21L, 5L)
+          .withId(r.invocationId())).values(JsonNode.class));
       assertEquals(5L, TestGraphs.counter(db, 21L));
     }
   }

@@ -238,7 +238,7 @@ class FrontendTest {
   void anIdReusedForADifferentRequestIsRefused() {
     InvocationRequest request = InvocationRequest.of("bumpAndReport", 9L, 1L);
     client.invoke(request);
-    InvocationRequest reused = new InvocationRequest(request.id(), "bumpAndReport", Json.tree(9L), List.of(Json.tree(2L)));
+    InvocationRequest reused = InvocationRequest.of("bumpAndReport", 9L, 2L).withId(request.id());
     assertMessage(assertThrows(InvalidRequestException.class, () -> client.invoke(reused)), "already used");
     assertEquals(1L, TestGraphs.counter(db, 9L));
   }
