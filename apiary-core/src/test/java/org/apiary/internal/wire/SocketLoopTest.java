@@ -87,7 +87,8 @@ class SocketLoopTest {
       }
       return read;
     });
-    loop.start(e -> { });
+    CompletableFuture<Throwable> loopFailure = new CompletableFuture<>();
+    loop.start(loopFailure::complete);
     try (ZContext client = new ZContext()) {
       ZMQ.Socket dealer = client.createSocket(SocketType.DEALER);
       dealer.setReceiveTimeOut(10_000);
@@ -96,7 +97,10 @@ class SocketLoopTest {
         dealer.send("m" + i);
       }
       for (int i = 0; i < 500; i++) {
-        assertEquals("echo m" + i, dealer.recvStr());
+        int n = i;
+        String echo = dealer.recvStr();
+        assertEquals("echo m" + i, echo, () -> "reply " + n + " (port " + port + ", dealer errno " + dealer.errno()
+            + ", loop failure " + loopFailure.getNow(null) + ")");
       }
     } finally {
       assertTrue(loop.stop(STOP));
