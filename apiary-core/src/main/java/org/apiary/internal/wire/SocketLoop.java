@@ -28,6 +28,13 @@ public final class SocketLoop {
   private static final byte[] WAKE = {1};
   /** The longest poll: a stop request is seen within this even if its wake-up were lost. */
   public static final long MAX_POLL_MILLIS = 100;
+  /**
+   * The ZMTP handshake interval of the loop's sockets (ms): a connection whose handshake has not completed by then is
+   * closed and, on a connecting socket, made again. JeroMQ 0.6.0's I/O thread now and then never registers a new
+   * outgoing connection with its selector (its poller drops the connecter's key and adds the engine's for the same
+   * channel in one pass); the connection then stays silent until this interval ends it, 30 s by default.
+   */
+  public static final int HANDSHAKE_MILLIS = 1_000;
 
   /** Reads what waits on one socket, without blocking; returns how many messages it handled. */
   @FunctionalInterface
@@ -72,11 +79,15 @@ public final class SocketLoop {
     thread.setDaemon(true);
   }
 
-  /** A new socket of this loop's context (linger 0). Before {@link #start} only. */
+  /**
+   * A new socket of this loop's context, with linger 0 and a handshake interval of {@link #HANDSHAKE_MILLIS}. Before
+   * {@link #start} only.
+   */
   public ZMQ.Socket socket(SocketType type) {
     checkNotStarted();
     ZMQ.Socket socket = context.createSocket(type);
     socket.setLinger(0);
+    socket.setHandshakeIvl(HANDSHAKE_MILLIS);
     return socket;
   }
 
