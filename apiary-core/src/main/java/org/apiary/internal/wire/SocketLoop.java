@@ -30,11 +30,12 @@ public final class SocketLoop {
   public static final long MAX_POLL_MILLIS = 100;
   /**
    * The ZMTP handshake interval of the loop's sockets (ms): a connection whose handshake has not completed by then is
-   * closed and, on a connecting socket, made again. JeroMQ 0.6.0's I/O thread now and then never registers a new
+   * closed and, on a connecting socket, made again (2 s: far below a call's attempt timeout, far above a handshake on a
+   * loaded machine). JeroMQ 0.6.0's I/O thread now and then never registers a new
    * outgoing connection with its selector (its poller drops the connecter's key and adds the engine's for the same
    * channel in one pass); the connection then stays silent until this interval ends it, 30 s by default.
    */
-  public static final int HANDSHAKE_MILLIS = 1_000;
+  public static final int HANDSHAKE_MILLIS = 2_000;
 
   /** Reads what waits on one socket, without blocking; returns how many messages it handled. */
   @FunctionalInterface
