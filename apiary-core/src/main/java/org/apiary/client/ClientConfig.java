@@ -94,8 +94,9 @@ public record ClientConfig(List<String> frontends, Duration attemptTimeout, int 
       throw new IllegalArgumentException("maxAttempts must be between 1 and " + MAX_ATTEMPTS_LIMIT + ", not "
           + maxAttempts);
     }
-    if (caller != null && (caller.isBlank() || caller.length() > 128)) {
-      throw new IllegalArgumentException("caller must be 1 to 128 characters, not '" + caller + "'");
+    int maxCaller = org.apiary.internal.wire.WireRequest.MAX_CALLER_LENGTH;
+    if (caller != null && (caller.isBlank() || caller.length() > maxCaller)) {
+      throw new IllegalArgumentException("caller must be 1 to " + maxCaller + " characters, not '" + caller + "'");
     }
     if (maxRequestBytes < 1) {
       throw new IllegalArgumentException("maxRequestBytes must be positive, not " + maxRequestBytes);

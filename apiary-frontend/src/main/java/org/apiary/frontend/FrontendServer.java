@@ -194,6 +194,10 @@ public final class FrontendServer implements AutoCloseable {
         throw new IllegalArgumentException("a request needs a type and an invocation ID of 1 to "
             + WireRequest.MAX_ID_LENGTH + " characters");
       }
+      if (request.caller() != null && request.caller().length() > WireRequest.MAX_CALLER_LENGTH) {
+        throw new IllegalArgumentException("a caller has at most " + WireRequest.MAX_CALLER_LENGTH
+            + " characters, not " + request.caller().length());
+      }
     } catch (IllegalArgumentException e) {
       reply(client, WireReply.error(null, WireReply.INVALID_REQUEST, "malformed request: " + e.getMessage()));
       return;

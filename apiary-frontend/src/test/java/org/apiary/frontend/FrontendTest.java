@@ -146,6 +146,22 @@ class FrontendTest {
     assertEquals(2L, client.invoke("bumpAndReport", 6L, 2L).values(List.class).get(0).size());
   }
 
+  /** A caller name longer than a record's caller column is refused before anything runs, not failed by the insert. */
+  @Test
+  void anOverlongCallerIsRefusedBeforeAnythingRuns() {
+    try (ZContext ctx = new ZContext()) {
+      ZMQ.Socket s = ctx.createSocket(SocketType.DEALER);
+      s.setReceiveTimeOut(10_000);
+      s.setSendTimeOut(10_000);
+      s.setImmediate(true);
+      s.connect(frontend.endpoint());
+      String caller = "c".repeat(WireRequest.MAX_CALLER_LENGTH + 1);
+      assertRawError(s, WireRequest.invoke(java.util.UUID.randomUUID().toString(), "bumpAndReport", Json.tree(31L),
+          List.of(Json.tree(3L)), caller).toBytes(), "a caller has at most " + WireRequest.MAX_CALLER_LENGTH);
+    }
+    assertEquals(0L, TestGraphs.counter(db, 31L));
+  }
+
   /**
    * Issue 14: an over-limit frame gets an error reply however large it is (up to the frontend's hard cap), and the
    * connection it came on stays up: a raw DEALER (the client refuses to send one) sends ten times the limit, is told

@@ -44,6 +44,9 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
   /** The longest invocation ID a frontend accepts. */
   public static final int MAX_ID_LENGTH = 64;
 
+  /** The longest caller name a frontend accepts (the width of the caller columns it is stored in). */
+  public static final int MAX_CALLER_LENGTH = 128;
+
   public static WireRequest invoke(String id, String graph, JsonNode key, List<JsonNode> args, String caller) {
     return new WireRequest(INVOKE, id, graph, key, args, caller, null, null, null);
   }
