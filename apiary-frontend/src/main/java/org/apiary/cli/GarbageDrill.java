@@ -17,6 +17,7 @@ import org.apiary.examples.counter.CounterApp;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
 import org.apiary.frontend.Registrar;
+import org.apiary.internal.wire.SocketLoop;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -137,6 +138,7 @@ final class GarbageDrill {
   private void garbage(ZContext zmq, String endpoint, SplittableRandom random, long stopAt) {
     ZMQ.Socket socket = zmq.createSocket(SocketType.DEALER);
     socket.setLinger(0);
+    socket.setHandshakeIvl(SocketLoop.HANDSHAKE_MILLIS); // a connection JeroMQ leaves silent is remade, not kept 30 s
     socket.setSndHWM(1_000);
     socket.setSendTimeOut(1_000);
     socket.connect(endpoint);

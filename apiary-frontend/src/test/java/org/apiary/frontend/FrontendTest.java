@@ -20,6 +20,7 @@ import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.frontend.testapp.GraphApp;
 import org.apiary.internal.Json;
+import org.apiary.internal.wire.SocketLoop;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.apiary.testing.DatabaseTest;
@@ -131,10 +132,7 @@ class FrontendTest {
   @Test
   void malformedAndOversizedFramesGetAnErrorReplyAndTheFrontendKeepsServing() {
     try (ZContext ctx = new ZContext()) {
-      ZMQ.Socket s = ctx.createSocket(SocketType.DEALER);
-      s.setReceiveTimeOut(10_000);
-      s.setSendTimeOut(10_000);
-      s.setImmediate(true); // a send waits for the connection, so a lost first frame cannot pass for no reply
+      ZMQ.Socket s = rawDealer(ctx);
       s.connect(frontend.endpoint());
       assertRawError(s, "not json".getBytes(StandardCharsets.UTF_8), "malformed request");
       assertRawError(s, "{\"type\":\"invoke\"}".getBytes(StandardCharsets.UTF_8), "invocation ID");
@@ -150,10 +148,7 @@ class FrontendTest {
   @Test
   void anOverlongCallerIsRefusedBeforeAnythingRuns() {
     try (ZContext ctx = new ZContext()) {
-      ZMQ.Socket s = ctx.createSocket(SocketType.DEALER);
-      s.setReceiveTimeOut(10_000);
-      s.setSendTimeOut(10_000);
-      s.setImmediate(true);
+      ZMQ.Socket s = rawDealer(ctx);
       s.connect(frontend.endpoint());
       String caller = "c".repeat(WireRequest.MAX_CALLER_LENGTH + 1);
       assertRawError(s, WireRequest.invoke(java.util.UUID.randomUUID().toString(), "bumpAndReport", Json.tree(31L),
@@ -170,10 +165,7 @@ class FrontendTest {
   @Test
   void aFrameOfTenTimesTheLimitGetsAnErrorReplyAndTheSameConnectionThenServesACall() {
     try (ZContext ctx = new ZContext()) {
-      ZMQ.Socket s = ctx.createSocket(SocketType.DEALER);
-      s.setReceiveTimeOut(10_000);
-      s.setSendTimeOut(10_000);
-      s.setImmediate(true);
+      ZMQ.Socket s = rawDealer(ctx);
       ZMQ.Socket events = watchDisconnects(ctx, s);
       s.connect(frontend.endpoint());
       assertRawError(s, new byte[10 * 4096],
@@ -195,10 +187,7 @@ class FrontendTest {
     long cap = FrontendConfig.defaults().withMaxRequestBytes(4096).maxFrameBytes();
     assertEquals(FrontendConfig.MIN_FRAME_CAP_BYTES, cap, "16 x 4096 is below the floor");
     try (ZContext ctx = new ZContext()) {
-      ZMQ.Socket s = ctx.createSocket(SocketType.DEALER);
-      s.setReceiveTimeOut(10_000);
-      s.setSendTimeOut(10_000);
-      s.setImmediate(true);
+      ZMQ.Socket s = rawDealer(ctx);
       ZMQ.Socket events = watchDisconnects(ctx, s);
       events.setReceiveTimeOut(10_000);
       s.connect(frontend.endpoint());
@@ -298,6 +287,21 @@ class FrontendTest {
       assertFalse(TestGraphs.logged(db, request.id()));
       assertTrue(TestGraphs.logged(db, client.invoke(InvocationRequest.of("bumpAndReport", 12L, 1L)).invocationId()));
     }
+  }
+
+  /**
+   * A DEALER that talks the wire protocol directly (no ApiaryClient, which refuses bad requests itself), waiting at
+   * most 10 s to send or receive; a send waits for the connection, so a lost first frame cannot pass for no reply.
+   * Its handshake interval is the loop sockets' ({@link SocketLoop#HANDSHAKE_MILLIS}): JeroMQ now and then leaves a
+   * new outgoing connection silent until that interval remakes it (30 s by default, longer than these waits).
+   */
+  private static ZMQ.Socket rawDealer(ZContext ctx) {
+    ZMQ.Socket s = ctx.createSocket(SocketType.DEALER);
+    s.setHandshakeIvl(SocketLoop.HANDSHAKE_MILLIS);
+    s.setReceiveTimeOut(10_000);
+    s.setSendTimeOut(10_000);
+    s.setImmediate(true);
+    return s;
   }
 
   private static void assertRawError(ZMQ.Socket s, byte[] frame, String expected) {

@@ -222,6 +222,7 @@ class AuthorizationTest {
         .toBytes();
     try (org.zeromq.ZContext ctx = new org.zeromq.ZContext()) {
       org.zeromq.ZMQ.Socket s = ctx.createSocket(org.zeromq.SocketType.DEALER);
+      s.setHandshakeIvl(org.apiary.internal.wire.SocketLoop.HANDSHAKE_MILLIS); // see SocketLoop.HANDSHAKE_MILLIS
       s.setReceiveTimeOut(10_000);
       s.setSendTimeOut(10_000);
       s.setImmediate(true);
