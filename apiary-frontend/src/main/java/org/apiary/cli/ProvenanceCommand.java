@@ -102,19 +102,13 @@ public final class ProvenanceCommand implements Runnable {
 
     @Override
     public final Integer call() {
-      Properties props = new Properties();
-      if (sink.user != null) {
-        props.setProperty("user", sink.user);
-      }
       String password;
       try {
         password = sink.password();
       } catch (IllegalArgumentException e) {
         throw new ParameterException(spec.commandLine(), e.getMessage(), e);
       }
-      if (password != null) {
-        props.setProperty("password", password);
-      }
+      Properties props = ProvenanceSink.credentials(sink.user, password);
       if (sink.url.regionMatches(true, 0, "jdbc:duckdb:", 0, "jdbc:duckdb:".length())) {
         props.setProperty("duckdb.read_only", "true");
       }

@@ -147,11 +147,7 @@ final class ProvenanceDrill {
       line(e.getMessage());
       return 2;
     }
-    Properties props = new Properties();
-    props.setProperty("user", settings.sinkUser());
-    if (settings.sinkPassword() != null) {
-      props.setProperty("password", settings.sinkPassword());
-    }
+    Properties props = ProvenanceSink.credentials(settings.sinkUser(), settings.sinkPassword());
     props.setProperty("connectTimeout", "5");
     props.setProperty("socketTimeout", "60");
     byte[] random = new byte[6];

@@ -2,13 +2,9 @@ package org.apiary.server;
 
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.Properties;
 import org.apiary.Application;
 import org.apiary.DatabaseException;
 import org.apiary.QueryResult;
@@ -21,13 +17,11 @@ import org.apiary.database.ProvenanceConfig;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
 import org.apiary.frontend.Registrar;
-import org.apiary.internal.TabularResult;
 import org.apiary.provenance.ProvenanceQueries;
 import org.apiary.provenance.ProvenanceSink;
+import org.apiary.runtime.procedure.FunctionProcedure;
 import org.apiary.runtime.provenance.ServerProvenance;
 import org.voltdb.VoltTable;
-import org.voltdb.VoltType;
-import org.voltdb.types.TimestampType;
 
 /**
  * One running Apiary, the front door for a Java program: a database (VoltDB embedded in this process by default, or
@@ -118,7 +112,7 @@ public final class Apiary implements AutoCloseable {
   /**
    * Runs SQL directly against the database, outside any function and outside exactly-once and provenance, for
    * setting up or looking at data: {@code query("SELECT stock FROM products WHERE id = ?", 7L)}. Parameters bind to
-   * the {@code ?} in order; timestamps come back as {@link Instant}.
+   * the {@code ?} in order; timestamps come back as {@link java.time.Instant}.
    */
   public QueryResult query(String sql, Object... parameters) {
     Objects.requireNonNull(sql, "sql");
@@ -128,22 +122,7 @@ public final class Apiary implements AutoCloseable {
     VoltTable table = running().database.callAdmin("query '" + sql + "'", "@AdHoc", args).getResults()[0];
     String verb = sql.strip().split("\\s+", 2)[0].toUpperCase(Locale.ROOT);
     boolean write = List.of("INSERT", "UPSERT", "UPDATE", "DELETE").contains(verb);
-    List<String> columns = new ArrayList<>();
-    for (int c = 0; c < table.getColumnCount(); c++) {
-      columns.add(table.getColumnName(c));
-    }
-    List<Object[]> rows = new ArrayList<>();
-    while (table.advanceRow()) {
-      Object[] row = new Object[columns.size()];
-      for (int c = 0; c < row.length; c++) {
-        VoltType type = table.getColumnType(c);
-        Object value = table.get(c, type);
-        row[c] = table.wasNull() ? null
-            : value instanceof TimestampType t ? Instant.EPOCH.plus(t.getTime(), ChronoUnit.MICROS) : value;
-      }
-      rows.add(row);
-    }
-    return new TabularResult(columns, rows, write);
+    return FunctionProcedure.toResult(table, write, table.getColumnCount());
   }
 
   /**
@@ -161,14 +140,8 @@ public final class Apiary implements AutoCloseable {
     }
     try {
       if (provenanceConnection == null) {
-        Properties props = new Properties();
-        if (config.sinkUser() != null) {
-          props.setProperty("user", config.sinkUser());
-        }
-        if (config.sinkPassword() != null) {
-          props.setProperty("password", config.sinkPassword());
-        }
-        provenanceConnection = ProvenanceSink.open(config.sinkUrl(), props);
+        provenanceConnection = ProvenanceSink.open(config.sinkUrl(),
+            ProvenanceSink.credentials(config.sinkUser(), config.sinkPassword()));
       }
       return new ProvenanceQueries(provenanceConnection.connection());
     } catch (SQLException e) {

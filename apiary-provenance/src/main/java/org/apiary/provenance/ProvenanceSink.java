@@ -83,6 +83,18 @@ public final class ProvenanceSink implements AutoCloseable {
     this.timeout = timeout;
   }
 
+  /** Driver properties holding a user and a password, each only if not {@code null}. */
+  public static Properties credentials(String user, String password) {
+    Properties props = new Properties();
+    if (user != null) {
+      props.setProperty("user", user);
+    }
+    if (password != null) {
+      props.setProperty("password", password);
+    }
+    return props;
+  }
+
   /**
    * Connects to the database a JDBC URL names, with the {@link #DEFAULT_TIMEOUT}; see
    * {@link #open(String, Properties, Duration)}.

@@ -455,7 +455,11 @@ public abstract class FunctionProcedure extends VoltProcedure {
     return v;
   }
 
-  static QueryResult toResult(VoltTable table, boolean isWrite, int visibleColumns) {
+  /**
+   * A VoltDB result as the {@link QueryResult} functions and {@code Apiary.query} return: its first
+   * {@code visibleColumns} columns, timestamps as {@link Instant}, SQL NULL as {@code null}.
+   */
+  public static QueryResult toResult(VoltTable table, boolean isWrite, int visibleColumns) {
     int n = visibleColumns;
     List<String> columns = new ArrayList<>(n);
     for (int c = 0; c < n; c++) {

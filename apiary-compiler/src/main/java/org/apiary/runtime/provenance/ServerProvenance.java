@@ -46,14 +46,7 @@ public final class ServerProvenance implements AutoCloseable {
     }
 
     Properties sinkProperties() {
-      Properties props = new Properties();
-      if (user != null) {
-        props.setProperty("user", user);
-      }
-      if (password != null) {
-        props.setProperty("password", password);
-      }
-      return props;
+      return ProvenanceSink.credentials(user, password);
     }
   }
 
