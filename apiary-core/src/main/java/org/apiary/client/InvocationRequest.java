@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.UUID;
 import org.apiary.internal.Json;
 
 /**
@@ -48,7 +47,7 @@ public final class InvocationRequest {
    *     serialize
    */
   public static InvocationRequest of(String graph, Object partitionKey, Object... arguments) {
-    return new InvocationRequest(UUID.randomUUID().toString(), graph,
+    return new InvocationRequest(org.apiary.internal.InvocationIds.next(), graph,
         partitionKey == null ? null : Json.tree(partitionKey), Arrays.stream(arguments).map(Json::tree).toList(),
         null);
   }

@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import org.apiary.DatabaseException;
 import org.apiary.FunctionFailedException;
@@ -88,7 +87,7 @@ public final class InvokeCommand implements Callable<Integer> {
     InvocationRequest request;
     try {
       request = InvocationRequest.of(graph, key == null ? null : parse(key), args.toArray())
-          .withId(id != null ? id : UUID.randomUUID().toString());
+          .withId(id != null ? id : org.apiary.internal.InvocationIds.next());
     } catch (IllegalArgumentException e) {
       throw new CliException(e.getMessage(), 2, e);
     }
