@@ -97,9 +97,9 @@ final class ClientIoLoop {
       for (int i = 0; i < frontendCount; i++) {
         int frontend = i;
         invokeSockets[i] = dealer(config.frontends().get(i));
-        loop.register(invokeSockets[i], s -> receiveAll(PendingCall.Kind.INVOKE, frontend));
+        loop.register(invokeSockets[i], (s, max) -> receiveAll(PendingCall.Kind.INVOKE, frontend, max));
         resultSockets[i] = dealer(config.frontends().get(i));
-        loop.register(resultSockets[i], s -> receiveAll(PendingCall.Kind.RESULT, frontend));
+        loop.register(resultSockets[i], (s, max) -> receiveAll(PendingCall.Kind.RESULT, frontend, max));
       }
     } catch (RuntimeException e) {
       loop.stop(Duration.ZERO);
@@ -240,10 +240,11 @@ final class ClientIoLoop {
   }
 
   /** Handles every reply waiting on one socket; returns how many frames it read. */
-  private int receiveAll(PendingCall.Kind kind, int frontend) {
+  private int receiveAll(PendingCall.Kind kind, int frontend, int max) {
     ZMQ.Socket socket = kind == PendingCall.Kind.INVOKE ? invokeSockets[frontend] : resultSockets[frontend];
     int read = 0;
-    for (byte[] frame = socket.recv(ZMQ.DONTWAIT); frame != null; frame = socket.recv(ZMQ.DONTWAIT)) {
+    for (byte[] frame = socket.recv(ZMQ.DONTWAIT); frame != null;
+         frame = read < max ? socket.recv(ZMQ.DONTWAIT) : null) {
       read++;
       if (socket.hasReceiveMore()) {
         int extra = 0;

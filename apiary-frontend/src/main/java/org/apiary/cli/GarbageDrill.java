@@ -48,6 +48,8 @@ final class GarbageDrill {
   private final AtomicLong validOk = new AtomicLong();
   private final AtomicLong validFailed = new AtomicLong();
   private final List<String> failures = new CopyOnWriteArrayList<>();
+  /** How long each valid call took (µs): under the flood they must still be answered promptly, not just answered. */
+  private final List<Long> validMicros = java.util.Collections.synchronizedList(new ArrayList<>());
   private String summary;
 
   GarbageDrill(Settings settings, PrintStream out) {
@@ -95,6 +97,14 @@ final class GarbageDrill {
     out.printf("-> %.1f s: %d garbage frames sent, %d answered with an error; valid calls: %d ok, %d failed; the "
             + "counters hold %d increments%n", (System.nanoTime() - start) / 1e9, frames.get(),
         garbageReplies.get(), validOk.get(), validFailed.get(), applied);
+    synchronized (validMicros) {
+      List<Long> sorted = new ArrayList<>(validMicros);
+      java.util.Collections.sort(sorted);
+      if (!sorted.isEmpty()) {
+        out.printf("-> valid call latency: p50 %.1f ms, p99 %.1f ms, max %.1f ms%n", sorted.get(sorted.size() / 2) / 1e3,
+            sorted.get((int) (sorted.size() * 0.99)) / 1e3, sorted.get(sorted.size() - 1) / 1e3);
+      }
+    }
     failures.stream().limit(5).forEach(f -> out.println("-> failed: " + f));
     frontend.failure().ifPresent(e -> out.println("-> the frontend stopped itself: " + e));
     // stillServes adds one increment of its own.
@@ -113,7 +123,9 @@ final class GarbageDrill {
         .withAttemptTimeout(Duration.ofSeconds(5)))) {
       while (System.nanoTime() < stopAt) {
         try {
+          long t0 = System.nanoTime();
           client.invoke("increment", FIRST_VALID_KEY + random.nextInt(KEYS), 1L);
+          validMicros.add((System.nanoTime() - t0) / 1000);
           validOk.incrementAndGet();
         } catch (ApiaryException e) {
           validFailed.incrementAndGet();

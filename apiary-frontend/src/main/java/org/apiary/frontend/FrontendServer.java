@@ -153,9 +153,13 @@ public final class FrontendServer implements AutoCloseable {
   }
 
   /** Handles every request waiting on the socket; returns how many it read. */
-  private int receiveAll(ZMQ.Socket socket) {
+  private int receiveAll(ZMQ.Socket socket, int max) {
     int read = 0;
-    for (ZMsg request = ZMsg.recvMsg(socket, false); request != null; request = ZMsg.recvMsg(socket, false)) {
+    while (read < max) {
+      ZMsg request = ZMsg.recvMsg(socket, false);
+      if (request == null) {
+        break;
+      }
       read++;
       receive(request);
     }

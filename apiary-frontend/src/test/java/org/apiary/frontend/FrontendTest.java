@@ -144,6 +144,54 @@ class FrontendTest {
     assertEquals(2L, client.invoke("bumpAndReport", 6L, 2L).values(List.class).get(0).size());
   }
 
+  /**
+   * Under a flood of frames the frontend cannot keep up with, valid calls still get their answers while the flood goes
+   * on: the socket thread reads a bounded number of messages per round and in between hands out the replies that
+   * VoltDB's answers queued. It used to read until the socket was empty, which a flood never lets happen, so replies
+   * waited for the flood to end (the garbage drill's valid clients: seconds per call).
+   */
+  @Test
+  void validCallsAreAnsweredWhileAFloodOfGarbageGoesOn() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean flooding = new java.util.concurrent.atomic.AtomicBoolean(true);
+    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    // Deep nesting: far more work to refuse than to send, so the frontend's queue never empties.
+    byte[] costly = ("{\"type\":\"invoke\",\"id\":\"deep\",\"graph\":\"bumpAndReport\",\"key\":1,\"args\":"
+        + "[".repeat(1_000) + "]".repeat(1_000) + "}").getBytes(StandardCharsets.UTF_8);
+    List<Thread> flooders = new ArrayList<>();
+    try (ZContext ctx = new ZContext()) {
+      for (int i = 0; i < 3; i++) {
+        ZMQ.Socket s = rawDealer(ctx);
+        s.setSendTimeOut(100);
+        s.connect(frontend.endpoint());
+        Thread t = new Thread(() -> {
+          long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+          while (!stop.get() && System.nanoTime() < until) {
+            s.send(costly, 0);
+            while (s.recv(ZMQ.DONTWAIT) != null) {
+              // replies to garbage: read so they do not pile up
+            }
+          }
+          flooding.set(false);
+        }, "flooder-" + i);
+        flooders.add(t);
+      }
+      flooders.forEach(Thread::start);
+      try (ApiaryClient patient = ApiaryClient.connect(ClientConfig.of(frontend.endpoint())
+          .withAttemptTimeout(Duration.ofSeconds(30)).withMaxAttempts(1))) {
+        Thread.sleep(1_000); // the flood's backlog builds up first
+        for (long k = 0; k < 5; k++) {
+          patient.invoke("bumpAndReport", 100L + k, 1L);
+        }
+        assertTrue(flooding.get(), "the valid calls were answered only once the 20 s flood had ended");
+      } finally {
+        stop.set(true);
+        for (Thread t : flooders) {
+          t.join(30_000);
+        }
+      }
+    }
+  }
+
   /** A caller name longer than a record's caller column is refused before anything runs, not failed by the insert. */
   @Test
   void anOverlongCallerIsRefusedBeforeAnythingRuns() {

@@ -19,8 +19,9 @@ import org.zeromq.ZMQ;
  *
  * <p>Other threads hand work to the loop with {@link #execute}: the task goes on a concurrent queue and, unless a
  * wake-up is already on its way, one byte through an inproc pipe ends the loop's poll. Each round the loop runs its
- * timer hook, polls (only when the previous round found nothing to do), then runs every queued task and drains
- * every registered socket, so one wake-up serves any number of tasks and one poll any number of messages.
+ * timer hook, polls (only when the previous round found nothing to do), then runs every queued task and reads up to
+ * {@link #MAX_MESSAGES_PER_ROUND} messages from each registered socket, so one wake-up serves any number of tasks and
+ * one poll many messages, and a flood of incoming messages never keeps the queued tasks (replies) waiting.
  */
 public final class SocketLoop {
   private static final Logger LOG = System.getLogger(SocketLoop.class.getName());
@@ -37,10 +38,22 @@ public final class SocketLoop {
    */
   public static final int HANDSHAKE_MILLIS = 2_000;
 
-  /** Reads what waits on one socket, without blocking; returns how many messages it handled. */
+  /**
+   * The most messages a round reads from one socket before it runs the queued tasks again. Reading until a socket is
+   * empty let a sender faster than this thread keep every task (the replies to other clients) waiting for as long as
+   * it kept sending.
+   */
+  public static final int MAX_MESSAGES_PER_ROUND = 256;
+
+  /** Reads what waits on one socket, without blocking. */
   @FunctionalInterface
   public interface Reader {
-    int drain(ZMQ.Socket socket);
+    /**
+     * Reads up to {@code max} messages that are waiting, without blocking.
+     *
+     * @return how many messages it read; the loop comes back without polling while this is positive
+     */
+    int drain(ZMQ.Socket socket, int max);
   }
 
   /** Runs at the start of every round on the loop thread; returns how long, at most, the next poll may block (ms). */
@@ -216,8 +229,9 @@ public final class SocketLoop {
             + (interrupted ? ", thread interrupted" : "") + "); polling again");
       }
       busy = false;
-      // Drain everything whatever the poll said: ZeroMQ signals readiness by edges, and a message that arrived while
-      // this thread was busy may not raise another one.
+      // Read whatever the poll said: ZeroMQ signals readiness by edges, and a message that arrived while this thread
+      // was busy may not raise another one. A round that read anything is followed by another without a poll, so a
+      // socket with messages left after its share is read again before the loop ever blocks.
       while (wakeReceiver.recv(ZMQ.DONTWAIT) != null) {
         busy = true;
       }
@@ -227,7 +241,7 @@ public final class SocketLoop {
         busy = true;
       }
       for (int i = 0; i < sockets.size(); i++) {
-        busy |= readers.get(i).drain(sockets.get(i)) > 0;
+        busy |= readers.get(i).drain(sockets.get(i), MAX_MESSAGES_PER_ROUND) > 0;
       }
     }
   }

@@ -77,7 +77,7 @@ class SocketLoopTest {
     SocketLoop loop = new SocketLoop("test-loop");
     ZMQ.Socket router = loop.socket(SocketType.ROUTER);
     int port = router.bindToRandomPort("tcp://127.0.0.1");
-    loop.register(router, socket -> {
+    loop.register(router, (socket, max) -> {
       int read = 0;
       for (byte[] peer = socket.recv(ZMQ.DONTWAIT); peer != null; peer = socket.recv(ZMQ.DONTWAIT)) {
         byte[] body = socket.recv(0);
@@ -133,7 +133,7 @@ class SocketLoopTest {
         ZMQ.Socket dealer = loop.socket(SocketType.DEALER);
         dealer.connect("tcp://127.0.0.1:" + port);
         CompletableFuture<String> answer = new CompletableFuture<>();
-        loop.register(dealer, socket -> {
+        loop.register(dealer, (socket, max) -> {
           int read = 0;
           for (String s = socket.recvStr(ZMQ.DONTWAIT); s != null; s = socket.recvStr(ZMQ.DONTWAIT)) {
             answer.complete(s);
