@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The workload benchmarks (issue 5): Shop, Hotel, Retwis and the counter on every variant and baseline.
-#   scripts/bench.sh WORKLOAD [--quick] [--variants a,b] [--rounds N] [--seconds N] [--warmup N] [--p99-bound-ms N] [--out DIR]
+#   scripts/bench.sh WORKLOAD [--quick] [--variants a,b] [--rounds N] [--seconds N] [--warmup N] [--bisections N] [--p99-bound-ms N] [--out DIR]
 # --rounds N runs the variants in turn N times and reports each one's median round (one sweep is noisy).
 # WORKLOAD: shop, hotel, retwis, counter or all. Prints a table with the target ratios and writes
 # bench-results/WORKLOAD.json and bench-results/WORKLOAD-p50.png / -p99.png (variant logs in bench-results/logs).

@@ -52,6 +52,11 @@ public final class WorkloadBenchmark implements Callable<Integer> {
       description = "A load is sustained if its p99 stays under this and it completes what is offered (default ${DEFAULT-VALUE}).")
   double p99BoundMs;
 
+  @Option(names = "--bisections", defaultValue = "5", description = "Bisections of the sweep between the last "
+      + "sustained load and the first that was not: each halves the step (geometrically) from a doubling, so 5 end "
+      + "2^(1/32), about 2%%, apart, finer than the 5%% a guarantee may cost (default ${DEFAULT-VALUE}; --quick 0).")
+  int bisections;
+
   @Option(names = "--arrivals", defaultValue = "UNIFORM", description = "UNIFORM (as in the paper) or EXPONENTIAL.")
   OpenLoop.Arrivals arrivals;
 
@@ -79,7 +84,8 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     Workload.Scale scale = quick ? Workload.Scale.QUICK : Workload.Scale.FULL;
     int w = warmup != null ? warmup : quick ? 1 : 2;
     int s = seconds != null ? seconds : quick ? 2 : 5;
-    return new VariantRun.Plan(scale, Duration.ofSeconds(w), Duration.ofSeconds(s), quick ? 1 : 10, quick ? 0 : 3,
+    return new VariantRun.Plan(scale, Duration.ofSeconds(w), Duration.ofSeconds(s), quick ? 1 : 10,
+        quick ? 0 : bisections,
         p99BoundMs, partitions, arrivals);
   }
 
@@ -211,7 +217,7 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     cmd.addAll(List.of("-Xmx4g", "-Djava.awt.headless=true", "-cp", System.getProperty("java.class.path"),
         WorkloadBenchmark.class.getName(), workloadName, "--child-variant", variant,
         "--partitions", String.valueOf(partitions), "--arrivals", arrivals.name(),
-        "--p99-bound-ms", String.valueOf(p99BoundMs)));
+        "--p99-bound-ms", String.valueOf(p99BoundMs), "--bisections", String.valueOf(bisections)));
     if (quick) {
       cmd.add("--quick");
     }
