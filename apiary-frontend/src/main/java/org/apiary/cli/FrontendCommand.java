@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
+import org.apiary.frontend.FaultInjection;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
 import picocli.CommandLine.Command;
@@ -62,7 +63,8 @@ public final class FrontendCommand implements Callable<Integer> {
       + "`apiary start` requires keys unless --no-credentials.")
   boolean requireCredentials;
 
-  @Option(names = "--crash-after", description = "Fault injection: halt the process right after this function executes.")
+  @Option(names = "--crash-after", hidden = true, description = "Fault injection for Apiary's crash drills and tests: "
+      + "halt the process right after this function executes.")
   String crashAfter;
 
   @Override
@@ -70,10 +72,10 @@ public final class FrontendCommand implements Callable<Integer> {
     Duration retention = retentionMs != null ? Duration.ofMillis(retentionMs) : Duration.ofSeconds(retentionSeconds);
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
         Duration.ofMillis(heartbeatMs), retention, Duration.ofMillis(cleanupMs),
-        FrontendConfig.defaults().maxRequestBytes(), crashAfter, maxInFlight, requireCredentials,
-        maxInFlightPerClient);
+        FrontendConfig.defaults().maxRequestBytes(), maxInFlight, requireCredentials, maxInFlightPerClient);
     ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.external(database.toArray(String[]::new)));
-    FrontendServer server = FrontendServer.start(db, config);
+    FrontendServer server = crashAfter == null ? FrontendServer.start(db, config)
+        : FaultInjection.startHaltingAfter(db, config, crashAfter);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       server.close();

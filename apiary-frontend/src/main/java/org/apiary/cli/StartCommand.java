@@ -218,7 +218,8 @@ public final class StartCommand implements Callable<Integer> {
         FrontendConfig defaults = FrontendConfig.defaults();
         FrontendServer server = FrontendServer.start(opened, new FrontendConfig(bindAddress, frontendPort,
             defaults.invocationLog(), defaults.leaseDuration(), defaults.heartbeatInterval(), defaults.retention(),
-            defaults.cleanupInterval(), defaults.maxRequestBytes(), null).withCredentialsRequired(!noCredentials));
+            defaults.cleanupInterval(), defaults.maxRequestBytes(), defaults.maxInFlight(), !noCredentials,
+            defaults.maxInFlightPerClient()));
         synchronized (this) {
           frontend = server;
         }

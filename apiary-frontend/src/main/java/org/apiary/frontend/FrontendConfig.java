@@ -28,12 +28,10 @@ import java.util.Objects;
  * @param credentialsRequired whether every request must carry a valid API key ({@link Credentials}); the caller
  *     recorded in provenance is then the key's identity, never what the client says. Off by default for a library
  *     frontend; {@code apiary start} turns it on
- * @param crashAfterFunction fault injection for drills and tests: halt this process (as SIGKILL would) right
- *     after this function has executed in any graph; {@code null} for never
  */
 public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
                              Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
-                             int maxRequestBytes, String crashAfterFunction, int maxInFlight,
+                             int maxRequestBytes, int maxInFlight,
                              boolean credentialsRequired, int maxInFlightPerClient) {
   /** The default {@link #maxInFlight()}. */
   public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
@@ -47,31 +45,6 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
    * so a client at its default limit gets an answer from a frontend with any smaller limit.
    */
   public static final long MIN_FRAME_CAP_BYTES = 8L * 1024 * 1024;
-
-  /** A configuration with the default {@link #maxInFlightPerClient()}. */
-  public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
-                        Duration heartbeatInterval, Duration retention, Duration cleanupInterval, int maxRequestBytes,
-                        String crashAfterFunction, int maxInFlight, boolean credentialsRequired) {
-    this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired,
-        Math.min(maxInFlight, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT));
-  }
-
-  /** A configuration with the default {@link #maxInFlight()}. */
-  public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
-                        Duration heartbeatInterval, Duration retention, Duration cleanupInterval, int maxRequestBytes,
-                        String crashAfterFunction) {
-    this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, crashAfterFunction, DEFAULT_MAX_IN_FLIGHT);
-  }
-
-  /** A configuration that does not require credentials. */
-  public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
-                        Duration heartbeatInterval, Duration retention, Duration cleanupInterval, int maxRequestBytes,
-                        String crashAfterFunction, int maxInFlight) {
-    this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, crashAfterFunction, maxInFlight, false);
-  }
 
   public FrontendConfig {
     if (maxInFlight < 1) {
@@ -114,53 +87,48 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
    */
   public static FrontendConfig defaults() {
     return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
-        Duration.ofMinutes(1), 512 * 1024, null);
+        Duration.ofMinutes(1), 512 * 1024, DEFAULT_MAX_IN_FLIGHT, false, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT);
   }
 
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired, maxInFlightPerClient);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
     return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired, maxInFlightPerClient);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
     return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired, maxInFlightPerClient);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient);
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired, maxInFlightPerClient);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient);
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, crashAfterFunction, maxInFlight, credentialsRequired, maxInFlightPerClient);
-  }
-
-  public FrontendConfig withCrashAfterFunction(String function) {
-    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, function, maxInFlight, credentialsRequired, maxInFlightPerClient);
+        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient);
   }
 
   public FrontendConfig withMaxInFlight(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, crashAfterFunction, value, credentialsRequired,
+        cleanupInterval, maxRequestBytes, value, credentialsRequired,
         Math.min(value, maxInFlightPerClient));
   }
 
   /** A copy with another {@link #maxInFlightPerClient()}. */
   public FrontendConfig withMaxInFlightPerClient(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight, credentialsRequired, value);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value);
   }
 
   public FrontendConfig withCredentialsRequired(boolean value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, crashAfterFunction, maxInFlight, value, maxInFlightPerClient);
+        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient);
   }
 }

@@ -11,7 +11,7 @@ interface FrontendHooks {
   default void receivedRequest(String invocation) {}
 
   /** After a function of an invocation returned, before its outputs are routed. */
-  default void afterFunction(String invocation, String function) {}
+  default void afterFunction(String graph, String invocation, String function) {}
 
   /** Before an invocation's outcome is stored in the log. */
   default void beforeStoringOutcome(String invocation) {}

@@ -81,14 +81,8 @@ public final class FrontendServer implements AutoCloseable {
     this.catalog = new GraphCatalog(db, Duration.ofSeconds(1));
     this.credentials = config.credentialsRequired() ? new CredentialCheck(db) : null;
     this.scheduler = Executors.newScheduledThreadPool(4, r -> daemon(r, "apiary-frontend-maintenance"));
-    Dispatcher dispatcher = new Dispatcher(db, catalog, (graph, invocation, function, result) -> {
-      hooks.afterFunction(invocation, function);
-      if (function.equals(config.crashAfterFunction())) {
-        System.err.println("frontend " + id + ": fault injection: halting after function '" + function
-            + "' in graph '" + graph + "', invocation " + invocation);
-        Runtime.getRuntime().halt(137);
-      }
-    });
+    Dispatcher dispatcher = new Dispatcher(db, catalog,
+        (graph, invocation, function, result) -> hooks.afterFunction(graph, invocation, function));
     this.coordinator = new InvocationCoordinator(db, config, id, catalog, dispatcher, hooks, this::reply, scheduler);
     this.router = sockets.socket(SocketType.ROUTER);
     // A ROUTER drops a reply when its client's queue is full (ZeroMQ's default is 1,000 messages), and the client

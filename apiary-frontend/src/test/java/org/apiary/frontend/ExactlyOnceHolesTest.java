@@ -198,7 +198,7 @@ class ExactlyOnceHolesTest {
     AtomicBoolean failedOnce = new AtomicBoolean();
     FrontendHooks hooks = new FrontendHooks() {
       @Override
-      public void afterFunction(String invocation, String function) {
+      public void afterFunction(String graph, String invocation, String function) {
         if (function.equals("h_evolve") && failedOnce.compareAndSet(false, true)) {
           throw new OutcomeUnknownException("fault injection: the answer of h_evolve was lost", null);
         }
@@ -299,7 +299,7 @@ class ExactlyOnceHolesTest {
                                             java.util.concurrent.CountDownLatch release) {
     return new FrontendHooks() {
       @Override
-      public void afterFunction(String id, String function) {
+      public void afterFunction(String graph, String id, String function) {
         if (id.equals(invocation)) {
           held.countDown();
           try {

@@ -107,7 +107,7 @@ class OneTransactionInvocationTest {
     AtomicBoolean lost = new AtomicBoolean();
     FrontendHooks hooks = new FrontendHooks() {
       @Override
-      public void afterFunction(String invocation, String function) {
+      public void afterFunction(String graph, String invocation, String function) {
         if (thrown.compareAndSet(false, true)) {
           throw new IllegalStateException("fault injection: the frontend failed after o_add committed");
         }
