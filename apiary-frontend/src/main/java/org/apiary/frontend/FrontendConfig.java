@@ -73,9 +73,10 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
    * frame above this makes ZeroMQ drop the connection without a reply.
    *
    * <p>Memory: ZeroMQ allocates a frame's full declared size as soon as its size header arrives, before its bytes
-   * do, so every open connection may hold up to this many bytes at once (64 connections at the defaults: 512 MiB).
-   * Where untrusted peers can connect, bound the connections in front of the frontend or lower
-   * {@link #maxRequestBytes()}.
+   * do, and while the frontend is busy it queues up to ZeroMQ's default of 1,000 received frames per connection, so
+   * one connection that sends frames near this cap can make a busy frontend hold up to 1,000 times this many bytes
+   * (a smaller queue cost too much on the request path: see the issue notes). Where untrusted peers can connect,
+   * bound the connections and their bandwidth in front of the frontend, or lower {@link #maxRequestBytes()}.
    */
   public long maxFrameBytes() {
     return Math.min(Integer.MAX_VALUE - 8L, Math.max(MIN_FRAME_CAP_BYTES, (long) FRAME_CAP_FACTOR * maxRequestBytes));
