@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The workload benchmarks (issue 5): Shop, Hotel, Retwis and the counter on every variant and baseline.
-#   scripts/bench.sh WORKLOAD [--quick] [--variants a,b] [--rounds N] [--seconds N] [--warmup N] [--bisections N] [--p99-bound-ms N] [--out DIR]
+#   scripts/bench.sh WORKLOAD [--quick] [--variants a,b] [--rounds N] [--seconds N] [--warmup N] [--bisections N] [--p99-bound-ms N] [--hold RATE] [--timeline] [--out DIR]
 # --rounds N runs the variants in turn N times and reports each one's median round (one sweep is noisy).
 # WORKLOAD: shop, hotel, retwis, counter or all. Prints a table with the target ratios and writes
 # bench-results/WORKLOAD.json and bench-results/WORKLOAD-p50.png / -p99.png (variant logs in bench-results/logs).
 # --quick (small data, short load points) is a smoke run that checks everything runs; it says nothing about speed.
+# --hold RATE (profiling) holds one load in each variant's process instead of the sweep; --timeline logs slow 100 ms.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [[ $# -lt 1 || "$1" == -* ]]; then

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
@@ -30,8 +31,18 @@ public final class OpenLoop {
   /** How inter-arrival times are drawn. */
   public enum Arrivals { UNIFORM, EXPONENTIAL }
 
-  /** How one load point is run. */
-  public record Settings(Duration warmup, Duration measure, Arrivals arrivals, int maxInFlight, Duration drain) {}
+  /**
+   * How one load point is run.
+   *
+   * @param timeline whether to print, after the point, each 100 ms of scheduled time whose slowest measured request
+   *     took over {@value #SLOW_BUCKET_MS} ms (with its wall-clock start, to line up with GC logs and profiles)
+   */
+  public record Settings(Duration warmup, Duration measure, Arrivals arrivals, int maxInFlight, Duration drain,
+                         boolean timeline) {}
+
+  /** A timeline bucket is printed if its slowest request took longer than this. */
+  static final long SLOW_BUCKET_MS = 20;
+  private static final long BUCKET_NANOS = 100_000_000L;
 
   /**
    * Latency percentiles of one operation, in milliseconds.
@@ -92,6 +103,10 @@ public final class OpenLoop {
     double offset = 0;
     long seq = 0;
     long cpuFrom = -1;
+    int buckets = settings.timeline() ? (int) ((stopAt - start) / BUCKET_NANOS) + 1 : 0;
+    AtomicLongArray slowest = new AtomicLongArray(buckets);
+    AtomicLongArray counts = new AtomicLongArray(buckets);
+    long wallStart = System.currentTimeMillis();
     while (true) {
       offset += settings.arrivals() == Arrivals.UNIFORM ? intervalNs : -Math.log(1 - random.nextDouble()) * intervalNs;
       long scheduled = start + (long) offset;
@@ -132,6 +147,11 @@ public final class OpenLoop {
           return;
         }
         long latency = now - scheduled;
+        if (buckets > 0) {
+          int b = (int) Math.min(buckets - 1, (scheduled - start) / BUCKET_NANOS);
+          slowest.accumulateAndGet(b, latency, Math::max);
+          counts.incrementAndGet(b);
+        }
         all.recordValue(latency);
         perOp.get(request.operation()).recordValue(latency);
         if (now - stopAt < 0) {
@@ -155,6 +175,12 @@ public final class OpenLoop {
     long idleBy = System.nanoTime() + IDLE_WAIT.toNanos();
     while (slots.availablePermits() < settings.maxInFlight() && System.nanoTime() - idleBy < 0) {
       Thread.sleep(5);
+    }
+    for (int b = 0; b < buckets; b++) {
+      if (slowest.get(b) > SLOW_BUCKET_MS * 1_000_000L) {
+        System.out.printf(java.util.Locale.ROOT, "timeline %.0f req/s: at %.1f s (wall-clock ms %d) %d requests, "
+            + "slowest %.1f ms%n", rate, b / 10.0, wallStart + b * 100L, counts.get(b), slowest.get(b) / 1e6);
+      }
     }
     List<Latency> opLatency = new ArrayList<>();
     for (Recorder r : perOp) {

@@ -39,8 +39,14 @@ import org.apiary.runtime.provenance.ServerProvenance;
  */
 final class VariantRun {
   /** How long and how hard to measure. */
+  /**
+   * How a variant is measured.
+   *
+   * @param hold if not {@code null}, one load point at this rate instead of the sweep and the fixed loads (profiling)
+   * @param timeline whether each load point prints its slow 100 ms stretches ({@link OpenLoop.Settings#timeline})
+   */
   record Plan(Workload.Scale scale, Duration warmup, Duration measure, int doublings, int bisections,
-              double p99BoundMs, int partitions, OpenLoop.Arrivals arrivals) {}
+              double p99BoundMs, int partitions, OpenLoop.Arrivals arrivals, Double hold, boolean timeline) {}
 
 
 
@@ -111,7 +117,7 @@ final class VariantRun {
       }
       try (SystemUnderTest sut = SystemUnderTest.start(db, workload, variant, graphs)) {
         OpenLoop.Settings settings = new OpenLoop.Settings(plan.warmup(), plan.measure(), plan.arrivals(), 5_000,
-            Duration.ofSeconds(10));
+            Duration.ofSeconds(10), plan.timeline());
         long[] seed = {1};
         Function<Double, OpenLoop.Point> measure = load -> {
           try {
@@ -124,7 +130,11 @@ final class VariantRun {
         // Unmeasured: the JIT compiles the hot paths and the provenance sink creates its tables before any point.
         OpenLoop.run(workload, sut::send, workload.fixedLoads(plan.scale()).get(0) / 2,
             new OpenLoop.Settings(plan.warmup().multipliedBy(3), Duration.ofSeconds(1), plan.arrivals(), 5_000,
-                Duration.ofSeconds(10)), 0);
+                Duration.ofSeconds(10), false), 0);
+        if (plan.hold() != null) {
+          System.out.println("holding " + plan.hold() + " req/s in process " + ProcessHandle.current().pid());
+          return new Outcome(variant.id(), List.of(measure.apply(plan.hold())), List.of(), 0, null);
+        }
         // The sweep first: a fixed load above what the variant sustains leaves a backlog behind.
         List<OpenLoop.Point> sweep = search(measure, workload.fixedLoads(plan.scale()).get(0) / 2, plan);
         List<OpenLoop.Point> fixed = new ArrayList<>();

@@ -57,6 +57,15 @@ public final class WorkloadBenchmark implements Callable<Integer> {
       + "2^(1/32), about 2%%, apart, finer than the 5%% a guarantee may cost (default ${DEFAULT-VALUE}; --quick 0).")
   int bisections;
 
+  @Option(names = "--hold", paramLabel = "RATE", description = "Profiling: instead of the sweep and the fixed loads, "
+      + "hold this offered load (requests/s) for --seconds after --warmup in each variant's process, and print what it "
+      + "achieved and its CPU per request; the log names the process to attach a profiler to.")
+  Double hold;
+
+  @Option(names = "--timeline", description = "Each load point prints, in its variant's log, every 100 ms whose "
+      + "slowest request took over 20 ms, with its wall-clock time (to line up with GC logs and profiles).")
+  boolean timeline;
+
   @Option(names = "--arrivals", defaultValue = "UNIFORM", description = "UNIFORM (as in the paper) or EXPONENTIAL.")
   OpenLoop.Arrivals arrivals;
 
@@ -85,8 +94,7 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     int w = warmup != null ? warmup : quick ? 1 : 2;
     int s = seconds != null ? seconds : quick ? 2 : 5;
     return new VariantRun.Plan(scale, Duration.ofSeconds(w), Duration.ofSeconds(s), quick ? 1 : 10,
-        quick ? 0 : bisections,
-        p99BoundMs, partitions, arrivals);
+        quick ? 0 : bisections, p99BoundMs, partitions, arrivals, hold, timeline);
   }
 
   @Override
@@ -104,6 +112,9 @@ public final class WorkloadBenchmark implements Callable<Integer> {
           "name a workload (" + String.join(", ", Workloads.NAMES) + " or all), or give --from-json");
     }
     variants.forEach(Variant::byId);
+    if (hold != null && !(hold > 0)) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--hold must be a positive rate, not " + hold);
+    }
     List<String> workloads = workload.equals("all") ? Workloads.NAMES : List.of(Workloads.byName(workload).name());
     Files.createDirectories(out.resolve("logs"));
     int failures = 0;
@@ -140,6 +151,10 @@ public final class WorkloadBenchmark implements Callable<Integer> {
       }
     }
     byVariant.keySet().removeAll(failed);
+    if (hold != null) {
+      printHeld(byVariant);
+      return failed.size();
+    }
     List<VariantRun.Outcome> outcomes = new ArrayList<>();
     Map<String, List<Double>> maxima = new LinkedHashMap<>();
     byVariant.forEach((v, runs) -> {
@@ -177,6 +192,15 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     report.print(stdout);
     stdout.println("wrote " + file + plots.stream().map(p -> ", " + p).reduce("", String::concat));
     return failed.size();
+  }
+
+  /** What each variant achieved at the --hold load, round by round. */
+  private void printHeld(Map<String, List<VariantRun.Outcome>> byVariant) {
+    stdout.printf(Locale.ROOT, "%n%-18s %10s %10s %9s %9s %9s %8s   (held %,.0f req/s for %d s; round by round)%n",
+        "variant", "offered", "achieved", "p50 ms", "p99 ms", "max ms", "cpu µs", hold, plan().measure().toSeconds());
+    byVariant.forEach((v, runs) -> runs.forEach(o -> o.fixed().forEach(p -> stdout.printf(Locale.ROOT,
+        "%-18s %10.0f %10.0f %9.2f %9.2f %9.2f %8.0f%n", v, p.offered(), p.achieved(), p.all().p50Ms(),
+        p.all().p99Ms(), p.all().maxMs(), p.cpuMicrosPerRequest()))));
   }
 
   /** Rebuilds the report of a saved run: its outcomes are the variants' fixed-load and sweep points. */
@@ -218,6 +242,12 @@ public final class WorkloadBenchmark implements Callable<Integer> {
         WorkloadBenchmark.class.getName(), workloadName, "--child-variant", variant,
         "--partitions", String.valueOf(partitions), "--arrivals", arrivals.name(),
         "--p99-bound-ms", String.valueOf(p99BoundMs), "--bisections", String.valueOf(bisections)));
+    if (hold != null) {
+      cmd.addAll(List.of("--hold", String.valueOf(hold)));
+    }
+    if (timeline) {
+      cmd.add("--timeline");
+    }
     if (quick) {
       cmd.add("--quick");
     }
