@@ -239,7 +239,7 @@ final class ClientIoLoop {
     }
   }
 
-  /** Handles every reply waiting on one socket; returns how many frames it read. */
+  /** Handles up to {@code max} replies waiting on one socket; returns how many it read. */
   private int receiveAll(PendingCall.Kind kind, int frontend, int max) {
     ZMQ.Socket socket = kind == PendingCall.Kind.INVOKE ? invokeSockets[frontend] : resultSockets[frontend];
     int read = 0;

@@ -215,11 +215,8 @@ public final class StartCommand implements Callable<Integer> {
         if (!noCredentials) {
           ensureAdminKey(opened);
         }
-        FrontendConfig defaults = FrontendConfig.defaults();
-        FrontendServer server = FrontendServer.start(opened, new FrontendConfig(bindAddress, frontendPort,
-            defaults.invocationLog(), defaults.leaseDuration(), defaults.heartbeatInterval(), defaults.retention(),
-            defaults.cleanupInterval(), defaults.maxRequestBytes(), defaults.maxInFlight(), !noCredentials,
-            defaults.maxInFlightPerClient()));
+        FrontendServer server = FrontendServer.start(opened, FrontendConfig.defaults().withBindAddress(bindAddress)
+            .withPort(frontendPort).withCredentialsRequired(!noCredentials));
         synchronized (this) {
           frontend = server;
         }

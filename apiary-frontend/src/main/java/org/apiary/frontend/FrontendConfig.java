@@ -91,6 +91,12 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
         Duration.ofMinutes(1), 512 * 1024, DEFAULT_MAX_IN_FLIGHT, false, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT);
   }
 
+  /** A copy listening on another address. */
+  public FrontendConfig withBindAddress(String value) {
+    return new FrontendConfig(value, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient);
+  }
+
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
         cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient);

@@ -146,7 +146,7 @@ public final class FrontendServer implements AutoCloseable {
     }
   }
 
-  /** Handles every request waiting on the socket; returns how many it read. */
+  /** Handles up to {@code max} requests waiting on the socket; returns how many it read. */
   private int receiveAll(ZMQ.Socket socket, int max) {
     int read = 0;
     while (read < max) {
