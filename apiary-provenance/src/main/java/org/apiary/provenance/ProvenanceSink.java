@@ -32,11 +32,13 @@ import org.apiary.DatabaseException;
  *   <li>Vertica, {@code jdbc:vertica://host:port/database}.</li>
  * </ul>
  *
- * <p>Loads are idempotent: a row whose {@link ProvenanceTable#key() key} is already in the table is skipped, so a
- * batch can be delivered again, or overlap an earlier one, without duplicating rows. PostgreSQL and DuckDB enforce
- * the primary key that {@link #ensureTable} declares and loads use {@code INSERT ... ON CONFLICT DO NOTHING}; Vertica
+ * <p>Loads are idempotent: {@link #load} skips a row whose {@link ProvenanceTable#key() key} is already in the table,
+ * so a batch can be delivered again, or overlap an earlier one, without duplicating rows. PostgreSQL enforces the
+ * primary key that {@link #ensureTable} declares and loads use {@code INSERT ... ON CONFLICT DO NOTHING}; Vertica
  * does not enforce keys by default, so a load fills a session-local staging table and {@code MERGE}s into the target
- * the rows whose key is absent. Each load is one transaction.
+ * the rows whose key is absent; DuckDB's tables have no key index, and a load stages its rows and inserts those whose
+ * key is absent. {@link #append} is for rows never loaded before, in any attempt: DuckDB appends them without
+ * looking for their keys (the others load them as {@link #load} does). Each load is one transaction.
  *
  * <p>Values map to SQL as {@link ColumnType} lists them; TIMESTAMP columns are {@code TIMESTAMP} without time zone,
  * holding UTC, truncated to microseconds (read them back with {@link #readTimestamp}). Table and column names must
@@ -277,25 +279,46 @@ public final class ProvenanceSink implements AutoCloseable {
    * first of rows sharing a key within the batch). The table must exist ({@link #ensureTable}).
    *
    * @param rows rows of {@code table}, values in its column order
+   * @return how many rows were added, or -1 if the database does not say
    * @throws IllegalArgumentException if a row does not fit the table (wrong table, column count, Java type, or a
    *     null key value)
    * @throws SQLException naming the table and URL; nothing of the batch was loaded
    */
-  public void load(ProvenanceTable table, List<ProvenanceRow> rows) throws SQLException {
+  public int load(ProvenanceTable table, List<ProvenanceRow> rows) throws SQLException {
+    checkRows(table, rows);
+    return loadChecked(table, rows, false);
+  }
+
+  /**
+   * Loads rows that were never loaded into this sink before, by any attempt of anyone (all but the first of rows
+   * sharing a key within the batch are skipped): DuckDB appends them without looking for their keys. Rows that a
+   * failed attempt may have committed, or that a crashed process may have loaded, go through {@link #load}.
+   *
+   * @throws IllegalArgumentException as {@link #load} does
+   * @throws SQLException as {@link #load} does
+   */
+  public void append(ProvenanceTable table, List<ProvenanceRow> rows) throws SQLException {
+    checkRows(table, rows);
+    loadChecked(table, rows, true);
+  }
+
+  private static void checkRows(ProvenanceTable table, List<ProvenanceRow> rows) {
     checkTable(table);
     for (ProvenanceRow row : rows) {
       checkRow(table, row);
     }
-    loadChecked(table, rows);
   }
 
   /**
-   * {@link #load} of rows already checked against {@code table} ({@link #checkRow}): the spooler checks rows when it
-   * takes them, and checking them again here cost its loader about a third of its time (JFR).
+   * {@link #load} ({@code fresh}: {@link #append}) of rows already checked against {@code table} ({@link #checkRow}):
+   * the spooler checks rows when it takes them, and checking them again here cost its loader about a third of its
+   * time (JFR).
+   *
+   * @return how many rows were added, or -1 if the database does not say (always -1 for {@code fresh} rows)
    */
-  void loadChecked(ProvenanceTable table, List<ProvenanceRow> rows) throws SQLException {
+  int loadChecked(ProvenanceTable table, List<ProvenanceRow> rows, boolean fresh) throws SQLException {
     if (rows.isEmpty()) {
-      return;
+      return 0;
     }
     List<ProvenanceRow> distinct = distinctKeys(table, rows);
     long started = System.nanoTime();
@@ -309,8 +332,14 @@ public final class ProvenanceSink implements AutoCloseable {
       }
       dialect.prepareLoad(connection, table, prepared, queryTimeout); // may commit (Vertica's DDL)
       dialect.beginTransaction(connection, queryTimeout);
-      dialect.load(connection, table, distinct, queryTimeout, conflicts);
+      int added = -1;
+      if (fresh) {
+        dialect.append(connection, table, distinct, queryTimeout, conflicts);
+      } else {
+        added = dialect.load(connection, table, distinct, queryTimeout);
+      }
       connection.commit();
+      return added;
     } catch (SQLException e) {
       rollbackAfterFailure(e);
       throw failure("cannot load " + rows.size() + " rows into provenance table " + table.name() + " in " + url(),

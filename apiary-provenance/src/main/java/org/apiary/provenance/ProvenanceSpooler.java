@@ -46,8 +46,10 @@ import java.util.stream.Stream;
  * <p>When a load fails the rows stay where they are, the sink is closed, and the thread waits
  * {@link SpoolerConfig#initialBackoff()}, doubling after each further consecutive failure up to
  * {@link SpoolerConfig#maxBackoff()}, then opens a new sink through the factory, ensures the tables again and retries
- * the same batch. A retried batch may have committed before the failure was seen; loads skip rows whose key is
- * present, so it is not duplicated. A spill file is deleted only after all its rows are loaded.
+ * the same batch. A retried batch may have committed before the failure was seen, and a spill file found at start
+ * may have been loaded by the spooler that wrote it: their rows are {@linkplain ProvenanceSink#load loaded}, which
+ * skips rows whose key is present, so they are not duplicated; rows on their first attempt are
+ * {@linkplain ProvenanceSink#append appended}. A spill file is deleted only after all its rows are loaded.
  *
  * <p>A row that the database rejects every time (for example a string PostgreSQL cannot store) blocks the rows
  * behind it: the spooler keeps retrying, never dropping it, and {@link SpoolerStats#lastError()} says why.
@@ -504,7 +506,9 @@ public final class ProvenanceSpooler implements AutoCloseable {
         Files.delete(file.getValue());
         continue;
       }
-      queue.addLast(new DiskSegment(file.getKey(), file.getValue(), count));
+      DiskSegment recovered = new DiskSegment(file.getKey(), file.getValue(), count);
+      recovered.mayBeInSink = true;
+      queue.addLast(recovered);
       rows += count;
       segments++;
     }
@@ -670,12 +674,14 @@ public final class ProvenanceSpooler implements AutoCloseable {
           List<ProvenanceRow> tableRows = group.getValue();
           for (int from = 0; from < tableRows.size(); from += config.maxBatchRows()) {
             // Checked when offered (a spill file's rows before they were written, under its own definitions).
-            sink.loadChecked(table, tableRows.subList(from, Math.min(tableRows.size(), from + config.maxBatchRows())));
+            sink.loadChecked(table, tableRows.subList(from, Math.min(tableRows.size(), from + config.maxBatchRows())),
+                !batch.segment.mayBeInSink);
             batchesLoaded.incrementAndGet();
           }
         }
       } catch (SQLException | RuntimeException | AssertionError e) {
         // AssertionError: pgjdbc 42.7 throws one from executeBatch when the connection breaks mid-batch
+        batch.segment.mayBeInSink = true; // other tables' rows of the batch, or these, may have committed
         recordFailure(describe(e), e);
         closeSink();
         return false;
@@ -832,6 +838,13 @@ public final class ProvenanceSpooler implements AutoCloseable {
   /** A run of consecutive waiting rows, in memory or in one spill file; ids increase along the queue. */
   private abstract static class Segment {
     final long id;
+    /**
+     * Whether the sink may hold some of its rows already: a spill file found at start (its spooler may have loaded it
+     * and died before deleting it), or rows of which a load attempt failed (it may have committed part, or all, of
+     * them). Such rows are {@linkplain ProvenanceSink#load loaded}, skipping present keys; the others are
+     * {@linkplain ProvenanceSink#append appended}. Read and set by the loader thread only (and before it starts).
+     */
+    boolean mayBeInSink;
 
     Segment(long id) {
       this.id = id;

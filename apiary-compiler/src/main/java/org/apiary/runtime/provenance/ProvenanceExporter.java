@@ -18,7 +18,11 @@ import org.voltdb.types.TimestampType;
  * table (a row per insert, delete and update, written by committed transactions only) and loads it into the
  * table's events table. A block is acknowledged only once loaded; if the analytical database is unreachable the
  * block is handed back to VoltDB, which keeps it (on disk if need be) and offers it again: nothing is lost, and
- * loads are idempotent by (exec_id, partition_id, event_type, event_seq), so nothing is loaded twice.
+ * nothing is loaded twice. A decoder reads one table's stream on one partition, in order, and blocks are acknowledged
+ * in order once loaded, so what the sink holds of a stream is a prefix of it: a decoder's blocks are loaded skipping
+ * present keys (exec_id, partition_id, event_type, event_seq) from its start (after a restart VoltDB offers again
+ * every block it had not seen acknowledged) and after any failed load, until a load adds rows; from then on the rows
+ * are past that prefix, and blocks are appended without looking for their keys.
  */
 public final class ProvenanceExporter extends ExportClientBase {
   private static final String CHECK_ONLY = "__voltdb_config_check_only__";
@@ -46,6 +50,8 @@ public final class ProvenanceExporter extends ExportClientBase {
   private final class EventDecoder extends ExportDecoderBase {
     private final List<ProvenanceRow> block = new ArrayList<>();
     private ProvenanceTable table;
+    /** Whether the next block's rows may be in the sink already (see the class comment). */
+    private boolean mayBeInSink = true;
 
     EventDecoder(AdvertisedDataSource source) {
       super(source);
@@ -94,9 +100,12 @@ public final class ProvenanceExporter extends ExportClientBase {
         return;
       }
       try {
-        provenance.loadNow(table, block);
+        if (provenance.loadNow(table, block, mayBeInSink) > 0) {
+          mayBeInSink = false;
+        }
         block.clear();
       } catch (Exception e) {
+        mayBeInSink = true;
         block.clear(); // VoltDB offers the whole block again
         throw new RestartBlockException("loading provenance events of " + table.name() + " failed: " + e.getMessage(),
             e, true);

@@ -167,8 +167,13 @@ public final class ServerProvenance implements AutoCloseable {
   /**
    * Loads captured writes synchronously (called by the export connector at the end of each block, which VoltDB
    * hands over again if this throws), so a committed write is in the sink before VoltDB forgets it.
+   *
+   * @param mayBeInSink whether some of the rows may have been loaded before (VoltDB offers a block again after a
+   *     failed load, and after a restart every block it had not seen acknowledged): they are then loaded skipping
+   *     present keys, else appended
+   * @return how many rows were added, or -1 if the sink does not say (always for rows not {@code mayBeInSink})
    */
-  void loadNow(ProvenanceTable table, List<ProvenanceRow> rows) throws Exception {
+  int loadNow(ProvenanceTable table, List<ProvenanceRow> rows, boolean mayBeInSink) throws Exception {
     synchronized (loaderLock) {
       try {
         if (loader == null) {
@@ -177,7 +182,11 @@ public final class ServerProvenance implements AutoCloseable {
           loader.ensureView(ProvenanceSchema.FUNCTION_EXEC_TIMES_VIEW);
         }
         loader.ensureTable(table);
-        loader.load(table, rows);
+        if (!mayBeInSink) {
+          loader.append(table, rows);
+          return -1;
+        }
+        return loader.load(table, rows);
       } catch (Exception e) {
         closeLoader();
         throw e;
