@@ -76,7 +76,6 @@ class DuckDbSinkTest {
   @Test
   void aTableCreatedWithAPrimaryKeyKeepsLoadingThroughBothPaths() throws SQLException {
     ProvenanceTable table = SinkChecks.typedTable("keyed");
-    List<ProvenanceRow> expected = new ArrayList<>();
     try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
       try (java.sql.Statement s = sink.connection().createStatement()) {
         s.execute("CREATE TABLE " + table.name() + " (" + SinkDialect.DUCKDB.columnDefinitions(table)
@@ -84,45 +83,46 @@ class DuckDbSinkTest {
       }
       sink.connection().commit();
       sink.ensureTable(table);
-      for (int load = 0; load < 60; load++) {
-        long from = load * 5L;
-        expected.addAll(SinkChecks.typedRows(table, from, from + 5, "first"));
-        List<ProvenanceRow> batch = new ArrayList<>();
-        if (load % 20 == 19) { // besides its own rows, another version of the previous load's
-          batch.addAll(SinkChecks.typedRows(table, from - 5, from, "again"));
-        }
-        batch.addAll(SinkChecks.typedRows(table, from, from + 5, "first"));
-        if (load % 2 == 0) {
-          sink.append(table, batch);
-        } else {
-          sink.load(table, batch);
-        }
-      }
-      SinkChecks.assertStored(sink, table, expected);
+      SinkChecks.assertStored(sink, table, appendAndLoadAlternately(sink, table, 60, true));
     }
   }
 
   /**
-   * Loads append straight into the table until one meets present keys, then go through the staging table for a while,
-   * then append straight again: whichever path a load takes, every row is stored once, with its first version.
+   * {@code loads} batches of five new rows each, every twentieth also carrying another version of the previous
+   * batch's rows; new batches appended, the others loaded (if {@code appendRepeats}, every odd batch appended,
+   * repeats and all, as a misjudging caller would). Returns the rows the table must hold.
    */
-  @Test
-  void directAndStagedLoadsAlternateWithoutLosingOrRepeatingRows() throws SQLException {
-    ProvenanceTable table = SinkChecks.typedTable("alternating");
+  private static List<ProvenanceRow> appendAndLoadAlternately(ProvenanceSink sink, ProvenanceTable table, int loads,
+                                                             boolean appendRepeats) throws SQLException {
     List<ProvenanceRow> expected = new ArrayList<>();
-    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
-      sink.ensureTable(table);
-      for (int load = 0; load < 300; load++) {
-        long from = load * 5L;
-        expected.addAll(SinkChecks.typedRows(table, from, from + 5, "first"));
-        List<ProvenanceRow> batch = new ArrayList<>();
-        if (load % 50 == 49) { // besides its own rows, another version of the previous load's
-          batch.addAll(SinkChecks.typedRows(table, from - 5, from, "again"));
-        }
-        batch.addAll(SinkChecks.typedRows(table, from, from + 5, "first"));
+    for (int load = 0; load < loads; load++) {
+      long from = load * 5L;
+      expected.addAll(SinkChecks.typedRows(table, from, from + 5, "first"));
+      List<ProvenanceRow> batch = new ArrayList<>();
+      boolean repeats = load % 20 == 19;
+      if (repeats) { // besides its own rows, another version of the previous load's
+        batch.addAll(SinkChecks.typedRows(table, from - 5, from, "again"));
+      }
+      batch.addAll(SinkChecks.typedRows(table, from, from + 5, "first"));
+      if (appendRepeats ? load % 2 == 1 : !repeats) { // odd loads, among them every one that repeats rows
+        sink.append(table, batch);
+      } else {
         sink.load(table, batch);
       }
-      SinkChecks.assertStored(sink, table, expected);
+    }
+    return expected;
+  }
+
+  /**
+   * First attempts appended, batches that repeat rows loaded, in turn: every row is stored once, with its first
+   * version, on a table without a key index.
+   */
+  @Test
+  void appendsAndLoadsAlternateWithoutLosingOrRepeatingRows() throws SQLException {
+    ProvenanceTable table = SinkChecks.typedTable("alternating");
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      sink.ensureTable(table);
+      SinkChecks.assertStored(sink, table, appendAndLoadAlternately(sink, table, 300, false));
     }
   }
 
