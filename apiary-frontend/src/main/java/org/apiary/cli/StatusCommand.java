@@ -18,6 +18,7 @@ import org.apiary.frontend.InvocationLog;
 import org.apiary.frontend.RegisteredGraph;
 import org.apiary.internal.Json;
 import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.provenance.ExportBacklog;
 import org.voltdb.VoltTable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -149,14 +150,7 @@ public final class StatusCommand implements Callable<Integer> {
    * spooler are known only inside the server processes (the `apiary start` process, for an embedded database).
    */
   private void provenanceBacklog(ApiaryDatabase db, ServiceDirectory service) {
-    VoltTable t = db.callAdmin("reading export statistics", "@Statistics", "EXPORT", 0).getResults()[0];
-    Map<String, Long> pending = new TreeMap<>();
-    while (t.advanceRow()) {
-      if (!"TRUE".equalsIgnoreCase(t.getString("ACTIVE"))) {
-        continue; // a replica's copy, counted by the partition's active one
-      }
-      pending.merge(t.getString("SOURCE"), t.getLong("TUPLE_PENDING"), Long::sum);
-    }
+    Map<String, Long> pending = ExportBacklog.bySource(db);
     String spooler = spooler(service);
     if (pending.isEmpty()) {
       out.println("provenance backlog: no captured writes waiting (no provenance export stream); " + spooler);

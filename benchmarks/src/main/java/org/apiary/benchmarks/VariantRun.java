@@ -30,6 +30,7 @@ import org.apiary.internal.Invocation;
 import org.apiary.internal.Json;
 import org.apiary.runtime.FunctionCatalog;
 import org.apiary.runtime.FunctionInvoker;
+import org.apiary.runtime.provenance.ExportBacklog;
 import org.apiary.runtime.provenance.ServerProvenance;
 
 /**
@@ -169,7 +170,8 @@ final class VariantRun {
     long started = System.nanoTime();
     long deadline = started + BACKLOG_WAIT.toNanos();
     ServerProvenance.active().get().flush(BACKLOG_WAIT);
-    while (exportPending(db) > 0 && System.nanoTime() < deadline) {
+    while (ExportBacklog.bySource(db).values().stream().mapToLong(Long::longValue).sum() > 0
+        && System.nanoTime() < deadline) {
       Thread.sleep(100);
     }
     long waitedMs = (System.nanoTime() - started) / 1_000_000;
@@ -179,18 +181,6 @@ final class VariantRun {
   }
 
   private static final Duration BACKLOG_WAIT = Duration.ofSeconds(120);
-
-  /** Captured writes VoltDB's export streams hold that the loader has not acknowledged. */
-  private static long exportPending(ApiaryDatabase db) {
-    org.voltdb.VoltTable t = db.callAdmin("reading export statistics", "@Statistics", "EXPORT", 0).getResults()[0];
-    long pending = 0;
-    while (t.advanceRow()) {
-      if ("TRUE".equalsIgnoreCase(t.getString("ACTIVE"))) {
-        pending += t.getLong("TUPLE_PENDING");
-      }
-    }
-    return pending;
-  }
 
   /** How requests reach the system under test. */
   private static final class SystemUnderTest implements AutoCloseable {
