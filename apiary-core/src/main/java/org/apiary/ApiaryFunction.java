@@ -105,6 +105,10 @@ public abstract class ApiaryFunction {
 
   /**
    * Queues a statement for the next {@link #executeSQL()} (the paper's {@code queueSQL(Query, List[Arg], Level)}).
+   * Statements still queued when {@link #run()} returns run then, as the transaction's last batch (with Apiary's
+   * own record of the outputs, if it keeps one): a function whose last statements are writes whose results it does
+   * not need saves a batch by leaving them queued. If one of them fails, the function fails and all its writes roll
+   * back, as if {@code executeSQL()} had thrown.
    *
    * @param statement a statement declared as a static field of this function's class
    * @param args one value per {@code ?}

@@ -122,4 +122,32 @@ class RecordedOutputsTest {
     assertEquals("readCounter", f.functionName());
     assertTrue(f.errorMessage().contains("not registered as recordable"), f.errorMessage());
   }
+
+  @Test
+  void statementsLeftQueuedRunWhenTheFunctionReturnsAndTheirFailureIsTheFunctions() throws Exception {
+    FunctionResult created = call("createCounter", 20L, recorded("inv-create-1", 5L));
+    assertEquals(5L, created.value(Long.class));
+    assertTrue(call("createCounter", 20L, recorded("inv-create-1", 5L)).replayed());
+    assertEquals(5L, invoker.call("readCounter", 20L).value(Long.class), "the queued insert ran once");
+
+    // Another invocation's insert of the same counter fails in the batch that also records: that failure is the
+    // function's own (final), not a concurrent execution's record (which the frontend would retry).
+    var e = assertThrows(java.util.concurrent.ExecutionException.class,
+        () -> call("createCounter", 20L, recorded("inv-create-2", 6L)));
+    FunctionFailedException f = (FunctionFailedException) e.getCause();
+    assertEquals("createCounter", f.functionName());
+    assertFalse(Invocation.RECORDED_ELSEWHERE.equals(f.errorType()), f.errorType() + ": " + f.errorMessage());
+    assertTrue(f.errorMessage().toLowerCase(java.util.Locale.ROOT).contains("constraint"), f.errorMessage());
+    assertEquals(5L, invoker.call("readCounter", 20L).value(Long.class));
+  }
+
+  @Test
+  void statementsLeftQueuedRunWithoutRecordingToo() throws Exception {
+    assertEquals(7L, invoker.call("createCounter", 21L, 7L).value(Long.class));
+    assertEquals(7L, invoker.call("readCounter", 21L).value(Long.class), "the queued insert ran");
+    FunctionFailedException f = assertThrows(FunctionFailedException.class,
+        () -> invoker.call("createCounter", 21L, 8L));
+    assertTrue(f.errorMessage().toLowerCase(java.util.Locale.ROOT).contains("constraint"), f.errorMessage());
+    assertEquals(7L, invoker.call("readCounter", 21L).value(Long.class));
+  }
 }

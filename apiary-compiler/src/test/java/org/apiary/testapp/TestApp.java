@@ -27,10 +27,11 @@ public final class TestApp {
       FunctionDefinition.of("convertedBalance", ConvertedBalance.class),
       FunctionDefinition.of("undeclaredStatement", UndeclaredStatement.class),
       FunctionDefinition.of("readScaled", ReadScaledV1.class),
-      FunctionDefinition.of("placeOrder", PlaceOrder.class));
+      FunctionDefinition.of("placeOrder", PlaceOrder.class),
+      FunctionDefinition.of("createCounter", CreateCounter.class));
 
   /** The functions built to record their outputs (exactly-once), as a graph registration would decide. */
-  public static final java.util.Set<String> RECORDABLE = java.util.Set.of("increment", "transfer");
+  public static final java.util.Set<String> RECORDABLE = java.util.Set.of("increment", "transfer", "createCounter");
 
   private TestApp() {}
 }

@@ -58,6 +58,8 @@ public abstract class FunctionProcedure extends VoltProcedure {
   /** Whether any of the function's statements writes. */
   private boolean writes;
   private SQLStmt record;
+  /** The table {@link #record} inserts into. */
+  private String recordedTable = "";
   private boolean recordsCaller;
 
   /** Facts the compiler established about one statement. */
@@ -97,6 +99,8 @@ public abstract class FunctionProcedure extends VoltProcedure {
   protected final void bindRecording(SQLStmt find, SQLStmt insert) {
     this.findRecorded = find;
     this.record = insert;
+    java.util.regex.Matcher into = java.util.regex.Pattern.compile("(?i)INSERT\\s+INTO\\s+(\\w+)").matcher(insert.getText());
+    this.recordedTable = into.find() ? into.group(1) : "";
   }
 
   /**
@@ -178,6 +182,8 @@ public abstract class FunctionProcedure extends VoltProcedure {
           + "' returned " + outputs.length + " bytes of outputs; at most " + SystemSchema.MAX_OUTPUTS_BYTES
           + " bytes can be returned (and recorded) per execution"));
     }
+    // Statements the function left queued run now, as the transaction's last batch, together with the record.
+    int trailing = runtime.queued.size();
     if (call.record()) {
       if (recordsCaller) {
         voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime(),
@@ -186,14 +192,25 @@ public abstract class FunctionProcedure extends VoltProcedure {
         voltQueueSQL(record, recordKey, call.invocationId(), functionName, outputs, getTransactionTime(),
             call.requestHash());
       }
+    }
+    if (call.record() || trailing > 0) {
+      VoltTable[] tables;
       try {
-        voltExecuteSQL(true);
+        tables = voltExecuteSQL(true);
       } catch (ConstraintFailureException e) {
-        // Only a first run skipped the lookup; a concurrent retry recorded this instance first. Roll back.
-        throw new VoltAbortException(FunctionErrors.encode(functionName, new RecordedElsewhereException(
-            "outputs of function '" + functionName + "' for invocation " + call.invocationId()
-                + " were recorded by a concurrent execution", e)));
+        if (call.record() && recordedTable.equalsIgnoreCase(e.getTableName())) {
+          // Only a first run skipped the lookup; a concurrent retry recorded this instance first. Roll back.
+          throw new VoltAbortException(FunctionErrors.encode(functionName, new RecordedElsewhereException(
+              "outputs of function '" + functionName + "' for invocation " + call.invocationId()
+                  + " were recorded by a concurrent execution", e)));
+        }
+        throw new VoltAbortException(FunctionErrors.encode(functionName, e));
+      } catch (TransactionRestartException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw new VoltAbortException(FunctionErrors.encode(functionName, e));
       }
+      runtime.readsOfTrailingBatch(tables);
     }
     ServerProvenance.active().ifPresent(p -> {
       try {
@@ -316,6 +333,17 @@ public abstract class FunctionProcedure extends VoltProcedure {
             + " and must equal this execution's partition key " + describe(partitionKey) + ", but is "
             + describe(params[p]) + "; a local function only reaches its own partition");
       }
+    }
+
+    /** Captures what the statements left queued at return read; their results are the batch's first tables. */
+    void readsOfTrailingBatch(VoltTable[] tables) {
+      for (int i = 0; i < queuedCaptures.size(); i++) {
+        if (queuedCaptures.get(i) != null) {
+          recordReads(tables[i], queuedCaptures.get(i));
+        }
+      }
+      queued.clear();
+      queuedCaptures.clear();
     }
 
     @Override
