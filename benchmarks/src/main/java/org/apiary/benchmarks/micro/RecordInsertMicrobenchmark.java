@@ -1,0 +1,135 @@
+package org.apiary.benchmarks.micro;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.DatabaseConfig;
+import org.voltdb.client.Client;
+import org.voltdb.client.ClientResponse;
+
+/**
+ * What one exactly-once record costs VoltDB's site threads, by table layout. Each layout is a table shaped like
+ * {@code APIARY_RECORDED_INTEGER} with one difference, written by a one-statement partitioned procedure; the program
+ * calls each {@code --calls} times (in turns, several rounds) and reads the site threads' CPU time from
+ * {@code /proc/self/task}. A procedure that updates a counter gives the cost of a transaction that does one statement;
+ * the differences between layouts are what a layout change would save per recorded execution.
+ *
+ * <pre>java -cp ... org.apiary.benchmarks.micro.RecordInsertMicrobenchmark [calls per round] [rounds]</pre>
+ */
+public final class RecordInsertMicrobenchmark {
+  private static final Map<String, String> LAYOUTS = new LinkedHashMap<>();
+
+  static {
+    LAYOUTS.put("current", table("R_CURRENT", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", true, "PK"));
+    LAYOUTS.put("no-time-index", table("R_NOTIME", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", false, "PK"));
+    LAYOUTS.put("inline-strings", table("R_INLINE", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(1048576)",
+        true, "PK"));
+    LAYOUTS.put("inline-all", table("R_INLALL", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)", true,
+        "PK"));
+    LAYOUTS.put("inline-no-time", table("R_INLNT", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)", false,
+        "PK"));
+  }
+
+  private static String table(String name, String id, String function, String outputs, boolean timeIndex,
+                              String keyName) {
+    return "CREATE TABLE " + name + " (pkey BIGINT NOT NULL, invocation_id " + id + " NOT NULL, function_name "
+        + function + " NOT NULL, outputs " + outputs + " NOT NULL, recorded_at TIMESTAMP NOT NULL, "
+        + "request_hash BIGINT, caller VARCHAR(128), CONSTRAINT " + name + "_" + keyName
+        + " PRIMARY KEY (invocation_id, pkey, function_name));\n"
+        + "PARTITION TABLE " + name + " ON COLUMN pkey;\n"
+        + (timeIndex ? "CREATE INDEX " + name + "_BY_TIME ON " + name + " (recorded_at);\n" : "")
+        + "CREATE PROCEDURE P_" + name + " PARTITION ON TABLE " + name + " COLUMN pkey PARAMETER 0 AS INSERT INTO "
+        + name + " (pkey, invocation_id, function_name, outputs, recorded_at, request_hash, caller) "
+        + "VALUES (?, ?, ?, ?, NOW, ?, ?);\n";
+  }
+
+  public static void main(String[] args) throws Exception {
+    measure(args);
+    System.exit(0); // VoltDB leaves non-daemon threads behind after an embedded shutdown
+  }
+
+  private static void measure(String[] args) throws Exception {
+    int calls = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
+    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+    try (ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.embedded(2))) {
+      StringBuilder ddl = new StringBuilder("CREATE TABLE M_COUNTER (k BIGINT NOT NULL, v BIGINT NOT NULL, "
+          + "PRIMARY KEY (k));\nPARTITION TABLE M_COUNTER ON COLUMN k;\nCREATE PROCEDURE P_COUNTER PARTITION ON TABLE "
+          + "M_COUNTER COLUMN k PARAMETER 0 AS UPDATE M_COUNTER SET v = v + 1 WHERE k = ?;\n");
+      LAYOUTS.values().forEach(ddl::append);
+      db.loadSchema(ddl.toString());
+      Client client = db.client();
+      for (long k = 0; k < 1000; k++) {
+        client.callProcedure("M_COUNTER.insert", k, 0L);
+      }
+      Map<String, List<Double>> micros = new LinkedHashMap<>();
+      List<String> names = new ArrayList<>(List.of("counter-update"));
+      names.addAll(LAYOUTS.keySet());
+      for (int round = 0; round <= rounds; round++) { // round 0 warms up
+        for (String name : names) {
+          double perCall = run(client, name, calls);
+          if (round > 0) {
+            micros.computeIfAbsent(name, n -> new ArrayList<>()).add(perCall);
+          }
+        }
+      }
+      System.out.printf(Locale.ROOT, "%-16s %s%n", "procedure", "site CPU µs per call, by round");
+      micros.forEach((name, values) -> System.out.printf(Locale.ROOT, "%-16s %s%n", name,
+          values.stream().map(v -> String.format(Locale.ROOT, "%6.2f", v)).toList()));
+    }
+  }
+
+  private static final byte[] OUTPUTS = "[{\"v\":12345}]".getBytes(StandardCharsets.UTF_8);
+
+  private static double run(Client client, String name, int calls) throws Exception {
+    String procedure = name.equals("counter-update") ? "P_COUNTER"
+        : "P_" + LAYOUTS.get(name).substring("CREATE TABLE ".length(), LAYOUTS.get(name).indexOf(' ', 13));
+    Semaphore inFlight = new Semaphore(100);
+    AtomicReference<String> failure = new AtomicReference<>();
+    long before = siteCpuNanos();
+    for (int i = 0; i < calls; i++) {
+      inFlight.acquire();
+      long key = i % 1000;
+      Object[] params = procedure.equals("P_COUNTER") ? new Object[] {key}
+          : new Object[] {key, org.apiary.internal.InvocationIds.next(), "ReadIncrement", OUTPUTS, (long) i, null};
+      client.callProcedure(r -> {
+        if (r.getStatus() != ClientResponse.SUCCESS) {
+          failure.compareAndSet(null, r.getStatusString());
+        }
+        inFlight.release();
+      }, procedure, params);
+    }
+    if (!inFlight.tryAcquire(100, 60, TimeUnit.SECONDS)) {
+      throw new IllegalStateException(name + ": calls still unanswered after 60 s");
+    }
+    if (failure.get() != null) {
+      throw new IllegalStateException(name + " failed: " + failure.get());
+    }
+    return (siteCpuNanos() - before) / 1000.0 / calls;
+  }
+
+  /** CPU time (user + system) of the threads VoltDB names "SP n Site ...". */
+  private static long siteCpuNanos() throws IOException {
+    long ticks = 0;
+    try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+      for (Path task : tasks.toList()) {
+        String comm = Files.readString(task.resolve("comm")).trim();
+        if (comm.startsWith("SP ") && comm.contains("Site")) {
+          String stat = Files.readString(task.resolve("stat"));
+          String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+          ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+        }
+      }
+    }
+    return ticks * 10_000_000L; // 100 ticks per second
+  }
+}
