@@ -16,8 +16,7 @@ public class ReadIncrement extends LocalFunction<Long> {
     QueryResult read = executeSQL().get(0);
     long v = read.firstRow().orElseThrow(() -> new IllegalArgumentException("no counter " + partitionKey()))
         .getLong("v") + 1;
-    queueSQL(PUT, v, partitionKey());
-    executeSQL();
+    queueSQL(PUT, v, partitionKey()); // left queued: it runs when run() returns, in the transaction's last batch
     if (ManualLog.enabled()) {
       ManualLog.reads(functionName(), uniqueId(), "bench_counters", "K", read);
       ManualLog.event(functionName(), uniqueId(), "update", "bench_counters", partitionKey(), v);

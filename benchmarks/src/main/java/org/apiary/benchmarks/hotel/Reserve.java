@@ -46,7 +46,7 @@ public class Reserve extends LocalFunction<Long> {
     long id = uniqueId();
     queueSQL(INSERT, partitionKey(), id, req.userId(), req.inDate(), req.outDate(), req.rooms(),
         plan.getLong("price_cents") * req.rooms() * (req.outDate() - req.inDate()));
-    executeSQL();
+    // left queued: runs when run() returns, in the transaction's last batch
     if (ManualLog.enabled()) {
       ManualLog.reads(functionName(), id, "hotel_users", "USER_ID", r.get(0));
       ManualLog.reads(functionName(), id, "hotel_profiles", "HOTEL_ID", r.get(1));

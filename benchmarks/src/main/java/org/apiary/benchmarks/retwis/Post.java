@@ -16,7 +16,7 @@ public class Post extends LocalFunction<Long> {
     java.time.Instant now = transactionTime();
     long postedAt = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
     queueSQL(INSERT, partitionKey(), id, postedAt, body);
-    executeSQL();
+    // left queued: runs when run() returns, in the transaction's last batch
     if (ManualLog.enabled()) {
       ManualLog.event(functionName(), id, "insert", "retwis_posts", id, body);
     }

@@ -23,7 +23,7 @@ public class CartUpdate extends LocalFunction<Long> {
       throw new IllegalArgumentException("no item " + item);
     }
     queueSQL(PUT, partitionKey(), item, quantity);
-    executeSQL();
+    // left queued: runs when run() returns, in the transaction's last batch
     if (ManualLog.enabled()) {
       ManualLog.reads(functionName(), uniqueId(), "shop_items", "ITEM_ID", found);
       ManualLog.event(functionName(), uniqueId(), "upsert", "shop_carts", List.of(partitionKey(), item), quantity);

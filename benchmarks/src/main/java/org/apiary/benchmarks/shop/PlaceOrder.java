@@ -23,7 +23,7 @@ public class PlaceOrder extends LocalFunction<Long> {
     long order = uniqueId();
     queueSQL(INSERT, partitionKey(), order, total, items);
     queueSQL(EMPTY, partitionKey());
-    executeSQL();
+    // left queued: runs when run() returns, in the transaction's last batch
     if (ManualLog.enabled()) {
       ManualLog.event(functionName(), order, "insert", "shop_orders", List.of(partitionKey(), order), total);
       for (CartContents.CartLine l : lines) {
