@@ -102,6 +102,22 @@ final class VariantRun {
 
   static Outcome run(Workload workload, Variant variant, Plan plan) throws Exception {
     Path dir = Files.createTempDirectory("apiary-bench-" + workload.name() + "-");
+    try {
+      return run(workload, variant, plan, dir);
+    } finally {
+      deleteTree(dir); // the provenance database and spill files of a run are hundreds of MB; nothing reads them after
+    }
+  }
+
+  private static void deleteTree(Path dir) throws java.io.IOException {
+    try (var paths = Files.walk(dir)) {
+      for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+
+  private static Outcome run(Workload workload, Variant variant, Plan plan, Path dir) throws Exception {
     DatabaseConfig config = DatabaseConfig.embedded(plan.partitions());
     if (variant.capture() == Variant.Capture.WRITES || variant.capture() == Variant.Capture.READS_AND_WRITES) {
       config = config.withProvenance(ProvenanceConfig.duckdb(dir.resolve("provenance.duckdb"))

@@ -34,8 +34,21 @@ public final class RecordInsertMicrobenchmark {
     LAYOUTS.put("no-time-index", table("R_NOTIME", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", false, "PK"));
     LAYOUTS.put("inline-strings", table("R_INLINE", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(1048576)",
         true, "PK"));
-    LAYOUTS.put("inline-all", table("R_INLALL", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)", true,
-        "PK"));
+    LAYOUTS.put("bigint-time", "CREATE TABLE R_BIGT (pkey BIGINT NOT NULL, invocation_id VARCHAR(64) NOT NULL, "
+        + "function_name VARCHAR(64) NOT NULL, outputs VARBINARY(1048576) NOT NULL, recorded_ms BIGINT NOT NULL, "
+        + "request_hash BIGINT, caller VARCHAR(128), PRIMARY KEY (invocation_id, pkey, function_name));\n"
+        + "PARTITION TABLE R_BIGT ON COLUMN pkey;\nCREATE INDEX R_BIGT_BY_TIME ON R_BIGT (recorded_ms);\n"
+        + "CREATE PROCEDURE P_R_BIGT PARTITION ON TABLE R_BIGT COLUMN pkey PARAMETER 0 AS INSERT INTO R_BIGT (pkey, "
+        + "invocation_id, function_name, outputs, recorded_ms, request_hash, caller) VALUES (?, ?, ?, ?, "
+        + "SINCE_EPOCH(MILLISECOND, NOW), ?, ?);\n");
+    LAYOUTS.put("integer-key", "CREATE TABLE R_INTK (pkey BIGINT NOT NULL, id_high BIGINT NOT NULL, id_low BIGINT "
+        + "NOT NULL, function_id BIGINT NOT NULL, invocation_id VARCHAR(64) NOT NULL, function_name VARCHAR(64) NOT NULL, "
+        + "outputs VARBINARY(1048576) NOT NULL, recorded_ms BIGINT NOT NULL, request_hash BIGINT, caller VARCHAR(128), "
+        + "PRIMARY KEY (pkey, id_high, id_low, function_id));\n"
+        + "PARTITION TABLE R_INTK ON COLUMN pkey;\nCREATE INDEX R_INTK_BY_TIME ON R_INTK (recorded_ms);\n"
+        + "CREATE PROCEDURE P_R_INTK PARTITION ON TABLE R_INTK COLUMN pkey PARAMETER 0 AS INSERT INTO R_INTK (pkey, "
+        + "id_high, id_low, function_id, invocation_id, function_name, outputs, recorded_ms, request_hash, caller) "
+        + "VALUES (?, ?, ?, ?, ?, ?, ?, SINCE_EPOCH(MILLISECOND, NOW), ?, ?);\n");
     LAYOUTS.put("inline-no-time", table("R_INLNT", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)", false,
         "PK"));
   }
@@ -99,8 +112,11 @@ public final class RecordInsertMicrobenchmark {
     for (int i = 0; i < calls; i++) {
       inFlight.acquire();
       long key = i % 1000;
+      String id = org.apiary.internal.InvocationIds.next();
       Object[] params = procedure.equals("P_COUNTER") ? new Object[] {key}
-          : new Object[] {key, org.apiary.internal.InvocationIds.next(), "ReadIncrement", OUTPUTS, (long) i, null};
+          : procedure.equals("P_R_INTK") ? new Object[] {key, (long) id.hashCode(), (long) i, 7L, id, "ReadIncrement",
+              OUTPUTS, (long) i, null}
+          : new Object[] {key, id, "ReadIncrement", OUTPUTS, (long) i, null};
       client.callProcedure(r -> {
         if (r.getStatus() != ClientResponse.SUCCESS) {
           failure.compareAndSet(null, r.getStatusString());
