@@ -103,7 +103,9 @@ public final class SystemSchema {
                   + org.apiary.runtime.procedure.RecordDenial.class.getName() + ";"))),
       new Migration(7, "Who started each one-transaction invocation (issue 14): a caller column in the recorded-"
           + "outputs tables, so result(id) answers only the invocation's caller (and admins) where credentials are "
-          + "required; the failure-recording and find-by-ID procedures that read and write it", version7()));
+          + "required; the failure-recording and find-by-ID procedures that read and write it", version7()),
+      new Migration(8, "Retention in bounded single-partition steps (issue 10): per table, a procedure that deletes "
+          + "at most a given number of one partition's expired rows, oldest first", version8()));
 
   /** The schema version this code writes: the number of the last migration. */
   public static final int VERSION = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
@@ -222,6 +224,42 @@ public final class SystemSchema {
           + " WHERE invocation_id = ? AND request_hash IS NOT NULL;"));
     }
     return steps;
+  }
+
+  private static List<Step> version8() {
+    List<Step> steps = new ArrayList<>();
+    for (String table : List.of(RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY, INVOCATIONS)) {
+      String procedure = expireProcedure(table);
+      steps.add(Step.createProcedure(procedure, "CREATE PROCEDURE PARTITION ON TABLE " + table + " COLUMN "
+          + (table.equals(INVOCATIONS) ? "invocation_id" : "pkey") + " PARAMETER 0 FROM CLASS "
+          + org.apiary.runtime.procedure.ExpireInvocations.class.getPackageName() + "." + procedure + ";"));
+    }
+    return steps;
+  }
+
+  /**
+   * The single-partition procedure that deletes at most a given number of {@code table}'s expired rows in the
+   * partition its first parameter (a partition key) routes to: parameters key, cutoff timestamp, limit; returns the
+   * rows deleted. For the recorded-outputs tables and {@link #INVOCATIONS} (ended invocations only).
+   */
+  public static String expireProcedure(String table) {
+    return table.equals(INVOCATIONS) ? "ExpireInvocations"
+        : "ExpireRecorded" + switch (table) {
+          case RECORDED_INTEGER -> "Integer";
+          case RECORDED_VARCHAR -> "Varchar";
+          case RECORDED_VARBINARY -> "Varbinary";
+          default -> throw new IllegalArgumentException("no retention procedure for table " + table);
+        };
+  }
+
+  /** The key type {@code @GetPartitionKeys} takes for {@code table}'s partition column. */
+  public static String partitionKeyType(String table) {
+    return switch (table) {
+      case RECORDED_INTEGER -> "INTEGER";
+      case RECORDED_VARBINARY -> "VARBINARY";
+      case RECORDED_VARCHAR, INVOCATIONS -> "STRING";
+      default -> throw new IllegalArgumentException("not a partitioned system table: " + table);
+    };
   }
 
   private static List<Step> version7() {

@@ -113,11 +113,21 @@ public final class InvocationLog {
 
   /**
    * Deletes ended invocations and recorded outputs older than {@code retention} by the database's clock, never a
-   * record of a running invocation: the cutoff is also kept before the start of the oldest running invocation.
+   * record of a running invocation: the cutoff is also kept before the start of the oldest running invocation. It
+   * deletes partition by partition, at most {@value #RETENTION_STEP_ROWS} rows per single-partition transaction, so
+   * no partition waits for more than one step and none waits for the others' (one multi-partition delete of a whole
+   * interval's records stopped every partition until it ended).
    *
    * @return rows deleted
    */
   public long deleteOlderThan(java.time.Duration retention) {
+    return deleteOlderThan(retention, RETENTION_STEP_ROWS);
+  }
+
+  /** The most rows one retention step deletes in one partition. */
+  static final int RETENTION_STEP_ROWS = 2000;
+
+  long deleteOlderThan(java.time.Duration retention, int stepRows) {
     VoltTable clock = db.callAdmin("reading the database clock", "@AdHoc", "SELECT SINCE_EPOCH(MILLISECOND, NOW), "
         + "MIN(started_at) FROM " + SystemSchema.INVOCATIONS + " WHERE status = 'RUNNING'").getResults()[0];
     clock.advanceRow();
@@ -131,11 +141,25 @@ public final class InvocationLog {
     // run that skips the lookup, so no record of the old one may be left.
     long deleted = 0;
     for (String table : SystemSchema.recordedTables()) {
-      deleted += db.callAdmin("deleting old recorded outputs", "@AdHoc",
-          "DELETE FROM " + table + " WHERE recorded_at < ?", cutoff).getResults()[0].asScalarLong();
+      deleted += expire(table, cutoff, stepRows);
     }
-    deleted += db.callAdmin("deleting old invocations", "@AdHoc", "DELETE FROM " + SystemSchema.INVOCATIONS
-        + " WHERE status <> 'RUNNING' AND finished_at < ?", cutoff).getResults()[0].asScalarLong();
+    return deleted + expire(SystemSchema.INVOCATIONS, cutoff, stepRows);
+  }
+
+  /** Runs {@code table}'s retention step in every partition until a step deletes fewer than {@code stepRows}. */
+  private long expire(String table, TimestampType cutoff, int stepRows) {
+    String what = "deleting expired rows of " + table;
+    VoltTable keys = db.callAdmin(what, "@GetPartitionKeys", SystemSchema.partitionKeyType(table)).getResults()[0];
+    long deleted = 0;
+    while (keys.advanceRow()) {
+      Object key = keys.get(1, keys.getColumnType(1));
+      long step;
+      do {
+        step = db.callAdmin(what, SystemSchema.expireProcedure(table), key, cutoff, (long) stepRows)
+            .getResults()[0].asScalarLong();
+        deleted += step;
+      } while (step >= stepRows);
+    }
     return deleted;
   }
 

@@ -191,6 +191,45 @@ class ExactlyOnceHolesTest {
     db.callAdmin("cleaning up", "@AdHoc", "DELETE FROM APIARY_RECORDED_INTEGER WHERE invocation_id = ?", running);
   }
 
+  @Test
+  void retentionDeletesInBoundedSinglePartitionStepsAndStopsNoPartitionForAllOfThem() throws Exception {
+    // More old records and ended invocations than one step deletes, on keys of every partition; one fresh of each.
+    String batch = "expire-" + System.nanoTime() + "-";
+    for (int i = 0; i < 200; i++) {
+      db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER (pkey, invocation_id, "
+          + "function_name, outputs, recorded_at) VALUES (?, ?, 'h_bump', x'5B5D', DATEADD(HOUR, -2, NOW))",
+          (long) i, batch + i);
+      db.callAdmin("logging", "@AdHoc", "INSERT INTO APIARY_INVOCATIONS (invocation_id, graph, graph_version, "
+          + "request, frontend, status, attempts, started_at, finished_at) VALUES (?, 'h_flaky', 1, x'7B7D', 'gone', "
+          + "'OK', 1, DATEADD(HOUR, -2, NOW), DATEADD(HOUR, -2, NOW))", batch + i);
+    }
+    db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER (pkey, invocation_id, "
+        + "function_name, outputs, recorded_at) VALUES (1, ?, 'h_bump', x'5B5D', NOW)", batch + "fresh");
+    long multiPartitionWritesBefore = multiPartitionWrites();
+    long deleted = new InvocationLog(db).deleteOlderThan(Duration.ofHours(1), 30);
+    assertEquals(0, multiPartitionWrites() - multiPartitionWritesBefore,
+        "a retention pass ran a multi-partition write, which stops every partition while it deletes");
+    assertTrue(deleted >= 400, "deleted " + deleted);
+    assertEquals(0, scalar("SELECT COUNT(*) FROM APIARY_RECORDED_INTEGER WHERE invocation_id LIKE ? "
+        + "AND invocation_id <> ?", batch + "%", batch + "fresh"));
+    assertEquals(0, scalar("SELECT COUNT(*) FROM APIARY_INVOCATIONS WHERE invocation_id LIKE ?", batch + "%"));
+    assertEquals(1, scalar("SELECT COUNT(*) FROM APIARY_RECORDED_INTEGER WHERE invocation_id = ?", batch + "fresh"));
+    db.callAdmin("cleaning up", "@AdHoc", "DELETE FROM APIARY_RECORDED_INTEGER WHERE invocation_id = ?",
+        batch + "fresh");
+  }
+
+  /** Multi-partition read-write ad hoc transactions VoltDB has run so far. */
+  private long multiPartitionWrites() {
+    VoltTable stats = db.callAdmin("reading procedure statistics", "@Statistics", "PROCEDURE", 0).getResults()[0];
+    long count = 0;
+    while (stats.advanceRow()) {
+      if (stats.getString("PROCEDURE").endsWith("AdHoc_RW_MP")) {
+        count += stats.getLong("INVOCATIONS");
+      }
+    }
+    return count;
+  }
+
   // 5. Re-registering a graph.
 
   @Test
