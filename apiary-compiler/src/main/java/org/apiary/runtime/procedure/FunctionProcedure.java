@@ -58,8 +58,6 @@ public abstract class FunctionProcedure extends VoltProcedure {
   /** Whether any of the function's statements writes. */
   private boolean writes;
   private SQLStmt record;
-  /** The table {@link #record} inserts into. */
-  private String recordedTable = "";
   private boolean recordsCaller;
 
   /** Facts the compiler established about one statement. */
@@ -99,8 +97,6 @@ public abstract class FunctionProcedure extends VoltProcedure {
   protected final void bindRecording(SQLStmt find, SQLStmt insert) {
     this.findRecorded = find;
     this.record = insert;
-    java.util.regex.Matcher into = java.util.regex.Pattern.compile("(?i)INSERT\\s+INTO\\s+(\\w+)").matcher(insert.getText());
-    this.recordedTable = into.find() ? into.group(1) : "";
   }
 
   /**
@@ -198,7 +194,8 @@ public abstract class FunctionProcedure extends VoltProcedure {
       try {
         tables = voltExecuteSQL(true);
       } catch (ConstraintFailureException e) {
-        if (call.record() && recordedTable.equalsIgnoreCase(e.getTableName())) {
+        if (call.record() && e.getTableName() != null
+            && SystemSchema.recordedTables().contains(e.getTableName().toUpperCase(java.util.Locale.ROOT))) {
           // Only a first run skipped the lookup; a concurrent retry recorded this instance first. Roll back.
           throw new VoltAbortException(FunctionErrors.encode(functionName, new RecordedElsewhereException(
               "outputs of function '" + functionName + "' for invocation " + call.invocationId()
