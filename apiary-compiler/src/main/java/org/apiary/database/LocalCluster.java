@@ -235,37 +235,16 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   private static void awaitLogin(Node n, long deadline, Duration timeout) {
-    org.voltdb.client.ClientConfig cc = new org.voltdb.client.ClientConfig();
-    cc.setConnectionResponseTimeout(5_000);
-    cc.setProcedureCallTimeout(5_000);
-    IOException last = null;
-    while (System.nanoTime() < deadline) {
-      if (!n.process.isAlive()) {
-        throw new DatabaseException("VoltDB node " + n.index + " exited while starting");
-      }
-      org.voltdb.client.Client client = org.voltdb.client.ClientFactory.createClient(cc);
-      try {
-        client.createConnection("127.0.0.1", n.clientPort);
-        return;
-      } catch (IOException e) {
-        last = e;
-      } finally {
-        try {
-          client.close();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new DatabaseException("interrupted while waiting for VoltDB node " + n.index, e);
-        }
-      }
-      try {
-        Thread.sleep(200);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new DatabaseException("interrupted while waiting for VoltDB node " + n.index, e);
-      }
+    Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    try {
+      ApiaryDatabase.connect(List.of(n.clientAddress()), left, Duration.ofSeconds(5)).close();
+    } catch (DatabaseException e) {
+      throw new DatabaseException("VoltDB node " + n.index + " listened on port " + n.clientPort + " but did not "
+          + "take a client's login within " + timeout + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DatabaseException("interrupted while waiting for VoltDB node " + n.index, e);
     }
-    throw new DatabaseException("VoltDB node " + n.index + " listened on port " + n.clientPort + " but did not take "
-        + "a client's login within " + timeout + (last == null ? "" : ": " + last.getMessage()));
   }
 
   /** Runs one {@code voltdb} command to completion in its own JVM, within {@code timeout}, its output in {@code log}. */
