@@ -64,6 +64,13 @@ public final class SystemSchema {
   /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
   private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
 
+  /** Retention's procedure per table (see {@link #expireProcedure}); before MIGRATIONS, whose initializer reads it. */
+  private static final Map<String, Class<?>> EXPIRE_PROCEDURES = Map.of(
+      RECORDED_INTEGER, org.apiary.runtime.procedure.ExpireRecordedInteger.class,
+      RECORDED_VARCHAR, org.apiary.runtime.procedure.ExpireRecordedVarchar.class,
+      RECORDED_VARBINARY, org.apiary.runtime.procedure.ExpireRecordedVarbinary.class,
+      INVOCATIONS, org.apiary.runtime.procedure.ExpireInvocations.class);
+
   /**
    * Every step of the system schema, in order: migration {@code n} brings a database from version {@code n - 1}
    * (or, for the first, from nothing or version 3) to version {@code n}, and {@link #VERSION} is the last one's.
@@ -228,12 +235,9 @@ public final class SystemSchema {
 
   private static List<Step> version8() {
     List<Step> steps = new ArrayList<>();
-    for (String table : List.of(RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY, INVOCATIONS)) {
-      String procedure = expireProcedure(table);
-      steps.add(Step.createProcedure(procedure, "CREATE PROCEDURE PARTITION ON TABLE " + table + " COLUMN "
-          + (table.equals(INVOCATIONS) ? "invocation_id" : "pkey") + " PARAMETER 0 FROM CLASS "
-          + org.apiary.runtime.procedure.ExpireInvocations.class.getPackageName() + "." + procedure + ";"));
-    }
+    EXPIRE_PROCEDURES.forEach((table, procedure) -> steps.add(Step.createProcedure(procedure.getSimpleName(),
+        "CREATE PROCEDURE PARTITION ON TABLE " + table + " COLUMN " + (table.equals(INVOCATIONS) ? "invocation_id"
+            : "pkey") + " PARAMETER 0 FROM CLASS " + procedure.getName() + ";")));
     return steps;
   }
 
@@ -243,13 +247,11 @@ public final class SystemSchema {
    * rows deleted. For the recorded-outputs tables and {@link #INVOCATIONS} (ended invocations only).
    */
   public static String expireProcedure(String table) {
-    return table.equals(INVOCATIONS) ? "ExpireInvocations"
-        : "ExpireRecorded" + switch (table) {
-          case RECORDED_INTEGER -> "Integer";
-          case RECORDED_VARCHAR -> "Varchar";
-          case RECORDED_VARBINARY -> "Varbinary";
-          default -> throw new IllegalArgumentException("no retention procedure for table " + table);
-        };
+    Class<?> procedure = EXPIRE_PROCEDURES.get(table);
+    if (procedure == null) {
+      throw new IllegalArgumentException("no retention procedure for table " + table);
+    }
+    return procedure.getSimpleName();
   }
 
   /** The key type {@code @GetPartitionKeys} takes for {@code table}'s partition column. */
