@@ -9,9 +9,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -56,14 +53,12 @@ import org.apiary.internal.wire.WireRequest;
  * callbacks on its network thread): a hand-over to another thread per reply cost more than half the client's
  * throughput on a 2-core machine. So keep callbacks short and never block in them; use {@code thenApplyAsync} and
  * friends with your own executor for slow work. A callback may start further {@code ...Async} calls; the blocking
- * methods called from a callback throw {@link IllegalStateException} instead of deadlocking. Failures raised by
- * {@link #close()} complete on {@value #CALLBACK_THREAD_NAME} or the closing thread.
+ * methods called from a callback throw {@link IllegalStateException} instead of deadlocking. The calls still open
+ * when {@link #close()} is called fail on the closing thread.
  *
  * <p>Close the client when done: {@link #close()} fails the calls still in flight and releases the sockets.
  */
 public final class ApiaryClient implements AutoCloseable {
-  /** The name of the thread that completes the futures returned by the {@code ...Async} methods. */
-  public static final String CALLBACK_THREAD_NAME = "apiary-client-callbacks";
 
   private static final System.Logger LOG = System.getLogger(ApiaryClient.class.getName());
   private static final Duration WAIT_MARGIN = Duration.ofSeconds(1);
@@ -72,28 +67,14 @@ public final class ApiaryClient implements AutoCloseable {
 
   private final ClientConfig config;
   private final ClientIoLoop io;
-  /**
-   * Completes the futures handed to callers. One thread: the I/O thread completes only internal futures, and their
-   * hand-over to callers' futures runs here, so callers' callbacks never run on the I/O thread.
-   */
-  private final ExecutorService callbacks;
   /** Every call not yet completed, so that close() or an I/O failure can fail them all. */
   private final Set<PendingCall> live = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile Throwable ioFailure;
-  private volatile Thread callbackThread;
 
   private ApiaryClient(ClientConfig config) {
     this.config = config;
     this.io = new ClientIoLoop(config, this::ioFailed);
-    this.callbacks = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
-        task -> {
-          Thread thread = new Thread(task, CALLBACK_THREAD_NAME);
-          thread.setDaemon(true);
-          callbackThread = thread;
-          return thread;
-        },
-        (task, executor) -> task.run()); // only after close(): deliver the last failures on the calling thread
   }
 
   /**
@@ -105,12 +86,7 @@ public final class ApiaryClient implements AutoCloseable {
   public static ApiaryClient connect(ClientConfig config) {
     Objects.requireNonNull(config, "config");
     ApiaryClient client = new ApiaryClient(config);
-    try {
-      client.io.start();
-    } catch (RuntimeException e) {
-      client.callbacks.shutdown();
-      throw e;
-    }
+    client.io.start();
     return client;
   }
 
@@ -146,8 +122,8 @@ public final class ApiaryClient implements AutoCloseable {
   }
 
   /**
-   * Runs a graph without waiting. The future completes on the {@value #CALLBACK_THREAD_NAME} thread, with the
-   * result or with one of the exceptions {@link #invoke(InvocationRequest)} throws; a request larger than
+   * Runs a graph without waiting. The future completes on the client's I/O thread (see the class comment: keep its
+   * callbacks short), or on the thread that closes the client if it closes first, with the result or with one of the exceptions {@link #invoke(InvocationRequest)} throws; a request larger than
    * {@link ClientConfig#maxRequestBytes()} gives an already failed future.
    *
    * @throws IllegalStateException if the client is closed
@@ -231,9 +207,8 @@ public final class ApiaryClient implements AutoCloseable {
   /**
    * Stops the I/O thread (waiting at most 5 s), fails every call still in flight with an {@link ApiaryException}
    * saying the client closed (such an invocation may have run; retry it with the same ID elsewhere), and releases
-   * the sockets. When it returns, the futures of those calls have been failed too (unless a callback keeps the
-   * callback thread busy for more than 5 s). Calling it again does nothing; any other method then throws
-   * {@link IllegalStateException}.
+   * the sockets. When it returns, the futures of those calls have been failed too, on this thread. Calling it again
+   * does nothing; any other method then throws {@link IllegalStateException}.
    */
   @Override
   public void close() {
@@ -245,17 +220,6 @@ public final class ApiaryClient implements AutoCloseable {
           + " ms; failing its calls anyway");
     }
     failAll(null);
-    callbacks.shutdown(); // runs the failures just queued, then its thread ends
-    if (Thread.currentThread() != callbackThread) {
-      try {
-        if (!callbacks.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-          LOG.log(WARNING, "a callback has kept the " + CALLBACK_THREAD_NAME + " thread busy for over "
-              + CLOSE_TIMEOUT.toMillis() + " ms; some futures may be failed only after close() returns");
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
   }
 
   private void ensureOpen() {
