@@ -123,7 +123,8 @@ public final class ApiaryClient implements AutoCloseable {
 
   /**
    * Runs a graph without waiting. The future completes on the client's I/O thread (see the class comment: keep its
-   * callbacks short), or on the thread that closes the client if it closes first, with the result or with one of the exceptions {@link #invoke(InvocationRequest)} throws; a request larger than
+   * callbacks short), or on the thread that closes the client if it closes first, with the result or with one of
+   * the exceptions {@link #invoke(InvocationRequest)} throws; a request larger than
    * {@link ClientConfig#maxRequestBytes()} gives an already failed future.
    *
    * @throws IllegalStateException if the client is closed
