@@ -115,7 +115,7 @@ public final class CapacityCheck {
             Duration.ofSeconds(seconds), OpenLoop.Arrivals.UNIFORM, 5_000, Duration.ofSeconds(10), false), 1);
         double elapsed = (System.nanoTime() - start) / 1e9;
         Map<String, Long> after = cpuTicks(pids);
-        long completed = Math.round(p.achieved() * seconds);
+        long completed = p.all().count();
         System.out.printf(Locale.ROOT, "capacity load: offered %.0f/s, achieved %.0f/s, p50 %.2f ms, p99 %.2f ms, "
             + "errors %d%s%n", p.offered(), p.achieved(), p.all().p50Ms(), p.all().p99Ms(), p.errors(),
             p.firstError() == null ? "" : " (first: " + p.firstError() + ")");
