@@ -36,9 +36,17 @@ public final class OpenLoop {
    *
    * @param timeline whether to print, after the point, each 100 ms of scheduled time whose slowest measured request
    *     took over {@value #SLOW_BUCKET_MS} ms (with its wall-clock start, to line up with GC logs and profiles)
+   * @param progress if not {@code null}, how often to print, during the measured window, what the last interval
+   *     achieved (throughput, latency, errors) and this process's heap after its last GC and resident memory: a soak
    */
   public record Settings(Duration warmup, Duration measure, Arrivals arrivals, int maxInFlight, Duration drain,
-                         boolean timeline) {}
+                         boolean timeline, Duration progress) {
+    /** Settings without progress lines. */
+    public Settings(Duration warmup, Duration measure, Arrivals arrivals, int maxInFlight, Duration drain,
+                    boolean timeline) {
+      this(warmup, measure, arrivals, maxInFlight, drain, timeline, null);
+    }
+  }
 
   /** A timeline bucket is printed if its slowest request took longer than this. */
   static final long SLOW_BUCKET_MS = 20;
@@ -81,6 +89,31 @@ public final class OpenLoop {
 
   private OpenLoop() {}
 
+  /**
+   * Prints, every {@code every} from {@code measureFrom} on, the interval's measured completions per second, their
+   * latency, the errors, the heap after the last GC and the resident memory of this process.
+   */
+  private static java.util.concurrent.ScheduledExecutorService startProgress(Duration every, long measureFrom,
+                                                                          Recorder interval, AtomicLong errors) {
+    var timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "open-loop-progress");
+      t.setDaemon(true);
+      return t;
+    });
+    long first = Math.max(0, measureFrom - System.nanoTime());
+    long period = every.toNanos();
+    timer.schedule(() -> interval.getIntervalHistogram(), first, TimeUnit.NANOSECONDS); // drop the warm-up's
+    timer.scheduleAtFixedRate(() -> {
+      Histogram h = interval.getIntervalHistogram();
+      System.out.printf(java.util.Locale.ROOT, "progress %6.0f s: %,8.0f req/s  p50 %7.2f ms  p99 %8.2f ms  "
+              + "errors %d  heap after last GC %,d MB  resident %,d MB%n",
+          (System.nanoTime() - measureFrom) / 1e9, h.getTotalCount() / (period / 1e9),
+          h.getValueAtPercentile(50) / 1e6, h.getValueAtPercentile(99) / 1e6, errors.getAndSet(0),
+          ProcessMemory.heapAfterLastGcBytes() >> 20, ProcessMemory.residentBytes() >> 20);
+    }, first + period, period, TimeUnit.NANOSECONDS);
+    return timer;
+  }
+
   /** Runs {@code workload}'s mix at {@code rate} requests per second through {@code send}. */
   public static Point run(Workload workload, Function<Request, CompletableFuture<?>> send, double rate,
                           Settings settings, long seed) throws InterruptedException {
@@ -107,57 +140,71 @@ public final class OpenLoop {
     AtomicLongArray slowest = new AtomicLongArray(buckets);
     AtomicLongArray counts = new AtomicLongArray(buckets);
     long wallStart = System.currentTimeMillis();
-    while (true) {
-      offset += settings.arrivals() == Arrivals.UNIFORM ? intervalNs : -Math.log(1 - random.nextDouble()) * intervalNs;
-      long scheduled = start + (long) offset;
-      if (scheduled - stopAt >= 0) {
-        break;
-      }
-      long wait = scheduled - System.nanoTime();
-      if (wait > 20_000) {
-        LockSupport.parkNanos(wait);
-      }
-      Request request = workload.next(random);
-      boolean measured = scheduled - measureFrom >= 0;
-      if (measured && cpuFrom < 0) {
-        cpuFrom = processCpuNanos();
-      }
-      long id = seq++;
-      if (!slots.tryAcquire(Math.max(1, stopAt - System.nanoTime()) + settings.drain().toNanos(), TimeUnit.NANOSECONDS)) {
-        break; // nothing completes any more: the drain below counts what is outstanding
-      }
-      if (measured) {
-        outstanding.put(id, scheduled);
-      }
-      CompletableFuture<?> sent;
-      try {
-        sent = send.apply(request);
-      } catch (RuntimeException e) {
-        sent = CompletableFuture.failedFuture(e);
-      }
-      sent.whenComplete((r, err) -> {
-        long now = System.nanoTime();
-        slots.release();
-        if (!measured || outstanding.remove(id) == null) {
-          return;
+    Recorder interval = new Recorder(3);
+    AtomicLong intervalErrors = new AtomicLong();
+    java.util.concurrent.ScheduledExecutorService progress = settings.progress() == null ? null
+        : startProgress(settings.progress(), measureFrom, interval, intervalErrors);
+    try {
+      while (true) {
+        offset += settings.arrivals() == Arrivals.UNIFORM ? intervalNs
+            : -Math.log(1 - random.nextDouble()) * intervalNs;
+        long scheduled = start + (long) offset;
+        if (scheduled - stopAt >= 0) {
+          break;
         }
-        if (err != null) {
-          errors.incrementAndGet();
-          firstError.compareAndSet(null, String.valueOf(err.getMessage()));
-          return;
+        long wait = scheduled - System.nanoTime();
+        if (wait > 20_000) {
+          LockSupport.parkNanos(wait);
         }
-        long latency = now - scheduled;
-        if (buckets > 0) {
-          int b = (int) Math.min(buckets - 1, (scheduled - start) / BUCKET_NANOS);
-          slowest.accumulateAndGet(b, latency, Math::max);
-          counts.incrementAndGet(b);
+        Request request = workload.next(random);
+        boolean measured = scheduled - measureFrom >= 0;
+        if (measured && cpuFrom < 0) {
+          cpuFrom = processCpuNanos();
         }
-        all.recordValue(latency);
-        perOp.get(request.operation()).recordValue(latency);
-        if (now - stopAt < 0) {
-          completed.incrementAndGet();
+        long id = seq++;
+        if (!slots.tryAcquire(Math.max(1, stopAt - System.nanoTime()) + settings.drain().toNanos(),
+            TimeUnit.NANOSECONDS)) {
+          break; // nothing completes any more: the drain below counts what is outstanding
         }
-      });
+        if (measured) {
+          outstanding.put(id, scheduled);
+        }
+        CompletableFuture<?> sent;
+        try {
+          sent = send.apply(request);
+        } catch (RuntimeException e) {
+          sent = CompletableFuture.failedFuture(e);
+        }
+        sent.whenComplete((r, err) -> {
+          long now = System.nanoTime();
+          slots.release();
+          if (!measured || outstanding.remove(id) == null) {
+            return;
+          }
+          if (err != null) {
+            errors.incrementAndGet();
+            intervalErrors.incrementAndGet();
+            firstError.compareAndSet(null, String.valueOf(err.getMessage()));
+            return;
+          }
+          long latency = now - scheduled;
+          interval.recordValue(latency);
+          if (buckets > 0) {
+            int b = (int) Math.min(buckets - 1, (scheduled - start) / BUCKET_NANOS);
+            slowest.accumulateAndGet(b, latency, Math::max);
+            counts.incrementAndGet(b);
+          }
+          all.recordValue(latency);
+          perOp.get(request.operation()).recordValue(latency);
+          if (now - stopAt < 0) {
+            completed.incrementAndGet();
+          }
+        });
+      }
+    } finally {
+      if (progress != null) {
+        progress.shutdownNow();
+      }
     }
     long cpuTo = processCpuNanos();
     long drainUntil = Math.max(System.nanoTime(), stopAt) + settings.drain().toNanos();

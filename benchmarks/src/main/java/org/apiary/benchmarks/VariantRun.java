@@ -30,6 +30,7 @@ import org.apiary.internal.Invocation;
 import org.apiary.internal.Json;
 import org.apiary.runtime.FunctionCatalog;
 import org.apiary.runtime.FunctionInvoker;
+import org.apiary.runtime.SystemSchema;
 import org.apiary.runtime.provenance.ExportBacklog;
 import org.apiary.runtime.provenance.ServerProvenance;
 
@@ -39,17 +40,20 @@ import org.apiary.runtime.provenance.ServerProvenance;
  * points: the workload's fixed offered loads and a sweep of fractions of the saturated throughput.
  */
 final class VariantRun {
-  /** How long and how hard to measure. */
   /**
    * How a variant is measured.
    *
-   * @param hold if not {@code null}, one load point at this rate instead of the sweep and the fixed loads (profiling)
+   * @param hold if not {@code null}, one load point at this rate instead of the sweep and the fixed loads (profiling,
+   *     or a soak)
    * @param timeline whether each load point prints its slow 100 ms stretches ({@link OpenLoop.Settings#timeline})
+   * @param progress if not {@code null}, a held load prints what each such interval achieved
+   *     ({@link OpenLoop.Settings#progress})
+   * @param retention if not {@code null}, the frontend's retention of ended invocations and recorded outputs (its
+   *     cleanup runs every quarter of it), so a soak deletes while it loads; otherwise the frontend's default
    */
   record Plan(Workload.Scale scale, Duration warmup, Duration measure, int doublings, int bisections,
-              double p99BoundMs, int partitions, OpenLoop.Arrivals arrivals, Double hold, boolean timeline) {}
-
-
+              double p99BoundMs, int partitions, OpenLoop.Arrivals arrivals, Double hold, boolean timeline,
+              Duration progress, Duration retention) {}
 
   /** What a variant achieved; serialized as one JSON line for the parent process. */
   record Outcome(String variant, List<OpenLoop.Point> fixed, List<OpenLoop.Point> sweep, long provenanceRows,
@@ -132,9 +136,13 @@ final class VariantRun {
       if (variant.capture() == Variant.Capture.MANUAL_LOG) {
         ManualLog.open(dir.resolve("manual-log.jsonl"));
       }
-      try (SystemUnderTest sut = SystemUnderTest.start(db, workload, variant, graphs)) {
+      FrontendConfig frontendConfig = FrontendConfig.defaults().withInvocationLog(variant.invocationLog());
+      if (plan.retention() != null) {
+        frontendConfig = frontendConfig.withRetention(plan.retention(), plan.retention().dividedBy(4));
+      }
+      try (SystemUnderTest sut = SystemUnderTest.start(db, workload, variant, graphs, frontendConfig)) {
         OpenLoop.Settings settings = new OpenLoop.Settings(plan.warmup(), plan.measure(), plan.arrivals(), 5_000,
-            Duration.ofSeconds(10), plan.timeline());
+            Duration.ofSeconds(10), plan.timeline(), plan.progress());
         long[] seed = {1};
         Function<Double, OpenLoop.Point> measure = load -> {
           try {
@@ -151,7 +159,16 @@ final class VariantRun {
                 Duration.ofSeconds(10), false), 0);
         if (plan.hold() != null) {
           System.out.println("holding " + plan.hold() + " req/s in process " + ProcessHandle.current().pid());
-          return new Outcome(variant.id(), List.of(measure.apply(plan.hold())), List.of(), 0, null);
+          long heapBefore = ProcessMemory.heapAfterFullGcBytes();
+          long residentBefore = ProcessMemory.residentBytes();
+          long systemRowsBefore = systemRows(db);
+          OpenLoop.Point held = measure.apply(plan.hold());
+          String memory = String.format(java.util.Locale.ROOT, "heap after full GC %,d -> %,d MB, resident %,d -> "
+                  + "%,d MB, recorded outputs and logged invocations %,d -> %,d rows", heapBefore >> 20,
+              ProcessMemory.heapAfterFullGcBytes() >> 20, residentBefore >> 20, ProcessMemory.residentBytes() >> 20,
+              systemRowsBefore, systemRows(db));
+          System.out.println(memory);
+          return new Outcome(variant.id(), List.of(held), List.of(), 0, memory);
         }
         // The sweep first: a fixed load above what the variant sustains leaves a backlog behind.
         List<OpenLoop.Point> sweep = search(measure, workload.fixedLoads(plan.scale()).get(0) / 2, plan);
@@ -171,6 +188,18 @@ final class VariantRun {
         return new Outcome(variant.id(), fixed, sweep, provenanceRows, note);
       }
     }
+  }
+
+  /** Rows retention keeps in check: every recorded-outputs table's and the invocation log's. */
+  private static long systemRows(ApiaryDatabase db) {
+    long rows = 0;
+    List<String> tables = new ArrayList<>(SystemSchema.recordedTables());
+    tables.add(SystemSchema.INVOCATIONS);
+    for (String table : tables) {
+      rows += db.callAdmin("counting " + table, "@AdHoc", "SELECT COUNT(*) FROM " + table).getResults()[0]
+          .asScalarLong();
+    }
+    return rows;
   }
 
   /**
@@ -209,8 +238,8 @@ final class VariantRun {
       this.resources = resources;
     }
 
-    static SystemUnderTest start(ApiaryDatabase db, Workload workload, Variant variant, List<RegisteredGraph> graphs)
-        throws Exception {
+    static SystemUnderTest start(ApiaryDatabase db, Workload workload, Variant variant, List<RegisteredGraph> graphs,
+                                 FrontendConfig frontendConfig) throws Exception {
       if (variant == Variant.RAW_VOLTDB) {
         return direct(db, graphs);
       }
@@ -222,8 +251,7 @@ final class VariantRun {
         resources.add(servers);
         endpoint = servers.endpoint();
       } else {
-        FrontendServer frontend = FrontendServer.start(db,
-            FrontendConfig.defaults().withInvocationLog(variant.invocationLog()));
+        FrontendServer frontend = FrontendServer.start(db, frontendConfig);
         resources.add(frontend);
         endpoint = frontend.endpoint();
       }

@@ -62,6 +62,16 @@ public final class WorkloadBenchmark implements Callable<Integer> {
       + "achieved and its CPU per request; the log names the process to attach a profiler to.")
   Double hold;
 
+  @Option(names = "--progress", paramLabel = "SECONDS", description = "With --hold (a soak): print every SECONDS "
+      + "what the interval achieved, with the process's heap after its last GC and resident memory; the held point "
+      + "also reports heap after a full GC and resident memory before and after.")
+  Integer progress;
+
+  @Option(names = "--retention", paramLabel = "SECONDS", description = "The frontend's retention of ended "
+      + "invocations and recorded outputs (cleanup every quarter of it), so a long held load deletes while it runs "
+      + "(default: the frontend's, an hour).")
+  Integer retention;
+
   @Option(names = "--timeline", description = "Each load point prints, in its variant's log, every 100 ms whose "
       + "slowest request took over 20 ms, with its wall-clock time (to line up with GC logs and profiles).")
   boolean timeline;
@@ -94,7 +104,8 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     int w = warmup != null ? warmup : quick ? 1 : 2;
     int s = seconds != null ? seconds : quick ? 2 : 5;
     return new VariantRun.Plan(scale, Duration.ofSeconds(w), Duration.ofSeconds(s), quick ? 1 : 10,
-        quick ? 0 : bisections, p99BoundMs, partitions, arrivals, hold, timeline);
+        quick ? 0 : bisections, p99BoundMs, partitions, arrivals, hold, timeline,
+        progress == null ? null : Duration.ofSeconds(progress), retention == null ? null : Duration.ofSeconds(retention));
   }
 
   @Override
@@ -114,6 +125,12 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     variants.forEach(Variant::byId);
     if (hold != null && !(hold > 0)) {
       throw new CommandLine.ParameterException(new CommandLine(this), "--hold must be a positive rate, not " + hold);
+    }
+    if (progress != null && (hold == null || progress < 1)) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--progress needs --hold and at least 1 second");
+    }
+    if (retention != null && retention < 4) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--retention must be at least 4 seconds");
     }
     List<String> workloads = workload.equals("all") ? Workloads.NAMES : List.of(Workloads.byName(workload).name());
     Files.createDirectories(out.resolve("logs"));
@@ -199,8 +216,9 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     stdout.printf(Locale.ROOT, "%n%-18s %10s %10s %9s %9s %9s %8s   (held %,.0f req/s for %d s; round by round)%n",
         "variant", "offered", "achieved", "p50 ms", "p99 ms", "max ms", "cpu µs", hold, plan().measure().toSeconds());
     byVariant.forEach((v, runs) -> runs.forEach(o -> o.fixed().forEach(p -> stdout.printf(Locale.ROOT,
-        "%-18s %10.0f %10.0f %9.2f %9.2f %9.2f %8.0f%n", v, p.offered(), p.achieved(), p.all().p50Ms(),
-        p.all().p99Ms(), p.all().maxMs(), p.cpuMicrosPerRequest()))));
+        "%-18s %10.0f %10.0f %9.2f %9.2f %9.2f %8.0f  errors %d%s%n", v, p.offered(), p.achieved(), p.all().p50Ms(),
+        p.all().p99Ms(), p.all().maxMs(), p.cpuMicrosPerRequest(), p.errors(),
+        o.note() == null ? "" : "  " + o.note()))));
   }
 
   /** Rebuilds the report of a saved run: its outcomes are the variants' fixed-load and sweep points. */
@@ -247,6 +265,12 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     }
     if (timeline) {
       cmd.add("--timeline");
+    }
+    if (progress != null) {
+      cmd.addAll(List.of("--progress", String.valueOf(progress)));
+    }
+    if (retention != null) {
+      cmd.addAll(List.of("--retention", String.valueOf(retention)));
     }
     if (quick) {
       cmd.add("--quick");
