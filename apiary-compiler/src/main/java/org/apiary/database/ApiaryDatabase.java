@@ -43,7 +43,7 @@ public final class ApiaryDatabase implements AutoCloseable {
     EmbeddedServer server = config.isEmbedded() ? EmbeddedServer.start(config) : null;
     List<String> hosts = server != null ? List.of("127.0.0.1:" + server.clientPort()) : config.hosts();
     try {
-      Client client = connect(hosts, config.connectTimeout(), config.callTimeout());
+      Client client = connect(hosts, config.connectTimeout(), config.callTimeout(), config.connectsAs().orElse(null));
       return new ApiaryDatabase(config, server, client, hosts);
     } catch (RuntimeException e) {
       if (server != null) {
@@ -55,7 +55,15 @@ public final class ApiaryDatabase implements AutoCloseable {
 
   /** Opens a client to every address, retrying until {@code timeout}; at least one must answer. */
   public static Client connect(List<String> hostPorts, Duration timeout, Duration callTimeout) {
-    ClientConfig cc = new ClientConfig();
+    return connect(hostPorts, timeout, callTimeout, null);
+  }
+
+  /**
+   * Opens a client to every address as {@code login} ({@code null}: no user, for a database without security),
+   * retrying until {@code timeout}; at least one must answer. A refused login fails at once, naming the user.
+   */
+  public static Client connect(List<String> hostPorts, Duration timeout, Duration callTimeout, DatabaseLogin login) {
+    ClientConfig cc = login == null ? new ClientConfig() : new ClientConfig(login.user(), login.password());
     cc.setProcedureCallTimeout(callTimeout.toMillis());
     cc.setConnectionResponseTimeout(Math.max(callTimeout.toMillis(), 2_000));
     cc.setTopologyChangeAware(hostPorts.size() > 1);
@@ -74,6 +82,13 @@ public final class ApiaryDatabase implements AutoCloseable {
           break;
         } catch (IOException e) {
           last = e;
+          // The server answered and refused: retrying cannot help.
+          if (String.valueOf(e.getMessage()).contains("Authentication rejected")) {
+            closeQuietly(client);
+            throw new DatabaseException("VoltDB at " + address + " refused the login " + (login == null
+                ? "without a user: its security is on; connect with a database login (DatabaseConfig.withLogin)"
+                : "of user '" + login.user() + "': wrong user or password") + " (" + e.getMessage() + ")", e);
+          }
         }
         if (System.nanoTime() > deadline) {
           failures.add(address + " (" + last.getMessage() + ")");
@@ -179,7 +194,7 @@ public final class ApiaryDatabase implements AutoCloseable {
     try {
       if (server != null && server.durable()) {
         stopSnapshot = Snapshots.saveForStop(List.of("127.0.0.1:" + server.adminPort()), config.connectTimeout(),
-            config.callTimeout(), false);
+            config.callTimeout(), false, config.users() == null ? null : config.users().admin());
       }
     } finally {
       try {

@@ -19,6 +19,9 @@ import java.time.Duration;
  * @param snapshotInterval with a data directory: how often VoltDB writes an automatic snapshot, whole seconds, at
  *     least 1 s; default {@link DatabaseConfig#DEFAULT_SNAPSHOT_INTERVAL}
  * @param startTimeout how long to wait for the cluster to start (and, on close, to stop)
+ * @param users VoltDB's security on with these users ({@link DatabaseUsers}; the cluster's own processes connect as
+ *     its administrator), or {@code null} (the default) for a cluster anyone who reaches its loopback ports may use.
+ *     With a data directory, the users of its first start stay
  */
 public record ClusterConfig(
     int hosts,
@@ -27,7 +30,8 @@ public record ClusterConfig(
     ProvenanceConfig provenance,
     Path dataDirectory,
     Duration snapshotInterval,
-    Duration startTimeout) {
+    Duration startTimeout,
+    DatabaseUsers users) {
 
   /** Default time to wait for a cluster to start. */
   public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(120);
@@ -47,27 +51,33 @@ public record ClusterConfig(
   /** A cluster in a temporary directory, without provenance, with the default timeouts. */
   public static ClusterConfig of(int hosts, int sitesPerHost, int kfactor) {
     return new ClusterConfig(hosts, sitesPerHost, kfactor, null, null, DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL,
-        DEFAULT_START_TIMEOUT);
+        DEFAULT_START_TIMEOUT, null);
   }
 
   /** This configuration with provenance captured into {@code value}'s sink ({@code null}: none). */
   public ClusterConfig withProvenance(ProvenanceConfig value) {
-    return new ClusterConfig(hosts, sitesPerHost, kfactor, value, dataDirectory, snapshotInterval, startTimeout);
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, value, dataDirectory, snapshotInterval, startTimeout, users);
   }
 
   /** This configuration with the cluster kept in {@code directory}, durable as {@link #dataDirectory()} says. */
   public ClusterConfig withDataDirectory(Path directory) {
-    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, directory, snapshotInterval, startTimeout);
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, directory, snapshotInterval, startTimeout, users);
   }
 
   /** This configuration with automatic snapshots every {@code interval} (whole seconds, at least 1 s). */
   public ClusterConfig withSnapshotInterval(Duration interval) {
-    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, interval, startTimeout);
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, interval, startTimeout, users);
   }
 
   /** This configuration with another start timeout. */
   public ClusterConfig withStartTimeout(Duration timeout) {
-    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, snapshotInterval, timeout);
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, snapshotInterval, timeout, users);
+  }
+
+  /** This configuration with VoltDB's security on and {@code value}'s users ({@code null}: security off). */
+  public ClusterConfig withUsers(DatabaseUsers value) {
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, snapshotInterval, startTimeout,
+        value);
   }
 
   /** Whether the cluster's data outlives its processes: it has a data directory. */

@@ -31,6 +31,11 @@ import java.util.Objects;
  * @param provenance where captured provenance goes, or {@code null} to capture none (the default). For an external
  *     database this states that the cluster's deployment declares Apiary's export target (see
  *     {@link Deployments}); for an embedded one Apiary declares it.
+ * @param users embedded only: VoltDB's security on with these users ({@link DatabaseUsers}), or {@code null} (the
+ *     default) for a database anyone who reaches its loopback port may use. With a data directory, the users of its
+ *     first open stay
+ * @param login who this process connects as, or {@code null}: none for a database without security, the
+ *     administrator of {@code users} for an embedded one with them ({@link #connectsAs()})
  */
 public record DatabaseConfig(
     Kind kind,
@@ -41,7 +46,9 @@ public record DatabaseConfig(
     List<String> hosts,
     Duration connectTimeout,
     Duration callTimeout,
-    ProvenanceConfig provenance) {
+    ProvenanceConfig provenance,
+    DatabaseUsers users,
+    DatabaseLogin login) {
 
   /** Where the database runs. */
   public enum Kind {
@@ -93,6 +100,10 @@ public record DatabaseConfig(
         parseHost(h);
       }
     }
+    if (kind == Kind.EXTERNAL && users != null) {
+      throw new IllegalArgumentException("an external database's users are in its cluster's deployment (see "
+          + "ClusterConfig.users); connect to it with withLogin");
+    }
     if (kind == Kind.EXTERNAL && dataDirectory != null) {
       throw new IllegalArgumentException("an external database's data directory is the cluster's own (see "
           + "ClusterConfig.dataDirectory); DatabaseConfig.dataDirectory is for an embedded database");
@@ -112,12 +123,14 @@ public record DatabaseConfig(
 
   /** An embedded database with {@code partitions} partitions in a temporary directory, on a free port. */
   public static DatabaseConfig embedded(int partitions) {
-    return new DatabaseConfig(Kind.EMBEDDED, partitions, null, DEFAULT_SNAPSHOT_INTERVAL, 0, List.of(), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null);
+    return new DatabaseConfig(Kind.EMBEDDED, partitions, null, DEFAULT_SNAPSHOT_INTERVAL, 0, List.of(),
+        DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null, null, null);
   }
 
   /** A running VoltDB cluster, reached at one or more {@code host:port} client addresses. */
   public static DatabaseConfig external(String... hostPorts) {
-    return new DatabaseConfig(Kind.EXTERNAL, 0, null, DEFAULT_SNAPSHOT_INTERVAL, 0, List.of(hostPorts), DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null);
+    return new DatabaseConfig(Kind.EXTERNAL, 0, null, DEFAULT_SNAPSHOT_INTERVAL, 0, List.of(hostPorts),
+        DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null, null, null);
   }
 
   /**
@@ -126,7 +139,7 @@ public record DatabaseConfig(
    */
   public DatabaseConfig withDataDirectory(Path directory) {
     return new DatabaseConfig(kind, partitions, directory, snapshotInterval, clientPort, hosts, connectTimeout,
-        callTimeout, provenance);
+        callTimeout, provenance, users, login);
   }
 
   /**
@@ -135,22 +148,46 @@ public record DatabaseConfig(
    */
   public DatabaseConfig withSnapshotInterval(Duration interval) {
     return new DatabaseConfig(kind, partitions, dataDirectory, interval, clientPort, hosts, connectTimeout,
-        callTimeout, provenance);
+        callTimeout, provenance, users, login);
   }
 
   /** This configuration with a fixed client port (embedded only). */
   public DatabaseConfig withClientPort(int port) {
-    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, port, hosts, connectTimeout, callTimeout, provenance);
+    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, port, hosts, connectTimeout,
+        callTimeout, provenance, users, login);
   }
 
   /** This configuration with other timeouts. */
   public DatabaseConfig withTimeouts(Duration connect, Duration call) {
-    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connect, call, provenance);
+    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connect, call,
+        provenance, users, login);
   }
 
   /** This configuration with provenance capture into {@code value}'s sink ({@code null}: no capture). */
   public DatabaseConfig withProvenance(ProvenanceConfig value) {
-    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connectTimeout, callTimeout, value);
+    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connectTimeout,
+        callTimeout, value, users, login);
+  }
+
+  /**
+   * This configuration with VoltDB's security on and {@code value}'s users (embedded only); this process connects as
+   * the administrator unless {@link #withLogin} says otherwise.
+   */
+  public DatabaseConfig withUsers(DatabaseUsers value) {
+    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connectTimeout,
+        callTimeout, provenance, value, login);
+  }
+
+  /** This configuration connecting as {@code value} (a user of the database's deployment). */
+  public DatabaseConfig withLogin(DatabaseLogin value) {
+    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connectTimeout,
+        callTimeout, provenance, users, value);
+  }
+
+  /** Who this process connects as: {@link #login()}, else the administrator of {@link #users()}, else nobody. */
+  public java.util.Optional<DatabaseLogin> connectsAs() {
+    return login != null ? java.util.Optional.of(login)
+        : java.util.Optional.ofNullable(users == null ? null : users.admin());
   }
 
   /** Whether provenance is captured. */

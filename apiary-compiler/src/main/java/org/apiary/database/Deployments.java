@@ -15,32 +15,36 @@ public final class Deployments {
 
   private Deployments() {}
 
-  static String singleNode(int sitesPerHost, ProvenanceConfig provenance, Path spillDefault, Duration snapshotInterval) {
-    return cluster(1, sitesPerHost, 0, provenance, spillDefault, snapshotInterval);
+  static String singleNode(int sitesPerHost, ProvenanceConfig provenance, Path spillDefault, Duration snapshotInterval,
+                           DatabaseUsers users) {
+    return cluster(1, sitesPerHost, 0, provenance, spillDefault, snapshotInterval, users);
   }
 
   /** A deployment for {@code hostCount} hosts without automatic snapshots; {@code provenance} may be {@code null}. */
   public static String cluster(int hostCount, int sitesPerHost, int kfactor, ProvenanceConfig provenance,
                                Path spillDefault) {
-    return cluster(hostCount, sitesPerHost, kfactor, provenance, spillDefault, null);
+    return cluster(hostCount, sitesPerHost, kfactor, provenance, spillDefault, null, null);
   }
 
   /**
    * A deployment for {@code hostCount} hosts; {@code provenance} may be {@code null}; with a {@code snapshotInterval}
    * (whole seconds), automatic snapshots at that interval into each server's {@code voltdbroot/snapshots}, the newest
-   * {@value Snapshots#RETAINED} kept, which a server started on that root restores ({@code null}: none).
+   * {@value Snapshots#RETAINED} kept, which a server started on that root restores ({@code null}: none); with
+   * {@code users}, VoltDB's security on and those users ({@code null}: security off, anyone who reaches the client
+   * port may do anything).
    */
   public static String cluster(int hostCount, int sitesPerHost, int kfactor, ProvenanceConfig provenance,
-                               Path spillDefault, Duration snapshotInterval) {
+                               Path spillDefault, Duration snapshotInterval, DatabaseUsers users) {
     return """
         <?xml version="1.0"?>
         <deployment>
           <cluster hostcount="%d" sitesperhost="%d" kfactor="%d" schema="ddl"/>
           <httpd enabled="false"/>
-        %s%s</deployment>
+        %s%s%s</deployment>
         """.formatted(hostCount, sitesPerHost, kfactor,
             snapshotInterval == null ? "" : Snapshots.deploymentElement(snapshotInterval),
-            provenance == null ? "" : export(provenance, spillDefault));
+            provenance == null ? "" : export(provenance, spillDefault),
+            users == null ? "" : users.deploymentElements());
   }
 
   private static String export(ProvenanceConfig p, Path spillDefault) {
@@ -73,7 +77,22 @@ public final class Deployments {
     }
   }
 
-  private static String xml(String text) {
+  /**
+   * Writes a deployment readable and writable by its owner only (it may hold the sink's password and the database
+   * users' passwords).
+   */
+  public static void write(Path file, String deployment) throws java.io.IOException {
+    java.nio.file.Files.deleteIfExists(file);
+    try {
+      java.nio.file.Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+          java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+    } catch (UnsupportedOperationException e) { // not a POSIX file system
+      java.nio.file.Files.createFile(file);
+    }
+    java.nio.file.Files.writeString(file, deployment);
+  }
+
+  static String xml(String text) {
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
   }
 }

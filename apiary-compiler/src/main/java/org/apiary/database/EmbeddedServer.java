@@ -59,8 +59,8 @@ final class EmbeddedServer implements AutoCloseable {
   private static EmbeddedServer startTemporary(DatabaseConfig config) throws IOException {
     Path root = Files.createTempDirectory("apiary-voltdb-");
     Path deployment = root.resolve("apiary-deployment.xml");
-    Files.writeString(deployment, Deployments.singleNode(config.partitions(), config.provenance(),
-        root.resolve("provenance-spill"), null));
+    Deployments.write(deployment, Deployments.singleNode(config.partitions(), config.provenance(),
+        root.resolve("provenance-spill"), null, config.users()));
 
     int clientPort = config.clientPort() == 0 ? freePort() : config.clientPort();
     VoltDB.Configuration vc = new VoltDB.Configuration();
@@ -92,8 +92,8 @@ final class EmbeddedServer implements AutoCloseable {
     Files.createDirectories(root);
     if (!Snapshots.isInitialized(root)) {
       Path deployment = root.resolve("apiary-deployment.xml");
-      Files.writeString(deployment, Deployments.singleNode(config.partitions(), config.provenance(),
-          root.resolve("provenance-spill"), config.snapshotInterval()));
+      Deployments.write(deployment, Deployments.singleNode(config.partitions(), config.provenance(),
+          root.resolve("provenance-spill"), config.snapshotInterval(), config.users()));
       LocalCluster.run(List.of("initialize", "voltdbroot", root.toString(), "deployment", deployment.toString()),
           root.resolve("initialize.log"), config.connectTimeout());
     }

@@ -159,9 +159,9 @@ public final class LocalCluster implements AutoCloseable {
       Files.createDirectories(dir);
       initialized = initializedNodes(dir, hosts);
       if (!initialized) {
-        Files.writeString(dir.resolve("deployment.xml"), Deployments.cluster(hosts, config.sitesPerHost(),
+        Deployments.write(dir.resolve("deployment.xml"), Deployments.cluster(hosts, config.sitesPerHost(),
             config.kfactor(), config.provenance(), dir.resolve("provenance-spill"),
-            config.isDurable() ? config.snapshotInterval() : null));
+            config.isDurable() ? config.snapshotInterval() : null, config.users()));
       }
     } catch (IOException e) {
       throw new DatabaseException("cannot prepare a directory for the cluster: " + e.getMessage(), e);
@@ -230,14 +230,19 @@ public final class LocalCluster implements AutoCloseable {
     long deadline = System.nanoTime() + timeout.toNanos();
     for (Node n : nodes) {
       EmbeddedServer.awaitListening(n.clientPort, timeout, "VoltDB node " + n.index, n.process::isAlive);
-      awaitLogin(n, deadline, timeout);
+      awaitLogin(n, deadline, timeout, adminLogin());
     }
   }
 
-  private static void awaitLogin(Node n, long deadline, Duration timeout) {
+  /** The administrator's login where the cluster's security is on, else {@code null}. */
+  private DatabaseLogin adminLogin() {
+    return config.users() == null ? null : config.users().admin();
+  }
+
+  private static void awaitLogin(Node n, long deadline, Duration timeout, DatabaseLogin login) {
     Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
     try {
-      ApiaryDatabase.connect(List.of(n.clientAddress()), left, Duration.ofSeconds(5)).close();
+      ApiaryDatabase.connect(List.of(n.clientAddress()), left, Duration.ofSeconds(5), login).close();
     } catch (DatabaseException e) {
       throw new DatabaseException("VoltDB node " + n.index + " listened on port " + n.clientPort + " but did not "
           + "take a client's login within " + timeout + ": " + e.getMessage(), e);
@@ -295,9 +300,10 @@ public final class LocalCluster implements AutoCloseable {
     return nodes.stream().map(Node::clientAddress).toList();
   }
 
-  /** A configuration that connects to this cluster. */
+  /** A configuration that connects to this cluster (as its administrator where its security is on). */
   public DatabaseConfig config() {
-    return DatabaseConfig.external(clientAddresses().toArray(String[]::new)).withProvenance(config.provenance());
+    return DatabaseConfig.external(clientAddresses().toArray(String[]::new)).withProvenance(config.provenance())
+        .withLogin(adminLogin());
   }
 
   /** What this cluster was started with. */
@@ -329,7 +335,7 @@ public final class LocalCluster implements AutoCloseable {
   private void stopCleanly() {
     List<String> alive = nodes.stream().filter(Node::isAlive).map(n -> "127.0.0.1:" + n.adminPort).toList();
     Duration timeout = config.startTimeout();
-    String nonce = Snapshots.saveForStop(alive, timeout, timeout, true);
+    String nonce = Snapshots.saveForStop(alive, timeout, timeout, true, adminLogin());
     awaitExit(timeout);
     for (Node n : nodes) {
       Snapshots.deleteOtherStopSnapshots(Snapshots.snapshotDirectory(n.root), nonce);
@@ -362,12 +368,13 @@ public final class LocalCluster implements AutoCloseable {
    *
    * @param adminAddresses the live nodes' {@link Node#adminAddress() admin addresses}
    * @param timeout how long to wait to connect, and for each call (the snapshot is one)
+   * @param login the administrator's login where the cluster's security is on, else {@code null}
    * @return the stop snapshot's nonce
    * @throws DatabaseException if the nodes cannot be reached or paused, or the snapshot failed (the cluster is then
    *     not asked to shut down; the next start restores the newest automatic snapshot)
    */
-  public static String snapshotAndShutdown(List<String> adminAddresses, Duration timeout) {
-    return Snapshots.saveForStop(adminAddresses, timeout, timeout, true);
+  public static String snapshotAndShutdown(List<String> adminAddresses, Duration timeout, DatabaseLogin login) {
+    return Snapshots.saveForStop(adminAddresses, timeout, timeout, true, login);
   }
 
   /**

@@ -67,12 +67,13 @@ final class Snapshots {
    * {@code shutdown}, asks the servers to shut down (without waiting: they exit without answering).
    *
    * @param adminAddresses {@code host:port} admin addresses of the live servers
+   * @param login the administrator's login where the database's security is on, else {@code null}
    * @return the snapshot's nonce
    * @throws DatabaseException if the database could not be reached or paused, or any part of the snapshot failed
    */
   static String saveForStop(List<String> adminAddresses, Duration connectTimeout, Duration callTimeout,
-                            boolean shutdown) {
-    Client client = ApiaryDatabase.connect(adminAddresses, connectTimeout, callTimeout);
+                            boolean shutdown, DatabaseLogin login) {
+    Client client = ApiaryDatabase.connect(adminAddresses, connectTimeout, callTimeout, login);
     try {
       call(client, "pausing the database before its stop snapshot", "@Pause");
       String nonce = STOP_PREFIX + System.currentTimeMillis();

@@ -58,6 +58,11 @@ public final class SystemSchema {
   public static final String RENEW_LEASE = "ApiaryRenewLease";
   /** Deletes a frontend's lease if it has expired. */
   public static final String EXPIRE_LEASE = "ApiaryExpireLease";
+  /**
+   * Moves every running invocation of a frontend to another (parameters: to, from), a multi-partition write: the
+   * takeover of a dead frontend's invocations.
+   */
+  public static final String REASSIGN_INVOCATIONS = "ApiaryReassignInvocations";
   /** Records a call refused by a graph's access policy in provenance ({@code RecordDenial}). */
   public static final String RECORD_DENIAL = "RecordDenial";
 
@@ -112,7 +117,14 @@ public final class SystemSchema {
           + "outputs tables, so result(id) answers only the invocation's caller (and admins) where credentials are "
           + "required; the failure-recording and find-by-ID procedures that read and write it", version7()),
       new Migration(8, "Retention in bounded single-partition steps (issue 10): per table, a procedure that deletes "
-          + "at most a given number of one partition's expired rows, oldest first", version8()));
+          + "at most a given number of one partition's expired rows, oldest first", version8()),
+      new Migration(9, "A least-privileged VoltDB role for frontends (issue 14): the role "
+          + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " may call procedures and read with SQL, and the "
+          + "takeover's reassignment, an ad-hoc UPDATE until now, becomes a procedure it may call", List.of(
+              new Step(c -> List.of("DROP ROLE " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " IF EXISTS;",
+                  "CREATE ROLE " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " WITH ALLPROC, SQLREAD;")),
+              Step.createProcedure(REASSIGN_INVOCATIONS, "CREATE PROCEDURE " + REASSIGN_INVOCATIONS + " AS UPDATE "
+                  + INVOCATIONS + " SET frontend = ? WHERE frontend = ? AND status = 'RUNNING';"))));
 
   /** The schema version this code writes: the number of the last migration. */
   public static final int VERSION = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
@@ -428,6 +440,12 @@ public final class SystemSchema {
         db.loadSchema(String.join("\n", ddl));
         break;
       } catch (RuntimeException e) {
+        if (String.valueOf(e.getMessage()).contains("permission")) { // a least-privileged login: retrying cannot help
+          throw new DatabaseException("Apiary's system tables are at version " + recorded + ", older than this "
+              + "release's " + VERSION + ", and this database login may not change the schema (" + e.getMessage()
+              + "): migrate them as the database's administrator first (apiary deploy, apiary cluster start, or "
+              + "Registrar.register with the administrator's login)", e);
+        }
         DatabaseException wrapped = new DatabaseException("migrating Apiary's system tables to version "
             + m.version() + " (" + m.description() + ") failed: " + e.getMessage(), e);
         if (failure != null) {

@@ -78,6 +78,12 @@ public final class ClusterCommand implements Runnable {
         + "); fixed by the first start on DIR.")
     Long snapshotIntervalSeconds;
 
+    @Option(names = "--secure", description = "On the first start: VoltDB's security on, with an administrator and "
+        + "a least-privileged frontends' user whose random passwords go to DIR/" + ServiceDirectory.DATABASE_USERS
+        + " (readable by you only); give that file to `apiary frontend --database-users` and the other commands. "
+        + "Fixed by the first start on DIR.")
+    boolean secure;
+
     @Option(names = "--timeout-s", paramLabel = "S", defaultValue = "120",
         description = "Seconds to wait for every node to accept clients (default ${DEFAULT-VALUE}); the servers are "
             + "killed if they are not ready by then.")
@@ -95,8 +101,17 @@ public final class ClusterCommand implements Runnable {
           + "cluster stop` is under way on " + dir.root() + ": wait for it to finish"));
       try {
         refuseIfRunning(dir);
+        boolean firstStart = dir.readSettings().isEmpty();
         ClusterDirectory.Settings settings = settings(dir);
+        if (secure && firstStart) {
+          org.apiary.database.DatabaseUsers.generate().writeTo(dir.databaseUsers());
+        } else if (secure && dir.readDatabaseUsers().isEmpty()) {
+          throw new CliException("the cluster in " + dir.root() + " was first started without --secure, and VoltDB "
+              + "keeps its users in its node roots: start it without --secure, or use a new directory");
+        }
+        java.util.Optional<org.apiary.database.DatabaseUsers> users = dir.readDatabaseUsers();
         ClusterConfig config = ClusterConfig.of(settings.nodes(), settings.sitesPerHost(), settings.kfactor())
+            .withUsers(users.orElse(null))
             .withDataDirectory(dir.root())
             .withSnapshotInterval(Duration.ofSeconds(settings.snapshotIntervalSeconds()))
             .withStartTimeout(Duration.ofSeconds(timeoutSeconds));
@@ -110,6 +125,14 @@ public final class ClusterCommand implements Runnable {
         } catch (DatabaseException e) {
           throw new CliException("the cluster in " + dir.root() + " did not start (every node it started is killed; "
               + "their logs are " + dir.root() + "/nodeN.log): " + e.getMessage(), e);
+        }
+        try (org.apiary.database.ApiaryDatabase admin = org.apiary.database.ApiaryDatabase.open(cluster.config())) {
+          // Apiary's system tables, as the administrator: frontends (perhaps least privileged) may start at once.
+          org.apiary.runtime.SystemSchema.ensure(admin);
+        } catch (DatabaseException e) {
+          cluster.close();
+          throw new CliException("the cluster in " + dir.root() + " started, but Apiary's system tables could not be "
+              + "created (" + e.getMessage() + "); it was stopped again", e);
         }
         ClusterDirectory.State state = state(dir, cluster, settings);
         try {
@@ -126,7 +149,11 @@ public final class ClusterCommand implements Runnable {
               + n.log());
         }
         out.println("  --database " + state.database());
-        out.println("  run a frontend with: apiary frontend --database " + state.database());
+        String login = users.isPresent() ? " --database-users " + dir.databaseUsers() : "";
+        if (users.isPresent()) {
+          out.println("  VoltDB's security is on: users and passwords in " + dir.databaseUsers());
+        }
+        out.println("  run a frontend with: apiary frontend --database " + state.database() + login);
         out.println("  stop with: apiary cluster stop --data " + dir.root());
         out.flush();
         return 0;
@@ -258,7 +285,7 @@ public final class ClusterCommand implements Runnable {
       String nonce = null;
       try {
         nonce = LocalCluster.snapshotAndShutdown(alive.stream().map(ClusterDirectory.Node::adminAddress).toList(),
-            timeout);
+            timeout, dir.readDatabaseUsers().map(org.apiary.database.DatabaseUsers::admin).orElse(null));
         out.println("apiary cluster stop: saved the stop snapshot " + nonce + "; the nodes are shutting down");
         out.flush();
       } catch (DatabaseException e) {

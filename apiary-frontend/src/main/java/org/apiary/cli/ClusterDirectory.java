@@ -95,6 +95,18 @@ final class ClusterDirectory {
     return root;
   }
 
+  /** The cluster's VoltDB users' passwords, if its first start turned security on ({@code --secure}). */
+  Path databaseUsers() {
+    return root.resolve(ServiceDirectory.DATABASE_USERS);
+  }
+
+  /** The cluster's users, if its first start gave it some. */
+  java.util.Optional<org.apiary.database.DatabaseUsers> readDatabaseUsers() {
+    return java.nio.file.Files.exists(databaseUsers())
+        ? java.util.Optional.of(org.apiary.database.DatabaseUsers.readFrom(databaseUsers()))
+        : java.util.Optional.empty();
+  }
+
   Path stateFile() {
     return root.resolve(STATE);
   }

@@ -53,7 +53,7 @@ public final class CredentialsCommand implements Runnable {
         description = "Write the key to this new file (owner-only) instead of printing it.")
     Path keyFile;
 
-    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
     ServiceTarget.Database target;
 
     @Spec
@@ -97,7 +97,7 @@ public final class CredentialsCommand implements Runnable {
   @Command(name = "list", mixinStandardHelpOptions = true,
       description = "List the API keys: key ID, identity, roles, and whether revoked (never the keys).")
   static final class ListKeys implements Callable<Integer> {
-    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
     ServiceTarget.Database target;
 
     @Spec
@@ -132,7 +132,7 @@ public final class CredentialsCommand implements Runnable {
     @Parameters(index = "0", paramLabel = "KEY_ID", description = "The key's ID (the 16 hex digits after apiary_).")
     String keyId;
 
-    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
     ServiceTarget.Database target;
 
     @Spec

@@ -36,7 +36,7 @@ public final class DeployCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "APP.jar", description = "The application jar.")
   Path jar;
 
-  @ArgGroup(exclusive = true, multiplicity = "0..1")
+  @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
   ServiceTarget.Database target;
 
   @Spec

@@ -70,7 +70,7 @@ public final class ExecutionsCommand implements Runnable {
         description = "Show at most N, the newest (default ${DEFAULT-VALUE}).")
     int limit;
 
-    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
     ServiceTarget.Database target;
 
     @Spec
@@ -160,7 +160,7 @@ public final class ExecutionsCommand implements Runnable {
     @Parameters(index = "0", paramLabel = "ID", description = "The invocation ID.")
     String id;
 
-    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
     ServiceTarget.Database target;
 
     @Option(names = "--provenance-sink", paramLabel = "JDBC_URL",

@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
+import org.apiary.database.DatabaseUsers;
 import org.apiary.frontend.FaultInjection;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
@@ -63,6 +64,16 @@ public final class FrontendCommand implements Callable<Integer> {
       + "`apiary start` requires keys unless --no-credentials.")
   boolean requireCredentials;
 
+  @Option(names = "--database-users", paramLabel = "FILE", description = "Where the database's security is on: "
+      + "the users file its start wrote (`apiary cluster start --secure`); the frontend connects as "
+      + DatabaseUsers.FRONTEND_USER + ", which may call procedures and read, and nothing more.")
+  java.nio.file.Path databaseUsers;
+
+  @Option(names = "--max-in-flight-mib", defaultValue = "64", description = "The most MiB of requests held by "
+      + "running invocations; a request beyond it is refused as overloaded unless nothing runs (default "
+      + "${DEFAULT-VALUE}).")
+  long maxInFlightMib;
+
   @Option(names = "--crash-after", hidden = true, description = "Fault injection for Apiary's crash drills and tests: "
       + "halt the process right after this function executes.")
   String crashAfter;
@@ -72,8 +83,13 @@ public final class FrontendCommand implements Callable<Integer> {
     Duration retention = retentionMs != null ? Duration.ofMillis(retentionMs) : Duration.ofSeconds(retentionSeconds);
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
         Duration.ofMillis(heartbeatMs), retention, Duration.ofMillis(cleanupMs),
-        FrontendConfig.defaults().maxRequestBytes(), maxInFlight, requireCredentials, maxInFlightPerClient);
-    ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.external(database.toArray(String[]::new)));
+        FrontendConfig.defaults().maxRequestBytes(), maxInFlight, requireCredentials, maxInFlightPerClient,
+        maxInFlightMib * 1024L * 1024L);
+    DatabaseConfig databaseConfig = DatabaseConfig.external(database.toArray(String[]::new));
+    if (databaseUsers != null) {
+      databaseConfig = databaseConfig.withLogin(DatabaseUsers.readFrom(databaseUsers).frontend());
+    }
+    ApiaryDatabase db = ApiaryDatabase.open(databaseConfig);
     FrontendServer server = crashAfter == null ? FrontendServer.start(db, config)
         : FaultInjection.startHaltingAfter(db, config, crashAfter);
     CountDownLatch stopped = new CountDownLatch(1);

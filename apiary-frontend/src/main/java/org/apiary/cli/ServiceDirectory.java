@@ -41,6 +41,8 @@ final class ServiceDirectory {
   static final String STATE = "apiary.json";
   /** The admin API key the first start created, readable by its owner only. */
   static final String ADMIN_KEY = "admin.key";
+  /** The database's VoltDB users' passwords ({@link org.apiary.database.DatabaseUsers}), readable by its owner only. */
+  static final String DATABASE_USERS = "database-users.properties";
   static final String BACKLOG = "provenance-backlog.json";
   /** How often the service rewrites {@value #BACKLOG}. */
   static final java.time.Duration BACKLOG_INTERVAL = java.time.Duration.ofSeconds(2);
@@ -103,6 +105,19 @@ final class ServiceDirectory {
 
   Path adminKey() {
     return root.resolve(ADMIN_KEY);
+  }
+
+  Path databaseUsers() {
+    return root.resolve(DATABASE_USERS);
+  }
+
+  /**
+   * The database's users, if it has them: those of the file the first start wrote. A directory whose database was
+   * created before Apiary gave it users has none (it runs open).
+   */
+  Optional<org.apiary.database.DatabaseUsers> readDatabaseUsers() {
+    return Files.exists(databaseUsers()) ? Optional.of(org.apiary.database.DatabaseUsers.readFrom(databaseUsers()))
+        : Optional.empty();
   }
 
   Path stateFile() {

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.apiary.database.DatabaseConfig;
+import org.apiary.database.DatabaseUsers;
 import org.apiary.database.ProvenanceConfig;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -58,20 +59,41 @@ final class ServiceTarget {
         description = "The database's client addresses, host:port[,host:port...], instead of --data.")
     List<String> database;
 
+    @Option(names = "--database-users", paramLabel = "FILE", description = "With --database, where its security is "
+        + "on: the users file its start wrote (`apiary cluster start --secure`); the command connects as the "
+        + "administrator. With --data it is read from the directory.")
+    Path databaseUsers;
+
     /**
      * The database to connect to, with the provenance capture of the service in {@code --data} (an address given
      * directly says nothing about provenance: writes are then not captured).
      */
     DatabaseConfig config() {
+      if (data != null && database != null) {
+        throw new CliException("give --data DIR or --database HOST:PORT, not both", 2, null);
+      }
+      if (data == null && database == null) {
+        throw new CliException("say where Apiary runs: --data DIR (the directory given to `apiary start`) or "
+            + "--database HOST:PORT", 2, null);
+      }
+      if (data != null && databaseUsers != null) {
+        throw new CliException("--database-users goes with --database; with --data the users are read from DIR", 2,
+            null);
+      }
       DatabaseConfig config;
       if (data != null) {
-        ServiceDirectory.State state = new ServiceDirectory(data).runningState();
+        ServiceDirectory service = new ServiceDirectory(data);
+        ServiceDirectory.State state = service.runningState();
         config = DatabaseConfig.external(state.database());
         if (state.provenance() != null) {
           config = config.withProvenance(ProvenanceConfig.sink(state.provenance()));
         }
+        config = config.withLogin(service.readDatabaseUsers().map(DatabaseUsers::admin).orElse(null));
       } else {
         config = DatabaseConfig.external(database.toArray(String[]::new));
+        if (databaseUsers != null) {
+          config = config.withLogin(DatabaseUsers.readFrom(databaseUsers).admin());
+        }
       }
       return config.withTimeouts(CONNECT_TIMEOUT, CALL_TIMEOUT);
     }

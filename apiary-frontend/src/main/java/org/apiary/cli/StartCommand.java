@@ -15,6 +15,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
+import org.apiary.database.DatabaseUsers;
 import org.apiary.database.ProvenanceConfig;
 import org.apiary.frontend.Credentials;
 import org.apiary.frontend.FrontendConfig;
@@ -181,6 +182,7 @@ public final class StartCommand implements Callable<Integer> {
     private volatile boolean stopping;
     private boolean closed;
     private ApiaryDatabase db;
+    private ApiaryDatabase frontendDb;
     private FrontendServer frontend;
     private ScheduledExecutorService backlogReporter;
 
@@ -195,8 +197,10 @@ public final class StartCommand implements Callable<Integer> {
       try {
         dir.deleteState(); // left by a run that was killed
         dir.deleteBacklog();
+        DatabaseUsers users = databaseUsers();
         DatabaseConfig config = DatabaseConfig.embedded(settings.partitions())
             .withDataDirectory(dir.database())
+            .withUsers(users)
             .withSnapshotInterval(Duration.ofSeconds(settings.snapshotIntervalSeconds()))
             .withClientPort(clientPort)
             .withProvenance(settings.provenance() ? ProvenanceConfig.duckdb(dir.provenance()) : null);
@@ -215,8 +219,16 @@ public final class StartCommand implements Callable<Integer> {
         if (!noCredentials) {
           ensureAdminKey(opened);
         }
-        FrontendServer server = FrontendServer.start(opened, FrontendConfig.defaults().withBindAddress(bindAddress)
-            .withPort(frontendPort).withCredentialsRequired(!noCredentials));
+        ApiaryDatabase forFrontend = opened;
+        if (users != null) { // the frontend connects as the frontends' user, with only the permissions it needs
+          forFrontend = ApiaryDatabase.open(DatabaseConfig.external(opened.clientAddresses().get(0))
+              .withProvenance(config.provenance()).withLogin(users.frontend()));
+          synchronized (this) {
+            frontendDb = forFrontend;
+          }
+        }
+        FrontendServer server = FrontendServer.start(forFrontend, FrontendConfig.defaults()
+            .withBindAddress(bindAddress).withPort(frontendPort).withCredentialsRequired(!noCredentials));
         synchronized (this) {
           frontend = server;
         }
@@ -238,6 +250,29 @@ public final class StartCommand implements Callable<Integer> {
       } finally {
         startupDone.countDown();
       }
+    }
+
+    /**
+     * The database's VoltDB users: on the first start, new ones with random passwords, kept in
+     * {@value ServiceDirectory#DATABASE_USERS} (readable by its owner only) before the database is created; later,
+     * those of that file. A database created before Apiary gave it users has none and stays open (said once here).
+     */
+    private DatabaseUsers databaseUsers() {
+      Optional<DatabaseUsers> kept = dir.readDatabaseUsers();
+      if (kept.isPresent()) {
+        return kept.get();
+      }
+      if (Files.exists(dir.database())) {
+        out.println("apiary: the database in " + dir.database() + " was created without VoltDB users, so anyone who "
+            + "reaches its loopback port may use it; a new data directory gets users");
+        return null;
+      }
+      DatabaseUsers users = DatabaseUsers.generate();
+      users.writeTo(dir.databaseUsers());
+      out.println("apiary: the database runs with VoltDB's security: users " + DatabaseUsers.ADMIN_USER + " and "
+          + DatabaseUsers.FRONTEND_USER + " (the frontend's, least privileged), passwords in " + dir.databaseUsers()
+          + ", readable by you only");
+      return users;
     }
 
     /**
@@ -339,6 +374,14 @@ public final class StartCommand implements Callable<Integer> {
       } catch (RuntimeException e) {
         clean = false;
         err.println("apiary: closing the frontend failed: " + e.getMessage());
+      }
+      try {
+        if (frontendDb != null) {
+          frontendDb.close();
+        }
+      } catch (RuntimeException e) {
+        clean = false;
+        err.println("apiary: closing the frontend's database connection failed: " + e.getMessage());
       }
       try {
         if (db != null) {

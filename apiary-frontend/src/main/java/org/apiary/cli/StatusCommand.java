@@ -34,7 +34,7 @@ import picocli.CommandLine.Spec;
         + "database's processes, so with --database the output says they are not visible. Reads only; exit code 1 "
         + "if the database cannot be reached.")
 public final class StatusCommand implements Callable<Integer> {
-  @ArgGroup(exclusive = true, multiplicity = "0..1")
+  @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
   ServiceTarget.Database target;
 
   @Spec

@@ -25,6 +25,9 @@ import java.util.Objects;
  * @param maxInFlightPerClient the most of those one client may have running at once (a client is the key's identity
  *     where credentials are required, else one connection); beyond it that client's new requests are refused as
  *     overloaded, so one busy client cannot take every slot of a frontend others share
+ * @param maxInFlightBytes the most bytes of requests this frontend holds in running invocations; a request that
+ *     would take them past it is refused at once as overloaded (nothing runs) unless nothing runs here, so a request
+ *     up to {@link #maxRequestBytes()} always runs alone; bounds memory where a count of large requests would not
  * @param credentialsRequired whether every request must carry a valid API key ({@link Credentials}); the caller
  *     recorded in provenance is then the key's identity, never what the client says. Off by default for a library
  *     frontend; {@code apiary start} turns it on
@@ -32,11 +35,13 @@ import java.util.Objects;
 public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
                              Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
                              int maxRequestBytes, int maxInFlight,
-                             boolean credentialsRequired, int maxInFlightPerClient) {
+                             boolean credentialsRequired, int maxInFlightPerClient, long maxInFlightBytes) {
   /** The default {@link #maxInFlight()}. */
   public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
   /** The default {@link #maxInFlightPerClient()}: half of {@link #DEFAULT_MAX_IN_FLIGHT}. */
   public static final int DEFAULT_MAX_IN_FLIGHT_PER_CLIENT = 5_000;
+  /** The default {@link #maxInFlightBytes()}: 64 MiB of requests (128 of the largest by default). */
+  public static final long DEFAULT_MAX_IN_FLIGHT_BYTES = 64L * 1024 * 1024;
 
   /** {@link #maxFrameBytes()} is this many times {@link #maxRequestBytes()} (or {@link #MIN_FRAME_CAP_BYTES}). */
   public static final int FRAME_CAP_FACTOR = 16;
@@ -61,6 +66,9 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
       throw new IllegalArgumentException("the heartbeat interval (" + heartbeatInterval + ") must be shorter than the "
           + "lease (" + leaseDuration + "), or live frontends would be taken for dead");
     }
+    if (maxInFlightBytes < 1024) {
+      throw new IllegalArgumentException("maxInFlightBytes must be at least 1024, not " + maxInFlightBytes);
+    }
     if (maxRequestBytes < 1024) {
       throw new IllegalArgumentException("maxRequestBytes must be at least 1024, not " + maxRequestBytes);
     }
@@ -84,58 +92,65 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
 
   /**
    * Loopback, a free port, invocation log on, 5 s lease, 1 s heartbeat, 1 h retention, 512 KiB requests, 10,000
-   * invocations in flight, 5,000 of them per client.
+   * invocations in flight, 5,000 of them per client, 64 MiB of requests in flight.
    */
   public static FrontendConfig defaults() {
     return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
-        Duration.ofMinutes(1), 512 * 1024, DEFAULT_MAX_IN_FLIGHT, false, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT);
+        Duration.ofMinutes(1), 512 * 1024, DEFAULT_MAX_IN_FLIGHT, false, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT,
+        DEFAULT_MAX_IN_FLIGHT_BYTES);
   }
 
   /** A copy listening on another address. */
   public FrontendConfig withBindAddress(String value) {
     return new FrontendConfig(value, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
   }
 
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
     return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
     return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient);
+        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
   }
 
   public FrontendConfig withMaxInFlight(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
         cleanupInterval, maxRequestBytes, value, credentialsRequired,
-        Math.min(value, maxInFlightPerClient));
+        Math.min(value, maxInFlightPerClient), maxInFlightBytes);
   }
 
   /** A copy with another {@link #maxInFlightPerClient()}. */
   public FrontendConfig withMaxInFlightPerClient(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes);
   }
 
   public FrontendConfig withCredentialsRequired(boolean value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient);
+        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes);
+  }
+
+  /** A copy with another {@link #maxInFlightBytes()}. */
+  public FrontendConfig withMaxInFlightBytes(long value) {
+    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value);
   }
 }

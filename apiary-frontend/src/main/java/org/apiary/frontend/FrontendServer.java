@@ -270,6 +270,14 @@ public final class FrontendServer implements AutoCloseable {
           + "; retry after " + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms"));
       return;
     }
+    long held = coordinator.inFlightBytes();
+    if (held > 0 && held + frame.length > config.maxInFlightBytes()) {
+      reply(client, WireReply.error(request.id(), WireReply.OVERLOADED, "frontend " + id + " holds " + held
+          + " bytes of requests in running invocations; this one's " + frame.length + " bytes would pass its limit "
+          + "of " + config.maxInFlightBytes() + " bytes; nothing ran for invocation " + request.id() + "; retry after "
+          + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms"));
+      return;
+    }
     Optional<GraphCatalog.Versioned> known = catalog.known(request.graph());
     if (known.isEmpty()) { // perhaps registered since the last load: look again, off this thread
       afterCatalogReload(client, request, () -> {

@@ -51,6 +51,8 @@ final class InvocationCoordinator {
   private final Map<String, Pending> inFlight = new ConcurrentHashMap<>();
   /** How many of {@link #inFlight} each client started ({@link Pending#owner}); clients with none are absent. */
   private final Map<String, Integer> inFlightByClient = new ConcurrentHashMap<>();
+  /** The sum of {@link Pending#bytes} over {@link #inFlight}. */
+  private final java.util.concurrent.atomic.AtomicLong inFlightBytes = new java.util.concurrent.atomic.AtomicLong();
   /** Invocations whose outcome this frontend stored recently (nanoTime), which recovery need not look at. */
   private final Map<String, Long> concludedHere = new ConcurrentHashMap<>();
 
@@ -74,8 +76,11 @@ final class InvocationCoordinator {
     final String owner;
     /** Who started the invocation, as its frontend established it ({@code null} without credentials). */
     final String caller;
+    /** The size of its request, counted against {@link FrontendConfig#maxInFlightBytes()} while it is here. */
+    final long bytes;
 
-    Pending(String graph, JsonNode key, List<JsonNode> args, String owner, String caller) {
+    Pending(String graph, JsonNode key, List<JsonNode> args, String owner, String caller, long bytes) {
+      this.bytes = bytes;
       this.graph = graph;
       this.key = key;
       this.args = args;
@@ -110,6 +115,11 @@ final class InvocationCoordinator {
   /** How many invocations run here. */
   int inFlight() {
     return inFlight.size();
+  }
+
+  /** The bytes of the requests of the invocations that run here. */
+  long inFlightBytes() {
+    return inFlightBytes.get();
   }
 
   /** The most attempts an invocation gets (the first, retries after transient errors, takeovers) before it fails. */
@@ -148,7 +158,7 @@ final class InvocationCoordinator {
           + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms"));
       return;
     }
-    Pending pending = new Pending(graph.graph().name(), key, args, owner, request.caller());
+    Pending pending = new Pending(graph.graph().name(), key, args, owner, request.caller(), frame.length);
     synchronized (pending) {
       Pending existing = inFlight.putIfAbsent(request.id(), pending);
       if (existing != null) {
@@ -174,6 +184,7 @@ final class InvocationCoordinator {
       }
       pending.waiters.add(client);
       inFlightByClient.merge(owner, 1, Integer::sum);
+      inFlightBytes.addAndGet(pending.bytes);
     }
     Attempt first = new Attempt(request.id(), graph.graph(), graph.version(), key, args, request.caller(),
         request.purpose(), request.roles(), 1, true);
@@ -474,8 +485,11 @@ final class InvocationCoordinator {
     for (byte[] client : waiters) {
       replies.reply(client, reply);
     }
-    if (inFlight.remove(invocation, pending) && pending.owner != null) {
-      inFlightByClient.computeIfPresent(pending.owner, (c, n) -> n == 1 ? null : n - 1);
+    if (inFlight.remove(invocation, pending)) {
+      inFlightBytes.addAndGet(-pending.bytes);
+      if (pending.owner != null) {
+        inFlightByClient.computeIfPresent(pending.owner, (c, n) -> n == 1 ? null : n - 1);
+      }
     }
   }
 
@@ -623,11 +637,13 @@ final class InvocationCoordinator {
       }
       WireRequest request = loggedRequest(e.request(), e.invocationId());
       JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
-      Pending pending = new Pending(e.graph(), key, normalize(request.args()), null, request.caller());
+      Pending pending = new Pending(e.graph(), key, normalize(request.args()), null, request.caller(),
+          e.request().length);
       pending.logged = true;
       if (inFlight.putIfAbsent(e.invocationId(), pending) != null) {
         continue;
       }
+      inFlightBytes.addAndGet(pending.bytes);
       guarded(e.invocationId(), () -> {
         RegisteredGraph graph = catalog.graph(e.graph(), e.graphVersion()).orElseThrow(() ->
             new InvalidRequestException("graph '" + e.graph() + "' version " + e.graphVersion()

@@ -106,8 +106,7 @@ public final class InvocationLog {
    * that fails after this still leaves the dead frontend's lease for the next attempt to find.
    */
   public long reassign(String from, String to) {
-    return db.callAdmin("taking over the invocations of frontend " + from, "@AdHoc",
-        "UPDATE " + SystemSchema.INVOCATIONS + " SET frontend = ? WHERE frontend = ? AND status = 'RUNNING'", to, from)
+    return db.callAdmin("taking over the invocations of frontend " + from, SystemSchema.REASSIGN_INVOCATIONS, to, from)
         .getResults()[0].asScalarLong();
   }
 

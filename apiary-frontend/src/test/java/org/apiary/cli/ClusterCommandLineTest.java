@@ -61,7 +61,7 @@ class ClusterCommandLineTest {
   void clusterFrontendDeployInvokeExecutionsStatusStopLeavesNoProcess() throws Exception {
     Path dir = work.resolve("cluster");
     Result started = cli.run(CLUSTER, "cluster", "start", "--nodes", "2", "--kfactor", "1", "--sites-per-host", "2",
-        "--snapshot-interval-s", "30", "--data", dir.toString());
+        "--snapshot-interval-s", "30", "--secure", "--data", dir.toString());
     ClusterDirectory.State state = new ClusterDirectory(dir).readState().orElseThrow(
         () -> new AssertionError("no " + ClusterDirectory.STATE + " after: " + started));
     state.nodes().forEach(n -> nodePids.add(n.pid()));
@@ -73,18 +73,24 @@ class ClusterCommandLineTest {
     }
     String database = state.database();
     assertTrue(started.out().contains("--database " + database), started.toString());
+    String users = new ClusterDirectory(dir).databaseUsers().toString();
+    assertTrue(started.out().contains("--database-users " + users), started.toString());
 
     Result again = cli.run(COMMAND, "cluster", "start", "--nodes", "2", "--kfactor", "1", "--data", dir.toString());
     assertEquals(1, again.exit(), again.toString());
     assertTrue(again.err().contains("is in use by a running cluster"), again.toString());
 
     Path frontendLog = work.resolve("frontend.log");
-    Process frontend = cli.start(frontendLog, "-Xmx384m", "frontend", "--database", database);
+    Process frontend = cli.start(frontendLog, "-Xmx384m", "frontend", "--database", database,
+        "--database-users", users);
     String listening = CliProcesses.await(frontend, frontendLog, "listening on ", COMMAND);
     String endpoint = listening.substring("listening on ".length()).lines().findFirst().orElseThrow().strip();
 
     Path jar = chainApplication();
-    Result deployed = cli.run(COMMAND, "deploy", jar.toString(), "--database", database);
+    Result anonymous = cli.run(COMMAND, "deploy", jar.toString(), "--database", database);
+    assertEquals(1, anonymous.exit(), anonymous.toString());
+    assertTrue(anonymous.err().contains("security is on"), anonymous.toString());
+    Result deployed = cli.run(COMMAND, "deploy", jar.toString(), "--database", database, "--database-users", users);
     assertEquals(0, deployed.exit(), deployed.toString());
     assertTrue(deployed.out().contains("graph chain: version 1 (new)"), deployed.toString());
 
@@ -93,18 +99,19 @@ class ClusterCommandLineTest {
     assertEquals(0, invoked.exit(), invoked.toString());
     assertEquals("\"7 holds 5\"", invoked.out().strip());
 
-    Result listed = cli.run(COMMAND, "executions", "list", "--database", database);
+    Result listed = cli.run(COMMAND, "executions", "list", "--database", database, "--database-users", users);
     assertEquals(0, listed.exit(), listed.toString());
     String row = listed.out().lines().filter(l -> l.startsWith("chain-1 ")).findFirst()
         .orElseThrow(() -> new AssertionError("chain-1 is not listed:\n" + listed));
     assertTrue(row.matches("chain-1\\s+chain\\s+1\\s+DONE\\s+\\S+\\s+1\\s+\\S+Z\\s+\\S+Z\\s+\\d+\\.\\d{3} s"), row);
     assertTrue(listed.out().contains("1 of 1 logged invocation(s)"), listed.toString());
 
-    Result failed = cli.run(COMMAND, "executions", "list", "--failed", "--database", database);
+    Result failed = cli.run(COMMAND, "executions", "list", "--failed", "--database", database, "--database-users",
+        users);
     assertEquals(0, failed.exit(), failed.toString());
     assertTrue(failed.out().contains("no failed invocations"), failed.toString());
 
-    Result shown = cli.run(COMMAND, "executions", "show", "chain-1", "--database", database);
+    Result shown = cli.run(COMMAND, "executions", "show", "chain-1", "--database", database, "--database-users", users);
     assertEquals(0, shown.exit(), shown.toString());
     assertTrue(shown.out().contains("graph: chain, version 1"), shown.toString());
     assertTrue(shown.out().contains("status: DONE"), shown.toString());
@@ -112,11 +119,12 @@ class ClusterCommandLineTest {
     assertTrue(shown.out().contains("result: \"7 holds 5\""), shown.toString());
     assertTrue(shown.out().contains("functions: not shown"), shown.toString());
 
-    Result unknown = cli.run(COMMAND, "executions", "show", "no-such-id", "--database", database);
+    Result unknown = cli.run(COMMAND, "executions", "show", "no-such-id", "--database", database, "--database-users",
+        users);
     assertEquals(1, unknown.exit(), unknown.toString());
     assertTrue(unknown.err().contains("is not in the log"), unknown.toString());
 
-    Result status = cli.run(COMMAND, "status", "--database", database);
+    Result status = cli.run(COMMAND, "status", "--database", database, "--database-users", users);
     assertEquals(0, status.exit(), status.toString());
     assertTrue(status.out().contains("2 host(s), 2 partition(s), k-factor 1"), status.out());
     assertTrue(status.out().contains("chain: version 1"), status.out());

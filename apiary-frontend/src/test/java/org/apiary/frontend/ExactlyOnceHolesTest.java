@@ -378,6 +378,46 @@ class ExactlyOnceHolesTest {
     }
   }
 
+  /**
+   * Issue 14: in-flight requests are bounded in bytes as well as in number: a request that would take the bytes of
+   * the requests running here past the frontend's limit is refused as overloaded and runs nothing; alone it runs.
+   */
+  @Test
+  void aRequestBeyondTheInFlightBytesIsRefusedAsOverloadedAndRunsAloneLater() throws Exception {
+    java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    FrontendHooks holding = holdingAfter("held-bytes", held, release);
+    java.util.concurrent.ExecutorService caller = java.util.concurrent.Executors.newSingleThreadExecutor();
+    String text = "x".repeat(4_000); // over the 4 KiB limit below with its envelope: it runs only alone
+    try (FrontendServer frontend = FrontendServer.start(db, FAST.withMaxInFlightBytes(4096), holding);
+         ApiaryClient client = client(frontend)) {
+      var first = caller.submit(() -> client.invoke(InvocationRequest.of("h_flaky", 51L, 1L).withId("held-bytes")));
+      assertTrue(held.await(10, java.util.concurrent.TimeUnit.SECONDS));
+      org.apiary.OverloadedException refused = assertThrows(org.apiary.OverloadedException.class,
+          () -> client.invoke("h_length", null, text));
+      assertTrue(refused.getMessage().contains("bytes") && refused.getMessage().contains("nothing ran")
+          && refused.getMessage().contains("4096"), refused.getMessage());
+      release.countDown();
+      assertEquals(List.of(1L), first.get(20, java.util.concurrent.TimeUnit.SECONDS).values(Long.class));
+      // Alone it runs (the held invocation leaves the frontend's count just after its reply, so allow a moment).
+      GraphResult alone = null;
+      for (int attempt = 0; alone == null; attempt++) {
+        try {
+          alone = client.invoke("h_length", null, text);
+        } catch (org.apiary.OverloadedException e) {
+          if (attempt >= 50) {
+            throw e;
+          }
+          Thread.sleep(100);
+        }
+      }
+      assertEquals(List.of((long) text.length()), alone.values(Long.class));
+    } finally {
+      release.countDown();
+      caller.shutdownNow();
+    }
+  }
+
   /** Issue 14: one client at its own limit is refused as overloaded while another client's call is taken. */
   @Test
   void aClientAtItsPerClientLimitIsRefusedWhileAnotherClientIsServed() throws Exception {

@@ -51,7 +51,13 @@ public final class HolesApp {
       .addEdge(Graph.SOURCE, "h_evolve", ApiaryFunction.SOURCE, Long.class)
       .addEdge("h_evolve", Graph.SINK, ApiaryFunction.SINK);
 
-  public static final Application APP = Application.of(SCHEMA, FLAKY, WRONG_KEY, BIG_REPLY, EVOLVING_V1);
+  /** source -> length (global; a String argument of any size) -> sink. */
+  public static final Graph LENGTH = Graph.named("h_length")
+      .addGlobalFunction("h_lengthOf", HLength.class)
+      .addEdge(Graph.SOURCE, "h_lengthOf", ApiaryFunction.SOURCE, String.class)
+      .addEdge("h_lengthOf", Graph.SINK, ApiaryFunction.SINK);
+
+  public static final Application APP = Application.of(SCHEMA, FLAKY, WRONG_KEY, BIG_REPLY, EVOLVING_V1, LENGTH);
 
   private HolesApp() {}
 }
