@@ -5,7 +5,6 @@ import java.io.Reader;
 import java.io.Writer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.Objects;
@@ -64,12 +63,7 @@ public record DatabaseUsers(String adminPassword, String frontendPassword) {
    */
   public void writeTo(Path file) {
     try {
-      Files.deleteIfExists(file);
-      try {
-        Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-      } catch (UnsupportedOperationException e) { // not a POSIX file system
-        Files.createFile(file);
-      }
+      OwnerOnlyFile.create(file);
       Properties p = new Properties();
       p.setProperty("admin.password", adminPassword);
       p.setProperty("frontend.password", frontendPassword);

@@ -81,14 +81,8 @@ public final class Deployments {
    * Writes a deployment readable and writable by its owner only (it may hold the sink's password and the database
    * users' passwords).
    */
-  public static void write(Path file, String deployment) throws java.io.IOException {
-    java.nio.file.Files.deleteIfExists(file);
-    try {
-      java.nio.file.Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-          java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
-    } catch (UnsupportedOperationException e) { // not a POSIX file system
-      java.nio.file.Files.createFile(file);
-    }
+  static void write(Path file, String deployment) throws java.io.IOException {
+    OwnerOnlyFile.create(file);
     java.nio.file.Files.writeString(file, deployment);
   }
 

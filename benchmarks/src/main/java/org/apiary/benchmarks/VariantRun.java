@@ -162,11 +162,15 @@ final class VariantRun {
           long heapBefore = ProcessMemory.heapAfterFullGcBytes();
           long residentBefore = ProcessMemory.residentBytes();
           long systemRowsBefore = systemRows(db);
+          long tablesBefore = voltDbTableBytes(db);
+          long provenanceBefore = treeBytes(dir.resolve("provenance.duckdb"), dir);
           OpenLoop.Point held = measure.apply(plan.hold());
           String memory = String.format(java.util.Locale.ROOT, "heap after full GC %,d -> %,d MB, resident %,d -> "
-                  + "%,d MB, recorded outputs and logged invocations %,d -> %,d rows", heapBefore >> 20,
+                  + "%,d MB, VoltDB tables (tuples, indexes, strings) %,d -> %,d MB, provenance files %,d -> %,d MB, "
+                  + "recorded outputs and logged invocations %,d -> %,d rows", heapBefore >> 20,
               ProcessMemory.heapAfterFullGcBytes() >> 20, residentBefore >> 20, ProcessMemory.residentBytes() >> 20,
-              systemRowsBefore, systemRows(db));
+              tablesBefore >> 20, voltDbTableBytes(db) >> 20, provenanceBefore >> 20,
+              treeBytes(dir.resolve("provenance.duckdb"), dir) >> 20, systemRowsBefore, systemRows(db));
           System.out.println(memory);
           return new Outcome(variant.id(), List.of(held), List.of(), 0, memory);
         }
@@ -188,6 +192,33 @@ final class VariantRun {
         return new Outcome(variant.id(), fixed, sweep, provenanceRows, note);
       }
     }
+  }
+
+  /** Memory VoltDB's tables take (tuples, indexes and out-of-line strings, every site), from {@code @Statistics}. */
+  private static long voltDbTableBytes(ApiaryDatabase db) {
+    org.voltdb.VoltTable t = db.callAdmin("reading memory statistics", "@Statistics", "MEMORY", 0).getResults()[0];
+    long kb = 0;
+    while (t.advanceRow()) {
+      kb += t.getLong("TUPLEALLOCATED") + t.getLong("INDEXMEMORY") + t.getLong("STRINGMEMORY");
+    }
+    return kb * 1024;
+  }
+
+  /** Bytes of the DuckDB provenance file and its write-ahead log, and of the spill files, under {@code dir}. */
+  private static long treeBytes(Path duckdb, Path dir) throws java.io.IOException {
+    long bytes = 0;
+    for (Path p : List.of(duckdb, duckdb.resolveSibling(duckdb.getFileName() + ".wal"), dir.resolve("spill"))) {
+      if (Files.isDirectory(p)) {
+        try (var files = Files.walk(p)) {
+          for (Path f : files.filter(Files::isRegularFile).toList()) {
+            bytes += Files.size(f);
+          }
+        }
+      } else if (Files.exists(p)) {
+        bytes += Files.size(p);
+      }
+    }
+    return bytes;
   }
 
   /** Rows retention keeps in check: every recorded-outputs table's and the invocation log's. */
