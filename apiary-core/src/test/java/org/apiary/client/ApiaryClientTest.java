@@ -72,7 +72,16 @@ class ApiaryClientTest {
 
   @Test
   void aBlockingCallFromACallbackIsRefusedInsteadOfDeadlocking() throws Exception {
-    FakeFrontend frontend = frontend(r -> replies(ok(r.id(), 1)));
+    // The reply waits until the callback is attached: a reply first would run the callback on this thread.
+    java.util.concurrent.CountDownLatch attached = new java.util.concurrent.CountDownLatch(1);
+    FakeFrontend frontend = frontend(r -> {
+      try {
+        attached.await(10, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return replies(ok(r.id(), 1));
+    });
     ApiaryClient client = client(ClientConfig.of(frontend.endpoint));
     java.util.concurrent.CompletableFuture<Throwable> seen = client.invokeAsync("increment", "k", 1)
         .handle((r, e) -> {
@@ -83,6 +92,7 @@ class ApiaryClientTest {
             return refused;
           }
         });
+    attached.countDown();
     Throwable refused = seen.get(10, java.util.concurrent.TimeUnit.SECONDS);
     assertTrue(refused instanceof IllegalStateException, String.valueOf(refused));
     // Async calls from a callback are fine.
