@@ -13,7 +13,7 @@ import org.voltdb.VoltTable;
  * frontends' clocks need not agree. Taking over a dead frontend moves its running invocations first and deletes its
  * expired lease last, so a takeover cut short leaves the lease for the next one to find: no invocation is orphaned.
  */
-public final class FrontendLeases {
+final class FrontendLeases {
   private static final String NOW_MS = "SINCE_EPOCH(MILLISECOND, NOW)";
 
   private final ApiaryDatabase db;
