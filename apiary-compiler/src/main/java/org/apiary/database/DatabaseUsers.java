@@ -75,6 +75,11 @@ public record DatabaseUsers(String adminPassword, String frontendPassword) {
     }
   }
 
+  /** Reads what {@link #writeTo} wrote to {@code file}, if the file exists (a database without users has none). */
+  public static java.util.Optional<DatabaseUsers> readIfPresent(Path file) {
+    return Files.exists(file) ? java.util.Optional.of(readFrom(file)) : java.util.Optional.empty();
+  }
+
   /** Reads what {@link #writeTo} wrote. */
   public static DatabaseUsers readFrom(Path file) {
     Properties p = new Properties();

@@ -102,9 +102,7 @@ final class ClusterDirectory {
 
   /** The cluster's users, if its first start gave it some. */
   java.util.Optional<org.apiary.database.DatabaseUsers> readDatabaseUsers() {
-    return java.nio.file.Files.exists(databaseUsers())
-        ? java.util.Optional.of(org.apiary.database.DatabaseUsers.readFrom(databaseUsers()))
-        : java.util.Optional.empty();
+    return org.apiary.database.DatabaseUsers.readIfPresent(databaseUsers());
   }
 
   Path stateFile() {

@@ -116,8 +116,7 @@ final class ServiceDirectory {
    * created before Apiary gave it users has none (it runs open).
    */
   Optional<org.apiary.database.DatabaseUsers> readDatabaseUsers() {
-    return Files.exists(databaseUsers()) ? Optional.of(org.apiary.database.DatabaseUsers.readFrom(databaseUsers()))
-        : Optional.empty();
+    return org.apiary.database.DatabaseUsers.readIfPresent(databaseUsers());
   }
 
   Path stateFile() {
