@@ -62,18 +62,19 @@ final class EmbeddedServer implements AutoCloseable {
     Deployments.write(deployment, Deployments.singleNode(config.partitions(), config.provenance(),
         root.resolve("provenance-spill"), null, config.users()));
 
-    int clientPort = config.clientPort() == 0 ? freePort() : config.clientPort();
+    int[] ports = freePorts(4);
+    int clientPort = config.clientPort() == 0 ? ports[0] : config.clientPort();
     VoltDB.Configuration vc = new VoltDB.Configuration();
     vc.m_voltdbRoot = new File(root.toString());
     vc.m_pathToDeployment = deployment.toString();
     vc.m_forceVoltdbCreate = true;
     vc.m_port = clientPort;
     vc.m_clientInterface = "127.0.0.1";
-    vc.m_adminPort = freePort();
+    vc.m_adminPort = ports[1];
     vc.m_adminInterface = "127.0.0.1";
-    vc.m_internalPort = freePort();
+    vc.m_internalPort = ports[2];
     vc.m_internalInterface = "127.0.0.1";
-    vc.m_zkInterface = "127.0.0.1:" + freePort();
+    vc.m_zkInterface = "127.0.0.1:" + ports[3];
     vc.m_httpPort = org.voltdb.common.Constants.HTTP_PORT_DISABLED; // 0 would start it on every interface
     vc.m_pathToLicense = root.resolve("license.xml").toString();
     vc.m_leader = "127.0.0.1";
@@ -102,17 +103,18 @@ final class EmbeddedServer implements AutoCloseable {
       throw new DatabaseException(root + " holds a database with " + sites + " partitions, not the " + config.partitions()
           + " configured: open it with DatabaseConfig.embedded(" + sites + ")");
     }
-    int clientPort = config.clientPort() == 0 ? freePort() : config.clientPort();
-    int internalPort = freePort();
-    int adminPort = freePort();
+    int[] ports = freePorts(5);
+    int clientPort = config.clientPort() == 0 ? ports[0] : config.clientPort();
+    int internalPort = ports[1];
+    int adminPort = ports[2];
     VoltDB.Configuration vc = new VoltDB.Configuration(new String[] {
         "probe", "voltdbroot", root.toString(), "mesh", "127.0.0.1:" + internalPort, "hostcount", "1",
         "port", "127.0.0.1:" + clientPort, "adminport", "127.0.0.1:" + adminPort,
         "internalport", String.valueOf(internalPort), "internalinterface", "127.0.0.1",
-        "externalinterface", "127.0.0.1", "zkport", "127.0.0.1:" + freePort(),
+        "externalinterface", "127.0.0.1", "zkport", "127.0.0.1:" + ports[3],
         // No "httpport": given one, VoltDB starts its HTTP server on every interface despite the deployment's
         // <httpd enabled="false"/>.
-        "replicationport", String.valueOf(freePort())});
+        "replicationport", String.valueOf(ports[4])});
     vc.m_pathToLicense = root.resolve("license.xml").toString();
     ServerThread thread = new ServerThread(vc);
     // ServerThread's constructor sets m_forceVoltdbCreate, which makes a start ignore (and wipe) the data in the root;
@@ -224,11 +226,31 @@ final class EmbeddedServer implements AutoCloseable {
     }
   }
 
-  static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
+  /**
+   * {@code count} distinct free ports on loopback, all held open while they are chosen: a port picked earlier but
+   * not yet bound by the server it was picked for is otherwise free to be picked again (two nodes of a cluster got
+   * the same admin port that way, and the second died with "Address already in use").
+   */
+  static int[] freePorts(int count) {
+    List<ServerSocket> held = new java.util.ArrayList<>();
+    try {
+      int[] ports = new int[count];
+      for (int i = 0; i < count; i++) {
+        ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+        held.add(s);
+        ports[i] = s.getLocalPort();
+      }
+      return ports;
     } catch (IOException e) {
-      throw new UncheckedIOException("no free TCP port on loopback", e);
+      throw new UncheckedIOException("no " + count + " free TCP ports on loopback", e);
+    } finally {
+      for (ServerSocket s : held) {
+        try {
+          s.close();
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot release a probed port on loopback", e);
+        }
+      }
     }
   }
 

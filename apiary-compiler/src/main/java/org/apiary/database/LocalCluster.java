@@ -167,10 +167,8 @@ public final class LocalCluster implements AutoCloseable {
       throw new DatabaseException("cannot prepare a directory for the cluster: " + e.getMessage(), e);
     }
     Duration timeout = config.startTimeout();
-    int[] internal = new int[hosts];
-    for (int i = 0; i < hosts; i++) {
-      internal[i] = EmbeddedServer.freePort();
-    }
+    // Every node's five ports at once, before any node starts: see EmbeddedServer.freePorts.
+    int[] ports = EmbeddedServer.freePorts(5 * hosts);
     List<Node> nodes = new ArrayList<>();
     LocalCluster cluster = new LocalCluster(dir, nodes, config);
     try {
@@ -183,14 +181,14 @@ public final class LocalCluster implements AutoCloseable {
       for (int i = 0; i < hosts; i++) {
         Path root = dir.resolve("node" + i);
         Path log = dir.resolve("node" + i + ".log");
-        Node node = new Node(i, EmbeddedServer.freePort(), EmbeddedServer.freePort(), root, log);
+        Node node = new Node(i, ports[5 * i + 1], ports[5 * i + 2], root, log);
         List<String> args = List.of("probe", "voltdbroot", root.toString(),
-            "mesh", "127.0.0.1:" + internal[0], "hostcount", String.valueOf(hosts),
+            "mesh", "127.0.0.1:" + ports[0], "hostcount", String.valueOf(hosts),
             "port", "127.0.0.1:" + node.clientPort, "adminport", "127.0.0.1:" + node.adminPort,
-            "internalport", String.valueOf(internal[i]), "internalinterface", "127.0.0.1",
-            "externalinterface", "127.0.0.1", "zkport", "127.0.0.1:" + EmbeddedServer.freePort(),
+            "internalport", String.valueOf(ports[5 * i]), "internalinterface", "127.0.0.1",
+            "externalinterface", "127.0.0.1", "zkport", "127.0.0.1:" + ports[5 * i + 3],
             // No "httpport": given one, VoltDB serves HTTP on every interface despite <httpd enabled="false"/>.
-            "replicationport", String.valueOf(EmbeddedServer.freePort()));
+            "replicationport", String.valueOf(ports[5 * i + 4]));
         node.process = launch(args, log);
         nodes.add(node);
       }
