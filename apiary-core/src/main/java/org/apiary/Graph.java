@@ -67,12 +67,7 @@ public final class Graph {
    * @param id the edge ID the functions use
    * @param valueType the declared type of the values it carries ({@code Object} if not declared)
    */
-  public record Edge(String from, String to, String id, Class<?> valueType) {
-    /** The JSON shape of the declared type. */
-    public ValueKind valueKind() {
-      return ValueKind.of(valueType);
-    }
-  }
+  public record Edge(String from, String to, String id, Class<?> valueType) {}
 
   private final String name;
   private final Map<String, Function> functions = new LinkedHashMap<>();
@@ -88,6 +83,20 @@ public final class Graph {
   /** An empty graph; the name is how clients invoke it. */
   public static Graph named(String name) {
     return new Graph(name);
+  }
+
+  /**
+   * A graph of one function, named as the function: the client's arguments reach it on the edge
+   * {@link #SOURCE} and what it returns on {@link #SINK} is the result. The way to deploy and call a single function.
+   *
+   * @param name the graph's and the function's name
+   * @param functionClass a {@link LocalFunction} (the call names its partition key) or a {@link GlobalFunction}
+   */
+  public static Graph ofFunction(String name, Class<? extends ApiaryFunction> functionClass) {
+    Objects.requireNonNull(functionClass, "function class");
+    Graph g = new Graph(name);
+    return g.add(name, functionClass, LocalFunction.class.isAssignableFrom(functionClass))
+        .addEdge(SOURCE, name, SOURCE).addEdge(name, SINK, SINK);
   }
 
   /** Adds a local function: one partition per execution, chosen by the partition key sent with its inputs. */

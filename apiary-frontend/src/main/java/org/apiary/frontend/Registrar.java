@@ -24,6 +24,7 @@ import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.ProvenanceConfig;
 import org.apiary.frontend.graph.RecordingAnalysis;
 import org.apiary.internal.Json;
+import org.apiary.internal.ValueKind;
 import org.apiary.runtime.SystemSchema;
 
 /**
@@ -144,7 +145,7 @@ public final class Registrar {
           recorded.contains(name)));
     }
     List<RegisteredGraph.Edge> edges = g.edges().stream()
-        .map(e -> new RegisteredGraph.Edge(e.from(), e.to(), e.id(), e.valueKind())).toList();
+        .map(e -> new RegisteredGraph.Edge(e.from(), e.to(), e.id(), ValueKind.of(e.valueType()))).toList();
     Map<String, org.apiary.AccessPolicy> policies = new HashMap<>();
     for (String fn : g.functions().keySet()) {
       if (functionAccess.containsKey(fn)) {

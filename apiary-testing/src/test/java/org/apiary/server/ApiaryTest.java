@@ -9,9 +9,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apiary.Application;
+import org.apiary.FunctionFailedException;
+import org.apiary.Graph;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.ProvenanceConfig;
 import org.apiary.examples.bank.BankApp;
+import org.apiary.examples.bank.Deposit;
+import org.apiary.examples.bank.Transfer;
 import org.apiary.provenance.ProvenanceQueries;
 import org.apiary.provenance.ProvenanceTable;
 import org.junit.jupiter.api.Test;
@@ -50,5 +54,19 @@ class ApiaryTest {
     apiary.close(); // idempotent
     IllegalStateException closed = assertThrows(IllegalStateException.class, apiary::client);
     assertEquals("this Apiary is closed", closed.getMessage());
+  }
+
+  @Test
+  void aSingleFunctionIsDeployedAndCalledAsAGraphOfItsOwn() {
+    try (Apiary apiary = Apiary.start(DatabaseConfig.embedded(2))) {
+      apiary.deploy(Application.of(BankApp.SCHEMA, Graph.ofFunction("deposit", Deposit.class),
+          Graph.ofFunction("transfer", Transfer.class)));
+      apiary.query("INSERT INTO accounts VALUES (?, ?, ?)", 7L, "eve", 10L);
+      assertEquals(15L, apiary.invoke("deposit", 7L, 5L).value(Long.class));
+      FunctionFailedException refused = assertThrows(FunctionFailedException.class,
+          () -> apiary.invoke("deposit", 7L, -1L));
+      assertEquals("deposit", refused.functionName());
+      assertEquals(15L, apiary.query("SELECT balance FROM accounts WHERE id = ?", 7L).rows().get(0).getLong("balance"));
+    }
   }
 }

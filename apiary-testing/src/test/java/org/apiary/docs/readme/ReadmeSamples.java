@@ -1,7 +1,6 @@
 package org.apiary.docs.readme;
 
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Set;
 import org.apiary.AccessPolicy;
 import org.apiary.Application;
@@ -10,10 +9,6 @@ import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
 import org.apiary.client.InvocationRequest;
-import org.apiary.compiler.CompiledApplication;
-import org.apiary.compiler.Deployer;
-import org.apiary.compiler.FunctionCompiler;
-import org.apiary.compiler.FunctionDefinition;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.ProvenanceConfig;
@@ -21,9 +16,6 @@ import org.apiary.frontend.Credentials;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
 import org.apiary.frontend.Registrar;
-import org.apiary.internal.Invocation;
-import org.apiary.runtime.FunctionCatalog;
-import org.apiary.runtime.FunctionInvoker;
 import org.apiary.server.Apiary;
 
 /** The Java fragments of README.md, each inside a method so that it compiles; DocSamplesTest finds them here. */
@@ -36,15 +28,12 @@ final class ReadmeSamples {
 
   private ReadmeSamples() {}
 
-  // "Compiling, deploying, calling"
-  static void compileDeployCall() {
-    try (ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.embedded(2))) {   // or DatabaseConfig.external("host:21212", ...)
-      db.loadSchema(SCHEMA);
-      CompiledApplication app = FunctionCompiler.compile(SCHEMA, List.of(FunctionDefinition.of("deposit", Deposit.class)));
-      Deployer.deploy(db, app);                      // @UpdateClasses + CREATE PROCEDURE; redeploys in place
-      FunctionInvoker invoker = new FunctionInvoker(db, FunctionCatalog.load(db));
-      long balance = invoker.call("deposit", 1L, 100L).value(Long.class);                    // synchronous
-      invoker.callAsync("deposit", 1L, Invocation.ofArguments(5L))                           // asynchronous
+  // "Deploying and calling"
+  static void deployAndCall() {
+    try (Apiary apiary = Apiary.start(DatabaseConfig.embedded())) {   // or DatabaseConfig.external("host:21212", ...)
+      apiary.deploy(Application.of(SCHEMA, Graph.ofFunction("deposit", Deposit.class)));   // a graph of one function
+      long balance = apiary.invoke("deposit", 1L, 100L).value(Long.class);                  // partition key, arguments
+      apiary.client().invokeAsync(InvocationRequest.of("deposit", 1L, 5L))                  // asynchronous
           .thenAccept(result -> System.out.println(result.value(Long.class)));
     }
   }

@@ -1,0 +1,10 @@
+/**
+ * The database Apiary runs in. The configuration records are API: {@link org.apiary.database.DatabaseConfig}
+ * (embedded, durable or external), {@link org.apiary.database.ProvenanceConfig},
+ * {@link org.apiary.database.DatabaseLogin} and {@link org.apiary.database.DatabaseUsers}, which
+ * {@code org.apiary.server.Apiary} takes, and {@link org.apiary.database.ClusterConfig} with
+ * {@link org.apiary.database.LocalCluster} for VoltDB server processes on one machine. The rest
+ * ({@code ApiaryDatabase}, deployments, snapshots) is runtime that Apiary's modules share and may change without
+ * notice.
+ */
+package org.apiary.database;
