@@ -76,6 +76,12 @@ public final class SystemSchema {
       RECORDED_VARBINARY, org.apiary.runtime.procedure.ExpireRecordedVarbinary.class,
       INVOCATIONS, org.apiary.runtime.procedure.ExpireInvocations.class);
 
+  /** Retention's sweep procedure per recorded-outputs table (see {@link #sweepProcedure}), from version 10. */
+  private static final Map<String, Class<?>> SWEEP_PROCEDURES = Map.of(
+      RECORDED_INTEGER, org.apiary.runtime.procedure.SweepRecordedInteger.class,
+      RECORDED_VARCHAR, org.apiary.runtime.procedure.SweepRecordedVarchar.class,
+      RECORDED_VARBINARY, org.apiary.runtime.procedure.SweepRecordedVarbinary.class);
+
   /**
    * Every step of the system schema, in order: migration {@code n} brings a database from version {@code n - 1}
    * (or, for the first, from nothing or version 3) to version {@code n}, and {@link #VERSION} is the last one's.
@@ -124,7 +130,9 @@ public final class SystemSchema {
               new Step(c -> List.of("DROP ROLE " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " IF EXISTS;",
                   "CREATE ROLE " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " WITH ALLPROC, SQLREAD;")),
               Step.createProcedure(REASSIGN_INVOCATIONS, "CREATE PROCEDURE " + REASSIGN_INVOCATIONS + " AS UPDATE "
-                  + INVOCATIONS + " SET frontend = ? WHERE frontend = ? AND status = 'RUNNING';"))));
+                  + INVOCATIONS + " SET frontend = ? WHERE frontend = ? AND status = 'RUNNING';"))),
+      new Migration(10, "Recorded outputs without a time index (issue 10): maintaining it cost every recorded "
+          + "execution an index insert and a delete; retention sweeps each partition in key order instead", version10()));
 
   /** The schema version this code writes: the number of the last migration. */
   public static final int VERSION = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
@@ -253,13 +261,41 @@ public final class SystemSchema {
     return steps;
   }
 
+  private static List<Step> version10() {
+    List<Step> steps = new ArrayList<>();
+    SWEEP_PROCEDURES.forEach((table, procedure) -> {
+      // The procedure that deleted by the index goes with it, in the same catalog update.
+      steps.add(Step.dropProcedure(EXPIRE_PROCEDURES.get(table).getSimpleName()));
+      steps.add(new Step(c -> c.indexes().contains(table + "_BY_TIME") ? List.of("DROP INDEX " + table + "_BY_TIME;")
+          : List.of()));
+      steps.add(Step.createProcedure(procedure.getSimpleName(), "CREATE PROCEDURE PARTITION ON TABLE " + table
+          + " COLUMN pkey PARAMETER 0 FROM CLASS " + procedure.getName() + ";"));
+    });
+    return steps;
+  }
+
+  /**
+   * The single-partition procedure that runs one step of retention's sweep through {@code table}, a recorded-outputs
+   * table, in the partition its first parameter (a partition key) routes to: parameters key, cutoff timestamp, the
+   * invocation ID the step starts after ({@code ""} first), rows per step; returns one row: rows deleted, and the
+   * next step's start ({@code NULL} at the partition's end).
+   */
+  public static String sweepProcedure(String table) {
+    Class<?> procedure = SWEEP_PROCEDURES.get(table);
+    if (procedure == null) {
+      throw new IllegalArgumentException("no sweep procedure for table " + table);
+    }
+    return procedure.getSimpleName();
+  }
+
   /**
    * The single-partition procedure that deletes at most a given number of {@code table}'s expired rows in the
    * partition its first parameter (a partition key) routes to: parameters key, cutoff timestamp, limit; returns the
-   * rows deleted. For the recorded-outputs tables and {@link #INVOCATIONS} (ended invocations only).
+   * rows deleted. For {@link #INVOCATIONS} (ended invocations only); the recorded-outputs tables are swept
+   * ({@link #sweepProcedure}) since version 10.
    */
   public static String expireProcedure(String table) {
-    Class<?> procedure = EXPIRE_PROCEDURES.get(table);
+    Class<?> procedure = table.equals(INVOCATIONS) ? EXPIRE_PROCEDURES.get(table) : null;
     if (procedure == null) {
       throw new IllegalArgumentException("no retention procedure for table " + table);
     }

@@ -197,6 +197,30 @@ class SystemSchemaMigrationTest {
     assertTrue(SystemSchema.procedures(db).contains(SystemSchema.RECORD_DENIAL), "migration 6's procedure is there");
     assertFalse(SystemSchema.procedures(db).contains("ApiaryBeginInvocation"), "version 3's procedures are gone");
     assertTrue(SystemSchema.procedures(db).contains(SystemSchema.LOG_BATCH));
+    VoltTable indexes = db.callAdmin("listing indexes", "@SystemCatalog", "INDEXINFO").getResults()[0];
+    while (indexes.advanceRow()) {
+      String index = indexes.getString("INDEX_NAME");
+      assertFalse(index != null && index.toUpperCase(java.util.Locale.ROOT).endsWith("_BY_TIME"),
+          "version 10 drops the recorded outputs' time index, found " + index);
+    }
+    assertFalse(SystemSchema.procedures(db).contains("ExpireRecordedInteger"), "version 8's sweep by time is gone");
+    // Retention's sweep works on this table's layout (version 3's key starts with the partition key).
+    VoltTable step = db.callAdmin("sweeping", SystemSchema.sweepProcedure(SystemSchema.RECORDED_INTEGER), 5L,
+        new org.voltdb.types.TimestampType(System.currentTimeMillis() * 1000L + 3_600_000_000L), "", 1L)
+        .getResults()[0];
+    assertTrue(step.advanceRow());
+    long deleted = step.getLong(0);
+    String after = step.getString(1);
+    while (after != null) {
+      step = db.callAdmin("sweeping", SystemSchema.sweepProcedure(SystemSchema.RECORDED_INTEGER), 5L,
+          new org.voltdb.types.TimestampType(System.currentTimeMillis() * 1000L + 3_600_000_000L), after, 1L)
+          .getResults()[0];
+      step.advanceRow();
+      deleted += step.getLong(0);
+      after = step.getString(1);
+    }
+    assertEquals(0, scalar("SELECT COUNT(*) FROM APIARY_RECORDED_INTEGER WHERE invocation_id = 'new'"),
+        "the sweep deleted the record (" + deleted + " deleted)");
   }
 
   @Test

@@ -41,7 +41,7 @@ public final class FrontendCommand implements Callable<Integer> {
       description = "Like --retention-s, in milliseconds; overrides it (for drills and tests).")
   Long retentionMs;
 
-  @Option(names = "--cleanup-ms", defaultValue = "60000",
+  @Option(names = "--cleanup-ms", defaultValue = "900000",
       description = "How often old invocations and recorded outputs are deleted, in ms (default ${DEFAULT-VALUE}).")
   long cleanupMs;
 

@@ -15,7 +15,9 @@ import java.util.Objects;
  * @param leaseDuration how long a frontend that stopped renewing its lease is presumed alive
  * @param heartbeatInterval how often the lease is renewed and dead frontends are looked for
  * @param retention how long ended invocations and recorded outputs are kept (a client retry must come sooner)
- * @param cleanupInterval how often old invocations and recorded outputs are deleted
+ * @param cleanupInterval how often old invocations and recorded outputs are deleted: a record lives between the
+ *     retention and the retention plus this; each pass reads every recorded output once (they have no time index),
+ *     so a pass every quarter of the retention costs each record about four reads
  * @param maxRequestBytes the largest request frame accepted; a larger one, up to the hard cap
  *     {@link #maxFrameBytes()} ({@value #FRAME_CAP_FACTOR} times this, at least 8 MiB), gets an error reply that
  *     names its size and this limit, and its connection stays usable; only a frame above the hard cap makes ZeroMQ
@@ -91,12 +93,12 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   }
 
   /**
-   * Loopback, a free port, invocation log on, 5 s lease, 1 s heartbeat, 1 h retention, 512 KiB requests, 10,000
+   * Loopback, a free port, invocation log on, 5 s lease, 1 s heartbeat, 1 h retention swept every 15 min, 512 KiB requests, 10,000
    * invocations in flight, 5,000 of them per client, 64 MiB of requests in flight.
    */
   public static FrontendConfig defaults() {
     return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
-        Duration.ofMinutes(1), 512 * 1024, DEFAULT_MAX_IN_FLIGHT, false, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT,
+        Duration.ofMinutes(15), 512 * 1024, DEFAULT_MAX_IN_FLIGHT, false, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT,
         DEFAULT_MAX_IN_FLIGHT_BYTES);
   }
 

@@ -49,6 +49,17 @@ final class FrontendLeases {
   }
 
   /**
+   * Whether this frontend is the one that runs retention: the live frontend (unexpired lease) whose ID sorts first.
+   * One sweeper, not one per frontend, since a retention pass reads every recorded output.
+   */
+  public boolean runsRetention() {
+    VoltTable t = db.callAdmin("choosing the frontend that runs retention", "@AdHoc",
+        "SELECT MIN(frontend) FROM " + SystemSchema.FRONTENDS + " WHERE lease_expires_ms >= " + NOW_MS)
+        .getResults()[0];
+    return t.advanceRow() && frontend.equals(t.getString(0));
+  }
+
+  /**
    * Removes a dead frontend's lease if it is still expired (the last step of a takeover, after its invocations
    * moved); false if it renewed in between.
    */

@@ -9,7 +9,8 @@ import org.apiary.database.ApiaryDatabase;
 /**
  * A frontend's background duties, each on a schedule of its own so a slow one never delays the lease: renewing its
  * lease, taking over the logged invocations of frontends whose lease expired (and handing them, with any of its own
- * left by a failed attempt, to the {@link InvocationCoordinator}), and deleting records past the retention.
+ * left by a failed attempt, to the {@link InvocationCoordinator}), and deleting records past the retention (done by
+ * one frontend at a time, the live one whose ID sorts first).
  */
 final class FrontendMaintenance implements AutoCloseable {
   private static final Logger LOG = System.getLogger(FrontendMaintenance.class.getName());
@@ -85,6 +86,9 @@ final class FrontendMaintenance implements AutoCloseable {
   private void cleanUp() {
     try {
       hooks.beforeCleanup();
+      if (!leases.runsRetention()) {
+        return; // another live frontend does
+      }
       long deleted = deleteExpiredRecords();
       if (deleted > 0) {
         LOG.log(Level.DEBUG, "frontend " + frontendId + ": deleted " + deleted + " old invocation record(s)");

@@ -113,9 +113,10 @@ public final class InvocationLog {
   /**
    * Deletes ended invocations and recorded outputs older than {@code retention} by the database's clock, never a
    * record of a running invocation: the cutoff is also kept before the start of the oldest running invocation. It
-   * deletes partition by partition, at most {@value #RETENTION_STEP_ROWS} rows per single-partition transaction, so
-   * no partition waits for more than one step and none waits for the others' (one multi-partition delete of a whole
-   * interval's records stopped every partition until it ended).
+   * works partition by partition in single-partition transactions of {@value #RETENTION_STEP_ROWS} rows (recorded
+   * outputs swept in key order, ended invocations deleted by their time index), so no partition waits for more than
+   * one step and none waits for the others' (one multi-partition delete of a whole interval's records stopped every
+   * partition until it ended).
    *
    * @return rows deleted
    */
@@ -123,7 +124,7 @@ public final class InvocationLog {
     return deleteOlderThan(retention, RETENTION_STEP_ROWS);
   }
 
-  /** The most rows one retention step deletes in one partition. */
+  /** The rows one retention step covers in one partition (scans, for recorded outputs; deletes at most, otherwise). */
   static final int RETENTION_STEP_ROWS = 2000;
 
   long deleteOlderThan(java.time.Duration retention, int stepRows) {
@@ -140,12 +141,38 @@ public final class InvocationLog {
     // run that skips the lookup, so no record of the old one may be left.
     long deleted = 0;
     for (String table : SystemSchema.recordedTables()) {
-      deleted += expire(table, cutoff, stepRows);
+      deleted += sweep(table, cutoff, stepRows);
     }
     return deleted + expire(SystemSchema.INVOCATIONS, cutoff, stepRows);
   }
 
-  /** Runs {@code table}'s retention step in every partition until a step deletes fewer than {@code stepRows}. */
+  /**
+   * Sweeps {@code table}, a recorded-outputs table, partition by partition in key order, {@code stepRows} rows per
+   * single-partition step, deleting the expired ones (the tables have no time index: see
+   * {@code SweepRecordedOutputs}).
+   */
+  private long sweep(String table, TimestampType cutoff, int stepRows) {
+    String what = "deleting expired rows of " + table;
+    VoltTable keys = db.callAdmin(what, "@GetPartitionKeys", SystemSchema.partitionKeyType(table)).getResults()[0];
+    long deleted = 0;
+    while (keys.advanceRow()) {
+      Object key = keys.get(1, keys.getColumnType(1));
+      String after = "";
+      while (after != null) {
+        VoltTable step = db.callAdmin(what, SystemSchema.sweepProcedure(table), key, cutoff, after, (long) stepRows)
+            .getResults()[0];
+        step.advanceRow();
+        deleted += step.getLong(0);
+        after = step.getString(1);
+      }
+    }
+    return deleted;
+  }
+
+  /**
+   * Runs {@code table}'s retention step (by its time index: {@link SystemSchema#INVOCATIONS}) in every partition
+   * until a step deletes fewer than {@code stepRows}.
+   */
   private long expire(String table, TimestampType cutoff, int stepRows) {
     String what = "deleting expired rows of " + table;
     VoltTable keys = db.callAdmin(what, "@GetPartitionKeys", SystemSchema.partitionKeyType(table)).getResults()[0];

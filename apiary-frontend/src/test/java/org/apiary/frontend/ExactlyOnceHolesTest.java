@@ -218,6 +218,58 @@ class ExactlyOnceHolesTest {
         batch + "fresh");
   }
 
+  @Test
+  void theSweepDeletesEveryExpiredRowWhenManyShareAnInvocationIdAcrossItsStepsAndKeepsFreshOnes() throws Exception {
+    // 40 old records of one invocation (a fan-out: one per key, several on each partition), 40 old ones of other
+    // invocations whose IDs sort right after it, fresh ones among them; steps of 7 rows cut through all of them.
+    String shared = "sweep-" + System.nanoTime();
+    for (int i = 0; i < 40; i++) {
+      db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER (pkey, invocation_id, "
+          + "function_name, outputs, recorded_at) VALUES (?, ?, 'h_bump', x'5B5D', DATEADD(HOUR, -2, NOW))",
+          (long) i, shared);
+      db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER (pkey, invocation_id, "
+          + "function_name, outputs, recorded_at) VALUES (?, ?, 'h_bump', x'5B5D', DATEADD(HOUR, -2, NOW))",
+          (long) i, shared + "-" + i);
+      db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_VARCHAR (pkey, invocation_id, "
+          + "function_name, outputs, recorded_at) VALUES (?, ?, 'h_global', x'5B5D', DATEADD(HOUR, -2, NOW))",
+          shared + "-g" + i, shared + "-g" + i);
+    }
+    for (int i = 0; i < 40; i += 13) {
+      db.callAdmin("recording outputs", "@AdHoc", "INSERT INTO APIARY_RECORDED_INTEGER (pkey, invocation_id, "
+          + "function_name, outputs, recorded_at) VALUES (?, ?, 'h_bump', x'5B5D', NOW)", (long) i, shared + "-" + i
+          + "-fresh");
+    }
+    long deleted = new InvocationLog(db).deleteOlderThan(Duration.ofHours(1), 7);
+    assertTrue(deleted >= 120, "deleted " + deleted);
+    assertEquals(0, scalar("SELECT COUNT(*) FROM APIARY_RECORDED_INTEGER WHERE invocation_id LIKE ? "
+        + "AND invocation_id NOT LIKE '%-fresh'", shared + "%"));
+    assertEquals(0, scalar("SELECT COUNT(*) FROM APIARY_RECORDED_VARCHAR WHERE invocation_id LIKE ?", shared + "%"));
+    assertEquals(4, scalar("SELECT COUNT(*) FROM APIARY_RECORDED_INTEGER WHERE invocation_id LIKE ? "
+        + "AND invocation_id LIKE '%-fresh'", shared + "%"));
+    db.callAdmin("cleaning up", "@AdHoc", "DELETE FROM APIARY_RECORDED_INTEGER WHERE invocation_id LIKE ?",
+        shared + "%");
+  }
+
+  @Test
+  void oneLiveFrontendRunsRetentionAndAnotherTakesOverWhenItsLeaseEnds() {
+    // IDs that sort before any real frontend's, so frontends other tests left running do not interfere.
+    FrontendLeases first = new FrontendLeases(db, "!retention-a", "tcp://127.0.0.1:1");
+    FrontendLeases second = new FrontendLeases(db, "!retention-b", "tcp://127.0.0.1:2");
+    first.renew(Duration.ofHours(1));
+    second.renew(Duration.ofHours(1));
+    try {
+      assertTrue(first.runsRetention());
+      assertFalse(second.runsRetention(), "two frontends would both sweep every recorded output");
+      first.release();
+      assertTrue(second.runsRetention(), "nobody runs retention once the first frontend's lease ended");
+    } finally {
+      first.release();
+      second.release();
+      first.forget("!retention-a");
+      second.forget("!retention-b");
+    }
+  }
+
   /** Multi-partition read-write ad hoc transactions VoltDB has run so far. */
   private long multiPartitionWrites() {
     VoltTable stats = db.callAdmin("reading procedure statistics", "@Statistics", "PROCEDURE", 0).getResults()[0];

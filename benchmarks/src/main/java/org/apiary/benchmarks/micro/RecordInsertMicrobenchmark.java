@@ -22,7 +22,9 @@ import org.voltdb.client.ClientResponse;
  * {@code APIARY_RECORDED_INTEGER} with one difference, written by a one-statement partitioned procedure; the program
  * calls each {@code --calls} times (in turns, several rounds) and reads the site threads' CPU time from
  * {@code /proc/self/task}. A procedure that updates a counter gives the cost of a transaction that does one statement;
- * the differences between layouts are what a layout change would save per recorded execution.
+ * the differences between layouts are what a layout change would save per recorded execution. Last, it fills the
+ * system schema's {@code APIARY_RECORDED_INTEGER} and times retention's sweep over it (nothing expired, then all of
+ * it): the site CPU a pass costs per record, which with no time index each record pays once per cleanup interval.
  *
  * <pre>java -cp ... org.apiary.benchmarks.micro.RecordInsertMicrobenchmark [calls per round] [rounds]</pre>
  */
@@ -98,7 +100,36 @@ public final class RecordInsertMicrobenchmark {
       System.out.printf(Locale.ROOT, "%-16s %s%n", "procedure", "site CPU µs per call, by round");
       micros.forEach((name, values) -> System.out.printf(Locale.ROOT, "%-16s %s%n", name,
           values.stream().map(v -> String.format(Locale.ROOT, "%6.2f", v)).toList()));
+      sweep(db, calls);
     }
+  }
+
+  /** Fills the recorded-outputs table with {@code rows} records and times retention's passes over it. */
+  private static void sweep(ApiaryDatabase db, int rows) throws Exception {
+    org.apiary.runtime.SystemSchema.ensure(db);
+    Client client = db.client();
+    Semaphore inFlight = new Semaphore(100);
+    for (int i = 0; i < rows; i++) {
+      inFlight.acquire();
+      client.callProcedure(r -> inFlight.release(), "APIARY_RECORDED_INTEGER.insert", (long) (i % 1000),
+          org.apiary.internal.InvocationIds.next(), "ReadIncrement", OUTPUTS,
+          new org.voltdb.types.TimestampType(), null, null);
+    }
+    if (!inFlight.tryAcquire(100, 60, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("inserts still unanswered after 60 s");
+    }
+    org.apiary.frontend.InvocationLog log = new org.apiary.frontend.InvocationLog(db);
+    for (int pass = 1; pass <= 3; pass++) {
+      long before = siteCpuNanos();
+      long deleted = log.deleteOlderThan(java.time.Duration.ofHours(1));
+      System.out.printf(Locale.ROOT, "sweep pass %d over %d records, nothing expired: %.3f µs of site CPU per record "
+          + "(%d deleted)%n", pass, rows, (siteCpuNanos() - before) / 1000.0 / rows, deleted);
+    }
+    Thread.sleep(20);
+    long before = siteCpuNanos();
+    long deleted = log.deleteOlderThan(java.time.Duration.ZERO);
+    System.out.printf(Locale.ROOT, "sweep pass deleting all %d records: %.3f µs of site CPU per record deleted%n",
+        deleted, (siteCpuNanos() - before) / 1000.0 / Math.max(1, deleted));
   }
 
   private static final byte[] OUTPUTS = "[{\"v\":12345}]".getBytes(StandardCharsets.UTF_8);
