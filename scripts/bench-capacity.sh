@@ -2,12 +2,12 @@
 # The capacity check (issue 12): a VoltDB server, N frontends and the load generator as separate processes on this
 # machine, each one's CPU per request read from /proc over the measured window (org.apiary.benchmarks.CapacityCheck).
 #   scripts/bench-capacity.sh [--variant apiary-no-eo|apiary-no-prov|raw-voltdb] [--frontends N] [--rate R]
-#                             [--seconds S] [--warmup S] [--sites-per-host S]
+#                             [--seconds S] [--warmup S] [--sites-per-host S] [--frontend-args "ARGS"]
 # apiary-no-eo: nothing recorded, no invocation log; apiary-no-prov: exactly-once (Algorithm 1 and the log);
 # raw-voltdb: the load generator calls the procedure itself. The cluster captures no provenance.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-variant=apiary-no-eo frontends=1 rate=3000 seconds=20 warmup=10 sites=2
+variant=apiary-no-eo frontends=1 rate=3000 seconds=20 warmup=10 sites=2 frontend_args=
 while [ $# -gt 0 ]; do
   case "$1" in
     --variant) variant=$2; shift 2 ;;
@@ -16,6 +16,7 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --sites-per-host) sites=$2; shift 2 ;;
+    --frontend-args) frontend_args=$2; shift 2 ;;
     *) echo "bench-capacity: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -46,7 +47,7 @@ processes="database=$db_pid"
 endpoints=
 if [ "$variant" != raw-voltdb ]; then
   for i in $(seq 1 "$frontends"); do
-    java "${voltdb_jvm_flags[@]}" -Xmx1g -cp "$cp" org.apiary.cli.Main frontend --database "$database" --port 0 $log \
+    java "${voltdb_jvm_flags[@]}" -Xmx1g -cp "$cp" org.apiary.cli.Main frontend --database "$database" --port 0 $log $frontend_args \
       > "$dir/frontend-$i.log" 2>&1 &
     frontend_pids+=($!)
     processes="$processes,frontend$i=$!"

@@ -44,6 +44,21 @@ enum SinkDialect {
    * version keeps it, and an append that meets a present key there falls back to the staged load.
    */
   DUCKDB("jdbc:duckdb:") {
+    /**
+     * No network timeouts (embedded); a memory limit of {@value #DUCKDB_MEMORY_LIMIT} unless the URL
+     * ({@code jdbc:duckdb:FILE;memory_limit=2GB}) or the properties set one. DuckDB's own default is 80% of the
+     * machine's memory, taken inside the VoltDB server's process; its buffer pool grows toward it as the file does.
+     */
+    @Override
+    Properties connectionProperties(String jdbcUrl, Properties props, Duration timeout) {
+      Properties result = copy(props);
+      if (!given(result.stringPropertyNames(), "memory_limit", true)
+          && !given(duckDbUrlOptions(jdbcUrl), "memory_limit", true)) {
+        result.setProperty("memory_limit", DUCKDB_MEMORY_LIMIT);
+      }
+      return result;
+    }
+
     @Override
     void setQueryTimeout(Statement statement, int seconds) {
       // Embedded, so nothing waits on a network; and duckdb_jdbc 1.1.3's setQueryTimeout only logs "not supported".
@@ -256,7 +271,7 @@ enum SinkDialect {
     }
 
     @Override
-    Properties withTimeouts(String jdbcUrl, Properties props, Duration timeout) {
+    Properties connectionProperties(String jdbcUrl, Properties props, Duration timeout) {
       Properties result = copy(props);
       String seconds = Integer.toString(ProvenanceSink.seconds(timeout));
       for (String name : List.of("connectTimeout", "loginTimeout", "socketTimeout")) {
@@ -295,7 +310,7 @@ enum SinkDialect {
    */
   VERTICA("jdbc:vertica:") {
     @Override
-    Properties withTimeouts(String jdbcUrl, Properties props, Duration timeout) {
+    Properties connectionProperties(String jdbcUrl, Properties props, Duration timeout) {
       Properties result = copy(props);
       String seconds = Integer.toString(ProvenanceSink.seconds(timeout));
       putUnlessGiven(result, jdbcUrl, "LoginTimeout", seconds, true);
@@ -407,11 +422,15 @@ enum SinkDialect {
         + table.key().stream().map(this::quote).collect(Collectors.joining(", ")) + "))";
   }
 
+  /** The memory an embedded DuckDB sink may use unless its URL says otherwise (DuckDB's size syntax). */
+  static final String DUCKDB_MEMORY_LIMIT = "512MB";
+
   /**
    * The connection properties to connect with: {@code props} plus the driver's connect, login and socket-read
-   * timeouts set to {@code timeout}, except those already given in {@code props} or in the URL. Nothing by default.
+   * timeouts set to {@code timeout} (DuckDB: its memory limit), except those already given in {@code props} or in
+   * the URL. Nothing by default.
    */
-  Properties withTimeouts(String jdbcUrl, Properties props, Duration timeout) {
+  Properties connectionProperties(String jdbcUrl, Properties props, Duration timeout) {
     return copy(props);
   }
 
@@ -560,6 +579,20 @@ enum SinkDialect {
 
   private static boolean given(Set<String> names, String name, boolean ignoreCase) {
     return ignoreCase ? names.stream().anyMatch(name::equalsIgnoreCase) : names.contains(name);
+  }
+
+  /** The names of a DuckDB URL's {@code ;name=value;...} options. */
+  static Set<String> duckDbUrlOptions(String jdbcUrl) {
+    Set<String> names = new java.util.HashSet<>();
+    String[] parts = jdbcUrl.split(";");
+    for (int i = 1; i < parts.length; i++) {
+      int eq = parts[i].indexOf('=');
+      String name = (eq < 0 ? parts[i] : parts[i].substring(0, eq)).trim();
+      if (!name.isEmpty()) {
+        names.add(name);
+      }
+    }
+    return names;
   }
 
   /** The names of a JDBC URL's {@code ?name=value&...} parameters. */

@@ -30,6 +30,25 @@ class DuckDbSinkTest {
   }
 
   @Test
+  void theEmbeddedDatabaseUsesAtMostItsMemoryLimitUnlessTheUrlSetsAnother() throws SQLException {
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      assertEquals("488.2 MiB", memoryLimit(sink), "512MB by default, not DuckDB's 80% of the machine's memory");
+    }
+    String other = "jdbc:duckdb:" + dir.resolve("other.db") + ";memory_limit=100MB";
+    try (ProvenanceSink sink = ProvenanceSink.open(other, new Properties())) {
+      assertEquals("95.3 MiB", memoryLimit(sink));
+    }
+  }
+
+  private static String memoryLimit(ProvenanceSink sink) throws SQLException {
+    try (java.sql.Statement s = sink.connection().createStatement();
+         java.sql.ResultSet r = s.executeQuery("SELECT current_setting('memory_limit')")) {
+      r.next();
+      return r.getString(1);
+    }
+  }
+
+  @Test
   void rowsSurviveReopeningTheFile() throws SQLException {
     ProvenanceTable table = SinkChecks.typedTable("kept");
     try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
