@@ -32,6 +32,12 @@ public final class SystemSchema {
   public static final String FUNCTIONS = "APIARY_FUNCTIONS";
   public static final String GRAPHS = "APIARY_GRAPHS";
   public static final String INVOCATIONS = "APIARY_INVOCATIONS";
+  /** {@link #INVOCATIONS}' status of an invocation that has not ended. */
+  public static final String STATUS_RUNNING = "RUNNING";
+  /** {@link #INVOCATIONS}' status of an invocation that ended with a result for the client. */
+  public static final String STATUS_DONE = "DONE";
+  /** {@link #INVOCATIONS}' status of an invocation that ended with a function's failure. */
+  public static final String STATUS_FAILED = "FAILED";
   public static final String FRONTENDS = "APIARY_FRONTENDS";
   /** API keys (their SHA-256 hashes, never the keys) and the identities they belong to; replicated, rarely written. */
   public static final String CREDENTIALS = "APIARY_CREDENTIALS";

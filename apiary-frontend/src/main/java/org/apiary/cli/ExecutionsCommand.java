@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import org.apiary.database.ApiaryDatabase;
-import org.apiary.frontend.InvocationLog;
 import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
@@ -89,8 +88,8 @@ public final class ExecutionsCommand implements Runnable {
       if (limit < 1 || limit > 100_000) {
         throw new ParameterException(spec.commandLine(), "--limit must be between 1 and 100000, not " + limit);
       }
-      String where = running ? " WHERE status = '" + InvocationLog.RUNNING + "'"
-          : failed ? " WHERE status = '" + InvocationLog.FAILED + "'" : "";
+      String where = running ? " WHERE status = '" + SystemSchema.STATUS_RUNNING + "'"
+          : failed ? " WHERE status = '" + SystemSchema.STATUS_FAILED + "'" : "";
       try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
         if (!SystemSchema.tables(db).contains(SystemSchema.INVOCATIONS)) {
           out.println("no invocations: Apiary's system tables are not there (nothing was deployed with "

@@ -14,7 +14,6 @@ import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import org.apiary.database.ApiaryDatabase;
-import org.apiary.frontend.InvocationLog;
 import org.apiary.frontend.RegisteredGraph;
 import org.apiary.internal.Json;
 import org.apiary.runtime.SystemSchema;
@@ -133,9 +132,9 @@ public final class StatusCommand implements Callable<Integer> {
     VoltTable t = db.callAdmin("counting invocations", "@AdHoc", "SELECT status, COUNT(*) FROM "
         + SystemSchema.INVOCATIONS + " GROUP BY status").getResults()[0];
     Map<String, Long> counts = new LinkedHashMap<>();
-    counts.put(InvocationLog.RUNNING, 0L);
-    counts.put(InvocationLog.DONE, 0L);
-    counts.put(InvocationLog.FAILED, 0L);
+    counts.put(SystemSchema.STATUS_RUNNING, 0L);
+    counts.put(SystemSchema.STATUS_DONE, 0L);
+    counts.put(SystemSchema.STATUS_FAILED, 0L);
     while (t.advanceRow()) {
       counts.put(t.getString(0), t.getLong(1));
     }

@@ -19,13 +19,13 @@ import org.voltdb.types.TimestampType;
  * fetch an outcome by invocation ID. Single-invocation operations are single-partition procedures called
  * asynchronously; the recovery scans are multi-partition and run off the request path.
  */
-public final class InvocationLog {
+final class InvocationLog {
   /** Status of an invocation that has not ended. */
-  public static final String RUNNING = "RUNNING";
+  static final String RUNNING = SystemSchema.STATUS_RUNNING;
   /** Status of an invocation that ended with a result for the client. */
-  public static final String DONE = "DONE";
+  static final String DONE = SystemSchema.STATUS_DONE;
   /** Status of an invocation that ended with a function's failure. */
-  public static final String FAILED = "FAILED";
+  static final String FAILED = SystemSchema.STATUS_FAILED;
 
   /**
    * One logged invocation.

@@ -42,6 +42,23 @@ class RegistrarTest {
   }
 
   @Test
+  void aCatalogReloadReadsTheGraphsOnlyWhenSomethingWasRegisteredOrDeployed(TestDatabase database) {
+    ApiaryDatabase db = database.database();
+    TestGraphs.registerOnce(db);
+    GraphCatalog catalog = new GraphCatalog(db, java.time.Duration.ZERO);
+    long loads = catalog.loads();
+    catalog.reload();
+    catalog.reload();
+    assertEquals(loads, catalog.loads(), "an unchanged catalog was read again (every heartbeat of every frontend)");
+
+    int before = catalog.known("figure8").map(GraphCatalog.Versioned::version).orElse(0);
+    Registrar.register(db, Application.of(GraphApp.SCHEMA, Figure8.GRAPH)); // a new version of figure8
+    catalog.reload();
+    assertEquals(loads + 1, catalog.loads());
+    assertEquals(before + 1, catalog.known("figure8").orElseThrow().version(), "the new version was not seen");
+  }
+
+  @Test
   void invalidGraphsAreRejectedWithEveryProblemNamed(TestDatabase database) {
     Graph bad = Graph.named("bad")
         .addLocalFunction("bump", Bump.class)
