@@ -153,10 +153,8 @@ final class InvocationLog {
    */
   private long sweep(String table, TimestampType cutoff, int stepRows) {
     String what = "deleting expired rows of " + table;
-    VoltTable keys = db.callAdmin(what, "@GetPartitionKeys", SystemSchema.partitionKeyType(table)).getResults()[0];
     long deleted = 0;
-    while (keys.advanceRow()) {
-      Object key = keys.get(1, keys.getColumnType(1));
+    for (Object key : partitionKeys(table, what)) {
       String after = "";
       while (after != null) {
         VoltTable step = db.callAdmin(what, SystemSchema.sweepProcedure(table), key, cutoff, after, (long) stepRows)
@@ -175,10 +173,8 @@ final class InvocationLog {
    */
   private long expire(String table, TimestampType cutoff, int stepRows) {
     String what = "deleting expired rows of " + table;
-    VoltTable keys = db.callAdmin(what, "@GetPartitionKeys", SystemSchema.partitionKeyType(table)).getResults()[0];
     long deleted = 0;
-    while (keys.advanceRow()) {
-      Object key = keys.get(1, keys.getColumnType(1));
+    for (Object key : partitionKeys(table, what)) {
       long step;
       do {
         step = db.callAdmin(what, SystemSchema.expireProcedure(table), key, cutoff, (long) stepRows)
@@ -187,6 +183,16 @@ final class InvocationLog {
       } while (step >= stepRows);
     }
     return deleted;
+  }
+
+  /** One key of each partition, of {@code table}'s partition column type (routes a single-partition procedure). */
+  private List<Object> partitionKeys(String table, String what) {
+    VoltTable keys = db.callAdmin(what, "@GetPartitionKeys", SystemSchema.partitionKeyType(table)).getResults()[0];
+    List<Object> result = new ArrayList<>();
+    while (keys.advanceRow()) {
+      result.add(keys.get(1, keys.getColumnType(1)));
+    }
+    return result;
   }
 
   private static List<Entry> read(VoltTable t) {
