@@ -136,7 +136,7 @@ public final class ProvenanceSink implements AutoCloseable {
     Objects.requireNonNull(jdbcUrl, "jdbcUrl");
     SinkDialect dialect = SinkDialect.forUrl(jdbcUrl);
     checkTimeout(timeout);
-    Properties effective = dialect.connectionProperties(jdbcUrl, props == null ? new Properties() : props, timeout);
+    Properties effective = dialect.withTimeouts(jdbcUrl, props == null ? new Properties() : props, timeout);
     long started = System.nanoTime();
     Connection connection;
     try {
@@ -146,7 +146,7 @@ public final class ProvenanceSink implements AutoCloseable {
     }
     started = System.nanoTime();
     try {
-      dialect.configure(connection, seconds(timeout));
+      dialect.configure(connection, jdbcUrl, effective, seconds(timeout));
       connection.setAutoCommit(false);
     } catch (SQLException e) {
       closeAfterFailure(connection, e);

@@ -44,33 +44,30 @@ enum SinkDialect {
    * version keeps it, and an append that meets a present key there falls back to the staged load.
    */
   DUCKDB("jdbc:duckdb:") {
-    /**
-     * No network timeouts (embedded); a memory limit of {@value #DUCKDB_MEMORY_LIMIT} unless the URL
-     * ({@code jdbc:duckdb:FILE;memory_limit=2GB}) or the properties set one. DuckDB's own default is 80% of the
-     * machine's memory, taken inside the VoltDB server's process; its buffer pool grows toward it as the file does.
-     */
-    @Override
-    Properties connectionProperties(String jdbcUrl, Properties props, Duration timeout) {
-      Properties result = copy(props);
-      if (!given(result.stringPropertyNames(), "memory_limit", true)
-          && !given(duckDbUrlOptions(jdbcUrl), "memory_limit", true)) {
-        result.setProperty("memory_limit", DUCKDB_MEMORY_LIMIT);
-      }
-      return result;
-    }
-
     @Override
     void setQueryTimeout(Statement statement, int seconds) {
       // Embedded, so nothing waits on a network; and duckdb_jdbc 1.1.3's setQueryTimeout only logs "not supported".
     }
 
+    /**
+     * One thread, and a memory limit of {@value #DUCKDB_MEMORY_LIMIT} unless the URL
+     * ({@code jdbc:duckdb:FILE;memory_limit=2GB}) or the properties set one. Set with {@code SET} on the open
+     * database rather than as connection properties, which DuckDB compares: another connection to the same file in
+     * this process with other properties (or none) would be refused.
+     */
     @Override
-    void configure(Connection connection, int queryTimeout) throws SQLException {
-      // Loading is sequential; DuckDB's default of one worker per core would compete with the transactional
-      // database for the same cores when both run on one machine (measured: three DuckDB threads took most of a
-      // core on a 2-core machine under provenance load).
+    void configure(Connection connection, String jdbcUrl, Properties props, int queryTimeout) throws SQLException {
       try (Statement statement = createStatement(connection, queryTimeout)) {
+        // Loading is sequential; DuckDB's default of one worker per core would compete with the transactional
+        // database for the same cores when both run on one machine (measured: three DuckDB threads took most of a
+        // core on a 2-core machine under provenance load).
         statement.execute("SET threads TO 1");
+        // DuckDB's own default is 80% of the machine's memory, inside the VoltDB server's process; its buffer pool
+        // grows toward it as the file does.
+        if (!given(props.stringPropertyNames(), "memory_limit", true)
+            && !given(duckDbUrlOptions(jdbcUrl), "memory_limit", true)) {
+          statement.execute("SET memory_limit = '" + DUCKDB_MEMORY_LIMIT + "'");
+        }
       }
     }
 
@@ -271,7 +268,7 @@ enum SinkDialect {
     }
 
     @Override
-    Properties connectionProperties(String jdbcUrl, Properties props, Duration timeout) {
+    Properties withTimeouts(String jdbcUrl, Properties props, Duration timeout) {
       Properties result = copy(props);
       String seconds = Integer.toString(ProvenanceSink.seconds(timeout));
       for (String name : List.of("connectTimeout", "loginTimeout", "socketTimeout")) {
@@ -310,7 +307,7 @@ enum SinkDialect {
    */
   VERTICA("jdbc:vertica:") {
     @Override
-    Properties connectionProperties(String jdbcUrl, Properties props, Duration timeout) {
+    Properties withTimeouts(String jdbcUrl, Properties props, Duration timeout) {
       Properties result = copy(props);
       String seconds = Integer.toString(ProvenanceSink.seconds(timeout));
       putUnlessGiven(result, jdbcUrl, "LoginTimeout", seconds, true);
@@ -427,10 +424,9 @@ enum SinkDialect {
 
   /**
    * The connection properties to connect with: {@code props} plus the driver's connect, login and socket-read
-   * timeouts set to {@code timeout} (DuckDB: its memory limit), except those already given in {@code props} or in
-   * the URL. Nothing by default.
+   * timeouts set to {@code timeout}, except those already given in {@code props} or in the URL. Nothing by default.
    */
-  Properties connectionProperties(String jdbcUrl, Properties props, Duration timeout) {
+  Properties withTimeouts(String jdbcUrl, Properties props, Duration timeout) {
     return copy(props);
   }
 
@@ -472,8 +468,8 @@ enum SinkDialect {
     // nothing by default
   }
 
-  /** Runs once per connection, right after it opens. */
-  void configure(Connection connection, int queryTimeout) throws SQLException {
+  /** Runs once per connection, right after it opens ({@code jdbcUrl} and {@code props} it was opened with). */
+  void configure(Connection connection, String jdbcUrl, Properties props, int queryTimeout) throws SQLException {
     // nothing by default
   }
 

@@ -40,8 +40,22 @@ class DuckDbSinkTest {
     }
   }
 
+  @Test
+  void anotherConnectionToTheFileInThisProcessIsNotRefusedForItsConfiguration() throws SQLException {
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties());
+         java.sql.Connection reader = java.sql.DriverManager.getConnection(url())) {
+      // DuckDB refuses a second connection whose properties differ from those the file was opened with; the
+      // sink's settings are applied with SET, so a plain connection (an application's, a test's) still opens.
+      assertEquals("488.2 MiB", memoryLimitOf(reader));
+    }
+  }
+
   private static String memoryLimit(ProvenanceSink sink) throws SQLException {
-    try (java.sql.Statement s = sink.connection().createStatement();
+    return memoryLimitOf(sink.connection());
+  }
+
+  private static String memoryLimitOf(java.sql.Connection connection) throws SQLException {
+    try (java.sql.Statement s = connection.createStatement();
          java.sql.ResultSet r = s.executeQuery("SELECT current_setting('memory_limit')")) {
       r.next();
       return r.getString(1);

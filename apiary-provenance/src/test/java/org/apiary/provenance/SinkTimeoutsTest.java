@@ -22,7 +22,7 @@ class SinkTimeoutsTest {
   @Test
   void postgresGetsConnectLoginAndSocketTimeoutsInWholeSeconds() {
     Properties props = props(Map.of("user", "u"));
-    Properties result = SinkDialect.POSTGRESQL.connectionProperties("jdbc:postgresql://h/db", props, TIMEOUT);
+    Properties result = SinkDialect.POSTGRESQL.withTimeouts("jdbc:postgresql://h/db", props, TIMEOUT);
     assertEquals(props(Map.of("user", "u", "connectTimeout", "3", "loginTimeout", "3", "socketTimeout", "3")),
         result);
     assertEquals(props(Map.of("user", "u")), props, "the caller's properties are not modified");
@@ -30,7 +30,7 @@ class SinkTimeoutsTest {
 
   @Test
   void postgresKeepsTheUsersOwnTimeoutsFromPropertiesAndUrl() {
-    Properties result = SinkDialect.POSTGRESQL.connectionProperties(
+    Properties result = SinkDialect.POSTGRESQL.withTimeouts(
         "jdbc:postgresql://h/db?currentSchema=s&socketTimeout=0", props(Map.of("connectTimeout", "60")), TIMEOUT);
     assertEquals(props(Map.of("connectTimeout", "60", "loginTimeout", "3")), result);
   }
@@ -38,26 +38,22 @@ class SinkTimeoutsTest {
   @Test
   void verticaGetsLoginAndNetworkTimeoutsAndKeepsTheUsersInAnyCase() {
     assertEquals(props(Map.of("LoginTimeout", "3", "LoginNetworkTimeout", "3", "NetworkTimeout", "2500")),
-        SinkDialect.VERTICA.connectionProperties("jdbc:vertica://h:5433/db", new Properties(), TIMEOUT));
+        SinkDialect.VERTICA.withTimeouts("jdbc:vertica://h:5433/db", new Properties(), TIMEOUT));
     assertEquals(props(Map.of("logintimeout", "90", "LoginNetworkTimeout", "3")),
-        SinkDialect.VERTICA.connectionProperties("jdbc:vertica://h:5433/db?networkTimeout=0", props(Map.of("logintimeout",
+        SinkDialect.VERTICA.withTimeouts("jdbc:vertica://h:5433/db?networkTimeout=0", props(Map.of("logintimeout",
             "90")), TIMEOUT));
   }
 
   @Test
-  void duckDbGetsNoNetworkPropertiesButAMemoryLimitUnlessOneIsGiven() {
-    assertEquals(props(Map.of("duckdb.read_only", "true", "memory_limit", "512MB")),
-        SinkDialect.DUCKDB.connectionProperties("jdbc:duckdb:", props(Map.of("duckdb.read_only", "true")), TIMEOUT));
-    assertEquals(props(Map.of("MEMORY_LIMIT", "1GB")), SinkDialect.DUCKDB.connectionProperties("jdbc:duckdb:",
-        props(Map.of("MEMORY_LIMIT", "1GB")), TIMEOUT));
-    assertEquals(new Properties(), SinkDialect.DUCKDB.connectionProperties("jdbc:duckdb:/tmp/p.db;memory_limit=2GB",
-        new Properties(), TIMEOUT));
+  void duckDbGetsNoNetworkProperties() {
+    assertEquals(props(Map.of("duckdb.read_only", "true")), SinkDialect.DUCKDB.withTimeouts("jdbc:duckdb:",
+        props(Map.of("duckdb.read_only", "true")), TIMEOUT));
   }
 
   @Test
   void defaultsOfThePropertiesAreKept() {
     Properties defaults = props(Map.of("user", "u", "socketTimeout", "7"));
-    Properties result = SinkDialect.POSTGRESQL.connectionProperties("jdbc:postgresql://h/db", new Properties(defaults),
+    Properties result = SinkDialect.POSTGRESQL.withTimeouts("jdbc:postgresql://h/db", new Properties(defaults),
         TIMEOUT);
     assertEquals("u", result.getProperty("user"));
     assertEquals("7", result.getProperty("socketTimeout"));
