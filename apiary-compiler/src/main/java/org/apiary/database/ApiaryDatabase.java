@@ -194,7 +194,7 @@ public final class ApiaryDatabase implements AutoCloseable {
     try {
       if (server != null && server.durable()) {
         stopSnapshot = Snapshots.saveForStop(List.of("127.0.0.1:" + server.adminPort()), config.connectTimeout(),
-            config.callTimeout(), false, config.users() == null ? null : config.users().admin());
+            config.callTimeout(), false, DatabaseUsers.adminOf(config.users()));
       }
     } finally {
       try {

@@ -187,7 +187,7 @@ public record DatabaseConfig(
   /** Who this process connects as: {@link #login()}, else the administrator of {@link #users()}, else nobody. */
   public java.util.Optional<DatabaseLogin> connectsAs() {
     return login != null ? java.util.Optional.of(login)
-        : java.util.Optional.ofNullable(users == null ? null : users.admin());
+        : java.util.Optional.ofNullable(DatabaseUsers.adminOf(users));
   }
 
   /** Whether provenance is captured. */

@@ -52,6 +52,11 @@ public record DatabaseUsers(String adminPassword, String frontendPassword) {
     return new DatabaseLogin(ADMIN_USER, adminPassword);
   }
 
+  /** The administrator's login of {@code users}, or {@code null} where there are none (the database is open). */
+  public static DatabaseLogin adminOf(DatabaseUsers users) {
+    return users == null ? null : users.admin();
+  }
+
   /** How a frontend connects. */
   public DatabaseLogin frontend() {
     return new DatabaseLogin(FRONTEND_USER, frontendPassword);

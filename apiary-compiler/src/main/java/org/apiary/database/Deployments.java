@@ -82,8 +82,7 @@ public final class Deployments {
    * users' passwords).
    */
   static void write(Path file, String deployment) throws java.io.IOException {
-    OwnerOnlyFile.create(file);
-    java.nio.file.Files.writeString(file, deployment);
+    OwnerOnlyFile.write(file, deployment);
   }
 
   static String xml(String text) {

@@ -234,7 +234,7 @@ public final class LocalCluster implements AutoCloseable {
 
   /** The administrator's login where the cluster's security is on, else {@code null}. */
   private DatabaseLogin adminLogin() {
-    return config.users() == null ? null : config.users().admin();
+    return DatabaseUsers.adminOf(config.users());
   }
 
   private static void awaitLogin(Node n, long deadline, Duration timeout, DatabaseLogin login) {

@@ -286,11 +286,8 @@ public final class StartCommand implements Callable<Integer> {
       Credentials.Issued admin = Credentials.create(opened, "admin", java.util.Set.of(Credentials.ADMIN_ROLE));
       Path file = dir.adminKey();
       try {
-        Files.deleteIfExists(file);
-        Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
-        Files.writeString(file, admin.apiKey() + "\n");
-      } catch (IOException | UnsupportedOperationException e) {
+        org.apiary.database.OwnerOnlyFile.write(file, admin.apiKey() + "\n");
+      } catch (IOException e) {
         throw new CliException("could not keep the admin API key in " + file + ": " + e.getMessage(), e);
       }
       out.println("apiary: created the admin API key (shown only now; also kept in " + file + ", readable by you "

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.Json;
 import org.apiary.runtime.FunctionCatalog;
@@ -16,8 +17,8 @@ import org.voltdb.VoltTable;
 /**
  * The registered graphs, every version of each, and the deployed functions, read from the database. New
  * invocations run the newest version known; an invocation keeps the version it started with. The catalog is read
- * again by {@link #reload} (a frontend checks at every heartbeat, and reads only if something changed) and, for a graph name it does not know, by
- * {@link #latest} at most once per {@code reloadInterval}.
+ * again by {@link #reload} (a frontend checks at every heartbeat, and reads only if something changed) and, for a
+ * graph name it does not know, by {@link #latest} at most once per {@code reloadInterval}.
  */
 public final class GraphCatalog {
   /** One version of a registered graph. */
@@ -29,7 +30,7 @@ public final class GraphCatalog {
   private final ApiaryDatabase db;
   private final long reloadIntervalNanos;
   private volatile Snapshot snapshot;
-  private final java.util.concurrent.atomic.AtomicLong loads = new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong loads = new AtomicLong();
 
   public GraphCatalog(ApiaryDatabase db, Duration reloadInterval) {
     this.db = db;
