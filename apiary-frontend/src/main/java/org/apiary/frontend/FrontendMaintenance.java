@@ -66,8 +66,17 @@ final class FrontendMaintenance implements AutoCloseable {
       for (String dead : leases.expired()) {
         if (!dead.equals(frontendId)) {
           // Invocations first, lease last: a takeover cut short leaves the lease for the next round to find.
-          long moved = log.reassign(dead, frontendId);
-          hooks.duringTakeover(dead);
+          long moved;
+          try {
+            moved = log.reassign(dead, frontendId);
+            hooks.duringTakeover(dead);
+          } catch (RuntimeException e) {
+            coordinator.recoveryWanted(); // a move cut short may have moved some, or all
+            throw e;
+          }
+          if (moved > 0) {
+            coordinator.recoveryWanted();
+          }
           if (leases.forget(dead) || moved > 0) {
             LOG.log(Level.INFO, "frontend " + frontendId + ": took over " + moved + " running invocation(s) of dead "
                 + "frontend " + dead);

@@ -55,6 +55,25 @@ final class InvocationCoordinator {
   private final java.util.concurrent.atomic.AtomicLong inFlightBytes = new java.util.concurrent.atomic.AtomicLong();
   /** Invocations whose outcome this frontend stored recently (nanoTime), which recovery need not look at. */
   private final Map<String, Long> concludedHere = new ConcurrentHashMap<>();
+  /**
+   * Until when (nanoTime) {@link #recover} reads the log at every heartbeat: a while after something may have left
+   * one of this frontend's logged invocations running nowhere (a takeover, an attempt that ended without a stored
+   * outcome). Otherwise it reads it every {@link #SAFETY_SCAN_HEARTBEATS}th heartbeat: the read is a
+   * multi-partition transaction, which every frontend would otherwise run every second.
+   */
+  private final java.util.concurrent.atomic.AtomicLong scanUntil = new java.util.concurrent.atomic.AtomicLong(
+      System.nanoTime());
+  /** Heartbeats since {@link #recover} last read the log (the maintenance thread's only). */
+  private int heartbeatsSinceScan;
+  /** How many times {@link #recover} has read the log (tests). */
+  private final java.util.concurrent.atomic.AtomicLong recoveryScans = new java.util.concurrent.atomic.AtomicLong();
+  /** With nothing to recover, recovery reads the log at every this many heartbeats, as a safety net. */
+  static final int SAFETY_SCAN_HEARTBEATS = 10;
+  /**
+   * After a trigger, recovery reads the log at each of this many heartbeats: it takes only invocations older than
+   * two heartbeats, so an invocation left running nowhere just now is found by the third.
+   */
+  static final int SCAN_HEARTBEATS_AFTER_TRIGGER = 5;
 
   /** An invocation this frontend is running, with the clients waiting for its reply. */
   private static final class Pending {
@@ -485,6 +504,9 @@ final class InvocationCoordinator {
     for (byte[] client : waiters) {
       replies.reply(client, reply);
     }
+    if (pending.logged && !WireReply.OK.equals(reply.status())) {
+      recoveryWanted(); // perhaps no outcome was stored: its log entry may still say RUNNING, with no one running it
+    }
     if (inFlight.remove(invocation, pending)) {
       inFlightBytes.addAndGet(-pending.bytes);
       if (pending.owner != null) {
@@ -624,11 +646,33 @@ final class InvocationCoordinator {
     return WireReply.error(invocation, WireReply.INVOCATION_FAILED, "the frontend failed: " + e);
   }
 
-  /** Runs every invocation logged as ours that is not running here (taken over, or left by a failed attempt). */
+  /**
+   * Has {@link #recover} read the log at each of the next {@link #SCAN_HEARTBEATS_AFTER_TRIGGER} heartbeats:
+   * something may have left one of this frontend's logged invocations running nowhere.
+   */
+  void recoveryWanted() {
+    long until = System.nanoTime() + SCAN_HEARTBEATS_AFTER_TRIGGER * config.heartbeatInterval().toNanos();
+    scanUntil.accumulateAndGet(until, (a, b) -> b - a > 0 ? b : a);
+  }
+
+  /** How many times recovery has read the invocation log. */
+  long recoveryScans() {
+    return recoveryScans.get();
+  }
+
+  /**
+   * Runs every invocation logged as ours that is not running here (taken over, or left by a failed attempt). Reads
+   * the log only while {@link #recoveryWanted} asked for it, and every {@link #SAFETY_SCAN_HEARTBEATS}th call.
+   */
   void recover() {
     long now = System.nanoTime();
     long forgetAfter = 4 * config.heartbeatInterval().toNanos();
     concludedHere.values().removeIf(at -> now - at > forgetAfter);
+    if (now - scanUntil.get() > 0 && ++heartbeatsSinceScan < SAFETY_SCAN_HEARTBEATS) {
+      return;
+    }
+    heartbeatsSinceScan = 0;
+    recoveryScans.incrementAndGet();
     // Only invocations older than two heartbeats: younger ones of this frontend are running here (or ended while
     // the list was read), and a dead frontend's wait a heartbeat or two longer.
     for (InvocationLog.Entry e : log.running(frontendId, config.heartbeatInterval().multipliedBy(2))) {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apiary.ApiaryException;
 import org.apiary.Application;
@@ -161,6 +162,29 @@ class ExactlyOnceHolesTest {
       assertTrue(failedOnce.get());
       assertEquals(List.of(4L), r.values(Long.class));
       assertEquals(4L, scalar("SELECT v FROM h_counters WHERE k = 6"));
+    }
+  }
+
+  @Test
+  void withNothingToRecoverAFrontendReadsTheLogOnlyEveryTenthHeartbeat() throws Exception {
+    // Each read is a multi-partition transaction; every frontend ran one at every heartbeat.
+    long heartbeatMs = 40;
+    FrontendConfig config = FAST.withLease(Duration.ofSeconds(2), Duration.ofMillis(heartbeatMs));
+    try (FrontendServer frontend = FrontendServer.start(db, config); ApiaryClient client = client(frontend)) {
+      assertEquals(List.of(3L), client.invoke("h_flaky", 8L, 3L).values(Long.class));
+      // Earlier tests leave dead frontends behind: taking them over makes this one look a few heartbeats in a row.
+      Thread.sleep((InvocationCoordinator.SCAN_HEARTBEATS_AFTER_TRIGGER + 5) * heartbeatMs);
+      long before = frontend.recoveryScans();
+      long started = System.nanoTime();
+      long deadline = started + TimeUnit.SECONDS.toNanos(10);
+      while (frontend.recoveryScans() < before + 2 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      long scans = frontend.recoveryScans() - before;
+      long heartbeats = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) / heartbeatMs + 1;
+      assertTrue(scans >= 2, "recovery never read the log as a safety net");
+      assertTrue(scans <= heartbeats / InvocationCoordinator.SAFETY_SCAN_HEARTBEATS + 1, scans + " reads of the log "
+          + "in at most " + heartbeats + " heartbeats with nothing to recover");
     }
   }
 
