@@ -7,8 +7,10 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -56,6 +58,9 @@ final class ClientIoLoop {
     }
   }
 
+  /** An attempt of a call queued on a socket; stale once the call has answered or moved on to another attempt. */
+  private record QueuedAttempt(PendingCall call, int attempt) {}
+
   private final ClientConfig config;
   private final int frontendCount;
   private final long attemptTimeoutNanos;
@@ -67,6 +72,8 @@ final class ClientIoLoop {
   private final ZMQ.Socket[] resultSockets;
   private final Map<String, PendingCall> pendingInvokes = new HashMap<>();
   private final Map<String, PendingCall> pendingResults = new HashMap<>();
+  /** Attempts waiting for the round's flush, per socket (invoke sockets, then result sockets, by frontend). */
+  private final List<List<QueuedAttempt>> queued = new ArrayList<>();
   /** Attempt deadlines in the order they fall due (every attempt gets the same timeout). */
   private final ArrayDeque<Deadline> deadlines = new ArrayDeque<>();
   private int nextFrontend;
@@ -106,6 +113,10 @@ final class ClientIoLoop {
       throw new ApiaryException("cannot set up connections to the frontends " + config.frontends() + ": "
           + e.getMessage(), e);
     }
+    for (int i = 0; i < 2 * frontendCount; i++) {
+      queued.add(new ArrayList<>());
+    }
+    loop.onFlush(this::sendQueued);
     loop.onRoundStart(now -> {
       expireAttempts(now);
       return pollTimeoutMillis(System.nanoTime());
@@ -211,16 +222,52 @@ final class ClientIoLoop {
       int frontend = (call.firstFrontend + call.attempts) % frontendCount;
       call.attempts++;
       call.currentFrontend = frontend;
-      ZMQ.Socket socket = call.kind == PendingCall.Kind.INVOKE ? invokeSockets[frontend] : resultSockets[frontend];
-      if (socket.send(call.bytes, ZMQ.DONTWAIT)) {
-        forgetDeadline(call);
-        call.deadline = new Deadline(call, call.attempts, System.nanoTime() + attemptTimeoutNanos);
-        deadlines.addLast(call.deadline);
-        return;
-      }
-      call.history.add(endpoint(frontend) + ": not sent, " + SEND_QUEUE_LIMIT + " requests already queued for it");
+      queued.get(socketIndex(call.kind, frontend)).add(new QueuedAttempt(call, call.attempts));
+      forgetDeadline(call);
+      call.deadline = new Deadline(call, call.attempts, System.nanoTime() + attemptTimeoutNanos);
+      deadlines.addLast(call.deadline);
+      return;
     }
     fail(call, exhausted(call));
+  }
+
+  private int socketIndex(PendingCall.Kind kind, int frontend) {
+    return kind == PendingCall.Kind.INVOKE ? frontend : frontendCount + frontend;
+  }
+
+  /**
+   * Sends the attempts the round queued, each socket's as few messages as it can. An attempt a full socket refuses
+   * moves on to its next frontend (queued again, so this goes on until every queue is empty).
+   */
+  private void sendQueued() {
+    boolean again = true;
+    while (again) {
+      again = false;
+      for (int i = 0; i < queued.size(); i++) {
+        List<QueuedAttempt> attempts = queued.get(i);
+        if (attempts.isEmpty()) {
+          continue;
+        }
+        List<QueuedAttempt> batch = new ArrayList<>(attempts.size());
+        List<byte[]> frames = new ArrayList<>(attempts.size());
+        for (QueuedAttempt a : attempts) {
+          if (a.call().attempts == a.attempt() && a.call().bytes != null && isPending(a.call())) {
+            batch.add(a);
+            frames.add(a.call().bytes);
+          }
+        }
+        attempts.clear();
+        int frontend = i % frontendCount;
+        ZMQ.Socket socket = i < frontendCount ? invokeSockets[frontend] : resultSockets[frontend];
+        int sent = SocketLoop.sendBatched(socket, null, frames);
+        for (QueuedAttempt refused : batch.subList(sent, batch.size())) {
+          refused.call().history.add(endpoint(frontend) + ": not sent, " + SEND_QUEUE_LIMIT
+              + " messages already queued for it");
+          sendNextAttempt(refused.call());
+          again = true;
+        }
+      }
+    }
   }
 
   private void expireAttempts(long now) {
@@ -239,24 +286,13 @@ final class ClientIoLoop {
     }
   }
 
-  /** Handles up to {@code max} replies waiting on one socket; returns how many it read. */
+  /** Handles up to {@code max} replies (frames) waiting on one socket; returns how many it read. */
   private int receiveAll(PendingCall.Kind kind, int frontend, int max) {
     ZMQ.Socket socket = kind == PendingCall.Kind.INVOKE ? invokeSockets[frontend] : resultSockets[frontend];
     int read = 0;
     for (byte[] frame = socket.recv(ZMQ.DONTWAIT); frame != null;
          frame = read < max ? socket.recv(ZMQ.DONTWAIT) : null) {
-      read++;
-      if (socket.hasReceiveMore()) {
-        int extra = 0;
-        while (socket.hasReceiveMore()) {
-          socket.recv(0); // the rest of a message already arrived whole, so this does not block
-          extra++;
-        }
-        int frames = extra + 1;
-        LOG.log(WARNING, () -> "ignoring a " + frames + "-frame reply from " + endpoint(frontend)
-            + "; the protocol has one frame per message");
-        continue;
-      }
+      read++; // a message holds one reply per frame; one left unread here is read in the next round
       suspectUntil[frontend] = System.nanoTime();
       WireReply reply = parse(frame, frontend);
       if (reply != null) {

@@ -287,12 +287,35 @@ class ApiaryClientTest {
         new byte[][] {"{\"status\":\"ok\",\"outputs\":[]}".getBytes(StandardCharsets.UTF_8)},
         new byte[][] {("{\"id\":\"" + r.id() + "\",\"status\":\"ok\"}").getBytes(StandardCharsets.UTF_8)},
         new byte[][] {("{\"id\":\"" + r.id() + "\",\"status\":\"weird\"}").getBytes(StandardCharsets.UTF_8)},
-        new byte[][] {Json.bytes(ok(r.id(), 1)), Json.bytes(ok(r.id(), 1))},
+        new byte[][] {"[]".getBytes(StandardCharsets.UTF_8), "{\"id\":1}".getBytes(StandardCharsets.UTF_8)},
         new byte[][] {Json.bytes(ok(r.id(), 6))}));
     ApiaryClient client = client(ClientConfig.of(frontend.endpoint));
 
     assertEquals(6L, client.invoke("g", null).value(Long.class));
     assertEquals(6L, client.invoke("g", null).value(Long.class), "the I/O thread must still be serving");
+  }
+
+  @Test
+  void eachFrameOfAReplyMessageAnswersItsOwnCall() throws Exception {
+    // The frontend sends the replies of a round to one client as one message; hold every answer until the last
+    // request is in, then send them all at once.
+    List<WireRequest> held = new CopyOnWriteArrayList<>();
+    FakeFrontend frontend = frontend(r -> {
+      held.add(r);
+      if (held.size() < 20) {
+        return List.of();
+      }
+      return List.<byte[][]>of(held.stream().map(h -> Json.bytes(ok(h.id(), Long.parseLong(h.id().substring(1)))))
+          .toArray(byte[][]::new));
+    });
+    ApiaryClient client = client(ClientConfig.of(frontend.endpoint));
+    List<CompletableFuture<GraphResult>> calls = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      calls.add(client.invokeAsync(InvocationRequest.of("g", null).withId("c" + i)));
+    }
+    for (int i = 0; i < 20; i++) {
+      assertEquals(i, calls.get(i).get(5, TimeUnit.SECONDS).value(Long.class));
+    }
   }
 
   @Test
@@ -462,6 +485,8 @@ class ApiaryClientTest {
   static final class FakeFrontend implements AutoCloseable {
     final String endpoint;
     final List<Received> received = new CopyOnWriteArrayList<>();
+    /** Messages received (a client may send several requests in one). */
+    final java.util.concurrent.atomic.AtomicLong messages = new java.util.concurrent.atomic.AtomicLong();
     private final Function<WireRequest, List<byte[][]>> answer;
     private final ConcurrentLinkedQueue<byte[][]> outbox = new ConcurrentLinkedQueue<>();
     private final ZContext context = new ZContext(1);
@@ -485,11 +510,14 @@ class ApiaryClientTest {
       while (running) {
         byte[] peer = router.recv(0);
         if (peer != null) {
-          byte[] payload = router.recv(0);
-          WireRequest request = Json.convert(Json.parse(payload), WireRequest.class, "request");
-          received.add(new Received(ARRIVALS.incrementAndGet(), peer, request));
-          for (byte[][] message : answer.apply(request)) {
-            send(peer, message);
+          messages.incrementAndGet();
+          while (router.hasReceiveMore()) { // a client batches requests: one per frame
+            byte[] payload = router.recv(0);
+            WireRequest request = Json.convert(Json.parse(payload), WireRequest.class, "request");
+            received.add(new Received(ARRIVALS.incrementAndGet(), peer, request));
+            for (byte[][] message : answer.apply(request)) {
+              send(peer, message);
+            }
           }
         }
         for (byte[][] message = outbox.poll(); message != null; message = outbox.poll()) {

@@ -25,9 +25,9 @@ import org.zeromq.ZMQ;
 /**
  * {@code ./apiary drill garbage} (issue 14): while valid clients increment counters through a frontend, other
  * connections send it thousands of malformed frames: random bytes, truncated and mangled requests, JSON of the wrong
- * shape and types, deep nesting, several frames per message, frames over the size limit (up to 10x it, answered
+ * shape and types, deep nesting, messages of several frames (each a request), frames over the size limit (up to 10x it, answered
  * with an error, and now and then over the frontend's hard cap, which drops that connection). The valid clients must
- * see every call succeed, the counters must hold exactly their increments (garbage ran nothing), and the frontend
+ * see every call succeed, the counters must hold exactly their increments (garbage ran nothing on their keys), and the frontend
  * must still serve at the end.
  */
 final class GarbageDrill {
@@ -205,10 +205,10 @@ final class GarbageDrill {
         yield new byte[][] {("{\"type\":\"invoke\",\"id\":\"deep\",\"graph\":\"increment\",\"key\":1,\"args\":"
             + "[".repeat(depth) + "]".repeat(depth) + "}").getBytes(StandardCharsets.UTF_8)};
       }
-      case 5 -> { // several frames in one message
+      case 5 -> { // several frames in one message, each a request of its own: well-formed and malformed mixed
         byte[][] parts = new byte[2 + random.nextInt(4)][];
         for (int i = 0; i < parts.length; i++) {
-          parts[i] = shaped(random, 0);
+          parts[i] = random.nextBoolean() ? shaped(random, 0) : randomBytes(random, random.nextInt(200));
         }
         yield parts;
       }

@@ -2,9 +2,12 @@ package org.apiary.frontend;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -22,6 +25,7 @@ import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.apiary.runtime.SystemSchema;
 import org.zeromq.SocketType;
+import org.zeromq.ZFrame;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMsg;
 
@@ -56,6 +60,8 @@ public final class FrontendServer implements AutoCloseable {
   /** Owns the ROUTER socket clients connect to; replies from other threads reach it as tasks. */
   private final SocketLoop sockets = new SocketLoop("apiary-frontend-io");
   private final ZMQ.Socket router;
+  /** Replies queued by the socket thread's current round, per client connection (identity); socket thread only. */
+  private final Map<ByteBuffer, List<byte[]>> queuedReplies = new LinkedHashMap<>();
   private final String endpoint;
   private volatile boolean running = true;
   /** Completes once this frontend has stopped serving, by {@link #close} or because its socket thread failed. */
@@ -96,6 +102,7 @@ public final class FrontendServer implements AutoCloseable {
     router.bind(bound);
     this.endpoint = router.getLastEndpoint();
     sockets.register(router, this::receiveAll);
+    sockets.onFlush(this::sendQueuedReplies);
     this.maintenance = new FrontendMaintenance(db, config, id, endpoint, catalog, coordinator, hooks, scheduler);
   }
 
@@ -146,16 +153,22 @@ public final class FrontendServer implements AutoCloseable {
     }
   }
 
-  /** Handles up to {@code max} requests waiting on the socket; returns how many it read. */
+  /**
+   * Handles the requests waiting on the socket, about {@code max} at most (a message's frames are read whole);
+   * returns how many it read. A message holds one request per frame after the client's identity.
+   */
   private int receiveAll(ZMQ.Socket socket, int max) {
     int read = 0;
     while (read < max) {
-      ZMsg request = ZMsg.recvMsg(socket, false);
-      if (request == null) {
+      ZMsg message = ZMsg.recvMsg(socket, false);
+      if (message == null) {
         break;
       }
-      read++;
-      receive(request);
+      byte[] client = message.pop().getData();
+      read += Math.max(1, message.size());
+      for (ZFrame frame = message.pop(); frame != null; frame = message.pop()) {
+        receive(client, frame.getData());
+      }
     }
     return read;
   }
@@ -170,14 +183,7 @@ public final class FrontendServer implements AutoCloseable {
     stop.start();
   }
 
-  private void receive(ZMsg message) {
-    byte[] client = message.pop().getData();
-    if (message.size() != 1) {
-      reply(client, WireReply.error(null, WireReply.INVALID_REQUEST, "a request is exactly one frame of JSON; got "
-          + message.size() + " frames"));
-      return;
-    }
-    byte[] frame = message.pop().getData();
+  private void receive(byte[] client, byte[] frame) {
     if (frame.length > config.maxRequestBytes()) {
       // Up to the socket's hard cap (FrontendConfig.maxFrameBytes); the connection stays usable.
       reply(client, WireReply.error(null, WireReply.INVALID_REQUEST, "request too large: a request of "
@@ -245,10 +251,19 @@ public final class FrontendServer implements AutoCloseable {
     }
   }
 
+  /** Queues a reply for the round's flush ({@link #sendQueuedReplies}). Socket thread only. */
   private void send(byte[] client, byte[] frame) {
+    queuedReplies.computeIfAbsent(ByteBuffer.wrap(client), c -> new ArrayList<>()).add(frame);
+  }
+
+  /** Sends the replies the round queued, each client's as few messages as {@link SocketLoop#sendBatched} makes. */
+  private void sendQueuedReplies() {
+    if (queuedReplies.isEmpty()) {
+      return;
+    }
     // A ROUTER drops what it cannot route (a client gone) rather than block; the client then times out and resends.
-    router.send(client, ZMQ.SNDMORE | ZMQ.DONTWAIT);
-    router.send(frame, ZMQ.DONTWAIT);
+    queuedReplies.forEach((client, frames) -> SocketLoop.sendBatched(router, client.array(), frames));
+    queuedReplies.clear();
   }
 
   // ---------------------------------------------------------------- request intake
@@ -430,6 +445,11 @@ public final class FrontendServer implements AutoCloseable {
   /** The error that made this frontend stop itself, if one did. */
   public Optional<Throwable> failure() {
     return Optional.ofNullable(failure);
+  }
+
+  /** How many times this frontend's recovery has read the invocation log (tests). */
+  long recoveryScans() {
+    return coordinator.recoveryScans();
   }
 
   /** How many invocations this frontend is running. */

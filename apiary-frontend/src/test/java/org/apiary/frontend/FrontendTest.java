@@ -138,8 +138,12 @@ class FrontendTest {
       assertRawError(s, "{\"type\":\"invoke\"}".getBytes(StandardCharsets.UTF_8), "invocation ID");
       assertRawError(s, "{\"type\":\"dance\",\"id\":\"x\"}".getBytes(StandardCharsets.UTF_8), "unknown request type");
       assertRawError(s, new byte[5000], "exceeds this frontend's limit of 4096 bytes");
+      // A message of several frames is as many requests (clients batch them), each answered on its own.
       s.send("a".getBytes(StandardCharsets.UTF_8), ZMQ.SNDMORE);
-      assertRawError(s, "b".getBytes(StandardCharsets.UTF_8), "exactly one frame");
+      assertRawError(s, "b".getBytes(StandardCharsets.UTF_8), "malformed request");
+      WireReply second = Json.read(s.recv(), WireReply.class, "reply");
+      assertEquals(WireReply.INVALID_REQUEST, second.error());
+      assertTrue(second.message().contains("malformed request"), second.message());
     }
     assertEquals(2L, client.invoke("bumpAndReport", 6L, 2L).values(List.class).get(0).size());
   }

@@ -23,8 +23,13 @@ import org.zeromq.ZMQ;
  * <p>Other threads hand work to the loop with {@link #execute}: the task goes on a concurrent queue and, unless a
  * wake-up is already on its way, the loop's selector is woken. Each round the loop runs its timer hook, waits (only
  * when the previous round found nothing to do), then runs every queued task and reads up to
- * {@link #MAX_MESSAGES_PER_ROUND} messages from each registered socket, so one wake-up serves any number of tasks and
+ * {@link #MAX_FRAMES_PER_ROUND} frames from each registered socket, so one wake-up serves any number of tasks and
  * one wait many messages, and a flood of incoming messages never keeps the queued tasks (replies) waiting.
+ *
+ * <p>Messages a round produces are not sent one by one: the loop's {@link #onFlush} hook runs after the round's tasks
+ * and again after its reads, and sends what they queued, several messages to one peer as one multipart message
+ * ({@link #MAX_FRAMES_PER_MESSAGE} frames at most), so a busy loop pays ZeroMQ's per-message hand-offs and wake-ups
+ * once per batch rather than once per request or reply.
  *
  * <p>The loop waits on a selector of its own, where each socket's {@code ZMQ_FD} stays registered, rather than with
  * ZeroMQ's poller, which registers every socket again and calls {@code epoll_wait} twice per poll; and it is woken
@@ -45,11 +50,18 @@ public final class SocketLoop {
   public static final int HANDSHAKE_MILLIS = 2_000;
 
   /**
-   * The most messages a round reads from one socket before it runs the queued tasks again. Reading until a socket is
+   * The most frames (requests or replies; a reader may finish the message it is in) a round reads from one socket
+   * before it runs the queued tasks again. Reading until a socket is
    * empty let a sender faster than this thread keep every task (the replies to other clients) waiting for as long as
    * it kept sending.
    */
-  public static final int MAX_MESSAGES_PER_ROUND = 256;
+  public static final int MAX_FRAMES_PER_ROUND = 256;
+
+  /**
+   * The most frames (requests or replies) one multipart message carries; a larger batch goes as several messages.
+   * Bounded so one message never holds a round's worth of work for a single peer.
+   */
+  public static final int MAX_FRAMES_PER_MESSAGE = 64;
 
   /** Reads what waits on one socket, without blocking. */
   @FunctionalInterface
@@ -78,6 +90,7 @@ public final class SocketLoop {
   private final List<Reader> readers = new ArrayList<>();
   private final Thread thread;
   private RoundStart roundStart = now -> MAX_POLL_MILLIS;
+  private Runnable flush = () -> { };
   private Consumer<Throwable> onFailure = e -> { };
   private volatile boolean stopRequested;
   private volatile boolean started;
@@ -122,6 +135,15 @@ public final class SocketLoop {
   public void onRoundStart(RoundStart hook) {
     checkNotStarted();
     this.roundStart = hook;
+  }
+
+  /**
+   * Sets what sends the messages a round queued: it runs after the round's tasks and after its reads. Before
+   * {@link #start} only.
+   */
+  public void onFlush(Runnable hook) {
+    checkNotStarted();
+    this.flush = hook;
   }
 
   /**
@@ -221,6 +243,7 @@ public final class SocketLoop {
     boolean busy = false;
     while (!stopRequested) {
       long maxWait = roundStart.run(System.nanoTime());
+      flush.run();
       // The hook may have sent on a socket, and a send processes the socket's commands, which can take the signal that
       // announced a message: then the message waits with nothing to wake this thread. Ask each socket first.
       if (!busy && !anyReadable()) {
@@ -242,13 +265,41 @@ public final class SocketLoop {
         task.run();
         busy = true;
       }
+      flush.run();
       // Read whatever waits, whether or not the wait said so: ZeroMQ signals by edges, and a message that arrived
       // while this thread was busy may not raise another one. A round that read anything is followed by another
       // without a wait, so a socket with messages left after its share is read again before the loop ever blocks.
       for (int i = 0; i < sockets.size(); i++) {
-        busy |= readers.get(i).drain(sockets.get(i), MAX_MESSAGES_PER_ROUND) > 0;
+        busy |= readers.get(i).drain(sockets.get(i), MAX_FRAMES_PER_ROUND) > 0;
       }
+      flush.run();
     }
+  }
+
+  /**
+   * Sends frames to one peer as multipart messages of at most {@link #MAX_FRAMES_PER_MESSAGE} frames, without
+   * blocking. ZeroMQ takes a multipart message whole or not at all.
+   *
+   * @param peer the ROUTER identity frame that addresses the peer, or {@code null} on a socket with one peer
+   * @return how many of {@code frames}, from the first, were taken; fewer than all when the socket refused a message
+   *     (its queue to the peer is full)
+   */
+  public static int sendBatched(ZMQ.Socket socket, byte[] peer, List<byte[]> frames) {
+    int sent = 0;
+    while (sent < frames.size()) {
+      int end = Math.min(frames.size(), sent + MAX_FRAMES_PER_MESSAGE);
+      if (peer != null && !socket.send(peer, ZMQ.SNDMORE | ZMQ.DONTWAIT)) {
+        return sent;
+      }
+      for (int i = sent; i < end; i++) {
+        boolean last = i == end - 1;
+        if (!socket.send(frames.get(i), (last ? 0 : ZMQ.SNDMORE) | ZMQ.DONTWAIT) && i == sent) {
+          return sent; // refused as the message's first frame: nothing of it was taken
+        }
+      }
+      sent = end;
+    }
+    return sent;
   }
 
   private boolean anyReadable() {
