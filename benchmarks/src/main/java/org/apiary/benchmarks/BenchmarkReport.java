@@ -111,6 +111,38 @@ final class BenchmarkReport {
     }
   }
 
+  /**
+   * The guarantees' costs round by round, each against its baseline's run of the same round (the variants alternate,
+   * so a drift of the machine over a long run moves both sides of a pair alike), and their median. One pair of
+   * numbers per round is what {@code --rounds} buys: a variant's median round alone can pair a fast round of one
+   * variant with a slow one of another.
+   *
+   * @param perRound each variant's measure, round by round (max sustained load, or load achieved at a held rate)
+   * @return one line per cost whose two variants both ran every round
+   */
+  static List<String> pairedCosts(Map<String, List<Double>> perRound) {
+    List<String> lines = new ArrayList<>();
+    for (String[] pair : List.of(new String[] {"exactly-once", "apiary", "apiary-no-eo"},
+        new String[] {"provenance", "apiary", "apiary-no-prov"})) {
+      List<Double> with = perRound.get(pair[1]);
+      List<Double> without = perRound.get(pair[2]);
+      if (with == null || without == null || with.size() != without.size() || with.size() < 2) {
+        continue;
+      }
+      List<Double> costs = new ArrayList<>();
+      for (int r = 0; r < with.size(); r++) {
+        costs.add(without.get(r) > 0 ? 1 - with.get(r) / without.get(r) : Double.NaN);
+      }
+      List<Double> sorted = costs.stream().sorted().toList();
+      int n = sorted.size();
+      double median = n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+      lines.add(String.format(Locale.ROOT, "%s cost (%s vs %s) by round: %s; median %.1f%%", pair[0], pair[1],
+          pair[2], costs.stream().map(c -> String.format(Locale.ROOT, "%.1f%%", 100 * c))
+              .collect(java.util.stream.Collectors.joining(", ")), 100 * median));
+    }
+    return lines;
+  }
+
   ObjectNode toJson() {
     ObjectNode root = Json.MAPPER.createObjectNode();
     root.put("workload", workload.name());

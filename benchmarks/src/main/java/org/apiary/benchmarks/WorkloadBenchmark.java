@@ -205,6 +205,7 @@ public final class WorkloadBenchmark implements Callable<Integer> {
       stdout.printf(Locale.ROOT, "%nmax sustained per round (req/s); the table below shows each variant's median round%n");
       maxima.forEach((v, m) -> stdout.printf(Locale.ROOT, "  %-18s %s%n", v, m.stream()
           .map(x -> String.format(Locale.ROOT, "%,.0f", x)).collect(java.util.stream.Collectors.joining("  "))));
+      BenchmarkReport.pairedCosts(maxima).forEach(line -> stdout.println("  " + line));
     }
     report.print(stdout);
     stdout.println("wrote " + file + plots.stream().map(p -> ", " + p).reduce("", String::concat));
@@ -219,6 +220,15 @@ public final class WorkloadBenchmark implements Callable<Integer> {
         "%-18s %10.0f %10.0f %9.2f %9.2f %9.2f %8.0f  errors %d%s%n", v, p.offered(), p.achieved(), p.all().p50Ms(),
         p.all().p99Ms(), p.all().maxMs(), p.cpuMicrosPerRequest(), p.errors(),
         o.note() == null ? "" : "  " + o.note()))));
+    Map<String, List<Double>> achieved = new LinkedHashMap<>();
+    Map<String, List<Double>> cpu = new LinkedHashMap<>();
+    byVariant.forEach((v, runs) -> runs.forEach(o -> o.fixed().forEach(p -> {
+      achieved.computeIfAbsent(v, k -> new ArrayList<>()).add(p.achieved());
+      // CPU per request stands for capacity on a machine the whole benchmark saturates: its inverse is the load
+      cpu.computeIfAbsent(v, k -> new ArrayList<>()).add(p.cpuMicrosPerRequest() > 0 ? 1 / p.cpuMicrosPerRequest() : 0);
+    })));
+    BenchmarkReport.pairedCosts(achieved).forEach(line -> stdout.println("by load achieved: " + line));
+    BenchmarkReport.pairedCosts(cpu).forEach(line -> stdout.println("by CPU per request: " + line));
   }
 
   /** Rebuilds the report of a saved run: its outcomes are the variants' fixed-load and sweep points. */
