@@ -51,9 +51,8 @@ public final class SocketLoop {
 
   /**
    * The most frames (requests or replies; a reader may finish the message it is in) a round reads from one socket
-   * before it runs the queued tasks again. Reading until a socket is
-   * empty let a sender faster than this thread keep every task (the replies to other clients) waiting for as long as
-   * it kept sending.
+   * before it runs the queued tasks again. Reading until a socket is empty let a sender faster than this thread keep
+   * every task (the replies to other clients) waiting for as long as it kept sending.
    */
   public static final int MAX_FRAMES_PER_ROUND = 256;
 
