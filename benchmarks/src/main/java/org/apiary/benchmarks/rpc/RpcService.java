@@ -93,13 +93,19 @@ public final class RpcService implements Callable<Integer> {
       // One thread owns the TCP socket: requests go to the worker pool, answers come back through an inproc pipe.
       while (!Thread.currentThread().isInterrupted() && poller.poll(1000) >= 0) {
         for (ZMsg m = ZMsg.recvMsg(front, false); m != null; m = ZMsg.recvMsg(front, false)) {
-          ZMsg request = m;
-          pool.execute(() -> {
-            ZMsg answer = context.handle(request);
-            synchronized (answerSender) {
-              answer.send(answerSender);
-            }
-          });
+          // The client's identity, then one request per frame (an Apiary client batches them)
+          byte[] peer = m.pop().getData();
+          for (org.zeromq.ZFrame frame = m.pop(); frame != null; frame = m.pop()) {
+            ZMsg request = new ZMsg();
+            request.add(peer);
+            request.add(frame);
+            pool.execute(() -> {
+              ZMsg answer = context.handle(request);
+              synchronized (answerSender) {
+                answer.send(answerSender);
+              }
+            });
+          }
         }
         for (ZMsg m = ZMsg.recvMsg(answers, false); m != null; m = ZMsg.recvMsg(answers, false)) {
           m.send(front);
