@@ -25,10 +25,10 @@ import org.zeromq.ZMQ;
 /**
  * {@code ./apiary drill garbage} (issue 14): while valid clients increment counters through a frontend, other
  * connections send it thousands of malformed frames: random bytes, truncated and mangled requests, JSON of the wrong
- * shape and types, deep nesting, messages of several frames (each a request), frames over the size limit (up to 10x it, answered
- * with an error, and now and then over the frontend's hard cap, which drops that connection). The valid clients must
- * see every call succeed, the counters must hold exactly their increments (garbage ran nothing on their keys), and the frontend
- * must still serve at the end.
+ * shape and types, deep nesting, messages of several frames (each a request), frames over the size limit (up to 10x
+ * it, answered with an error, and now and then over the frontend's hard cap, which drops that connection). The valid
+ * clients must see every call succeed, the counters must hold exactly their increments (garbage ran nothing on their
+ * keys), and the frontend must still serve at the end.
  */
 final class GarbageDrill {
   private static final int KEYS = 100;

@@ -29,6 +29,16 @@ final class BenchmarkReport {
    */
   record Target(String name, String measured, double value, String goal, boolean met) {}
 
+  /** What a guarantee costs is measured as a variant with it against the same variant without it. */
+  record GuaranteeCost(String guarantee, String with, String without) {
+    String name() {
+      return guarantee + " cost (" + with + " vs " + without + ")";
+    }
+  }
+
+  static final GuaranteeCost EXACTLY_ONCE = new GuaranteeCost("exactly-once", "apiary", "apiary-no-eo");
+  static final GuaranteeCost PROVENANCE = new GuaranteeCost("provenance", "apiary", "apiary-no-prov");
+
   private final Workload workload;
   private final Map<String, VariantRun.Outcome> outcomes = new LinkedHashMap<>();
   private final List<String> failed;
@@ -87,10 +97,10 @@ final class BenchmarkReport {
             Optional.of(rpc.get().all().p50Ms()), Optional.of(apiary.get().all().p50Ms()), ">= 1.6", r -> r >= 1.6);
       }
     }
-    cost(t, "exactly-once cost (apiary vs apiary-no-eo)", max("apiary"), max("apiary-no-eo"), "< 5%", c -> c < 0.05);
+    cost(t, EXACTLY_ONCE.name(), max(EXACTLY_ONCE.with()), max(EXACTLY_ONCE.without()), "< 5%", c -> c < 0.05);
     cost(t, "naive exactly-once cost (apiary-naive-eo vs apiary-no-eo)", max("apiary-naive-eo"), max("apiary-no-eo"),
         "(for contrast)", c -> true);
-    cost(t, "provenance cost (apiary vs apiary-no-prov)", max("apiary"), max("apiary-no-prov"), "< 15%", c -> c < 0.15);
+    cost(t, PROVENANCE.name(), max(PROVENANCE.with()), max(PROVENANCE.without()), "< 15%", c -> c < 0.15);
     ratio(t, "apiary / apiary-manual-log max throughput", max("apiary"), max("apiary-manual-log"), "> 1.0", r -> r > 1.0);
     return t;
   }
@@ -122,10 +132,9 @@ final class BenchmarkReport {
    */
   static List<String> pairedCosts(Map<String, List<Double>> perRound) {
     List<String> lines = new ArrayList<>();
-    for (String[] pair : List.of(new String[] {"exactly-once", "apiary", "apiary-no-eo"},
-        new String[] {"provenance", "apiary", "apiary-no-prov"})) {
-      List<Double> with = perRound.get(pair[1]);
-      List<Double> without = perRound.get(pair[2]);
+    for (GuaranteeCost pair : List.of(EXACTLY_ONCE, PROVENANCE)) {
+      List<Double> with = perRound.get(pair.with());
+      List<Double> without = perRound.get(pair.without());
       if (with == null || without == null || with.size() != without.size() || with.size() < 2) {
         continue;
       }
@@ -136,9 +145,9 @@ final class BenchmarkReport {
       List<Double> sorted = costs.stream().sorted().toList();
       int n = sorted.size();
       double median = n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
-      lines.add(String.format(Locale.ROOT, "%s cost (%s vs %s) by round: %s; median %.1f%%", pair[0], pair[1],
-          pair[2], costs.stream().map(c -> String.format(Locale.ROOT, "%.1f%%", 100 * c))
-              .collect(java.util.stream.Collectors.joining(", ")), 100 * median));
+      String byRound = costs.stream().map(c -> String.format(Locale.ROOT, "%.1f%%", 100 * c))
+          .collect(java.util.stream.Collectors.joining(", "));
+      lines.add(String.format(Locale.ROOT, "%s by round: %s; median %.1f%%", pair.name(), byRound, 100 * median));
     }
     return lines;
   }
