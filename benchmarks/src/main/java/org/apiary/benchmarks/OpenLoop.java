@@ -23,9 +23,13 @@ import org.apiary.benchmarks.workload.Workload;
  * finished. Arrivals are uniform (every 1/rate seconds) or exponential (a Poisson process). Each request's latency
  * runs from its <em>scheduled</em> send time, so a generator that falls behind, or a system that stalls, shows up in
  * the latencies instead of silently lowering the load (no coordinated omission). Requests scheduled during the
- * warm-up are sent but not measured; throughput is the completions of measured requests per measured second.
- * In-flight requests are bounded so an overloaded system cannot exhaust memory: a request waiting for a slot keeps
- * its scheduled time, so the wait counts in its latency.
+ * warm-up are sent but not measured (their latency is not recorded). Throughput is what the system served: the
+ * requests that completed, successfully, within the measured window of wall-clock time, whenever they were
+ * scheduled; the CPU figure is this process's CPU over the same window. (Counting only requests scheduled in the
+ * window would, above capacity, leave out the first part of the window, spent on the warm-up's backlog, and report
+ * far less than the system served.) In-flight requests are bounded so an overloaded system cannot exhaust memory: a
+ * request waiting for a slot keeps its scheduled time, so the wait counts in its latency; requests not yet sent when
+ * the window ends are never sent.
  */
 public final class OpenLoop {
   /** How inter-arrival times are drawn. */
@@ -68,13 +72,14 @@ public final class OpenLoop {
    * What one load point achieved.
    *
    * @param offered requests per second scheduled
-   * @param achieved measured requests completed per measured second
+   * @param achieved requests completed successfully within the measured window, per measured second
    * @param all latency over every operation
    * @param operations latency per operation, in the workload's order
    * @param errors measured requests that failed or were still unanswered after the drain time
    * @param firstError the first failure's message, or {@code null}
    * @param cpuMicrosPerRequest CPU time of this whole process (load generator, client, frontend, database and
-   *     provenance loading, when they run in it) during the measured window, per request completed in it; -1 if none completed
+   *     provenance loading, when they run in it) during the measured window, per request completed in it; -1 if
+   *     none completed
    */
   public record Point(double offered, double achieved, Latency all, List<Latency> operations, long errors,
                       String firstError, double cpuMicrosPerRequest) {}
@@ -114,6 +119,22 @@ public final class OpenLoop {
     return timer;
   }
 
+  /** Starts a thread that reads this process's CPU time into {@code cpu} when the window opens and when it closes. */
+  private static Thread cpuClock(long measureFrom, long stopAt, long[] cpu) {
+    Thread clock = new Thread(() -> {
+      for (int i = 0; i < 2; i++) {
+        long at = i == 0 ? measureFrom : stopAt;
+        for (long wait = at - System.nanoTime(); wait > 0; wait = at - System.nanoTime()) {
+          LockSupport.parkNanos(wait);
+        }
+        cpu[i] = processCpuNanos();
+      }
+    }, "open-loop-cpu-clock");
+    clock.setDaemon(true);
+    clock.start();
+    return clock;
+  }
+
   /** Runs {@code workload}'s mix at {@code rate} requests per second through {@code send}. */
   public static Point run(Workload workload, Function<Request, CompletableFuture<?>> send, double rate,
                           Settings settings, long seed) throws InterruptedException {
@@ -135,7 +156,8 @@ public final class OpenLoop {
     double intervalNs = 1e9 / rate;
     double offset = 0;
     long seq = 0;
-    long cpuFrom = -1;
+    long[] cpu = {-1, -1}; // this process's CPU time when the measured window opens and when it closes
+    Thread cpuClock = cpuClock(measureFrom, stopAt, cpu);
     int buckets = settings.timeline() ? (int) ((stopAt - start) / BUCKET_NANOS) + 1 : 0;
     AtomicLongArray slowest = new AtomicLongArray(buckets);
     AtomicLongArray counts = new AtomicLongArray(buckets);
@@ -158,13 +180,10 @@ public final class OpenLoop {
         }
         Request request = workload.next(random);
         boolean measured = scheduled - measureFrom >= 0;
-        if (measured && cpuFrom < 0) {
-          cpuFrom = processCpuNanos();
-        }
         long id = seq++;
-        if (!slots.tryAcquire(Math.max(1, stopAt - System.nanoTime()) + settings.drain().toNanos(),
-            TimeUnit.NANOSECONDS)) {
-          break; // nothing completes any more: the drain below counts what is outstanding
+        long untilWindowEnds = stopAt - System.nanoTime();
+        if (untilWindowEnds <= 0 || !slots.tryAcquire(untilWindowEnds, TimeUnit.NANOSECONDS)) {
+          break; // behind schedule at the window's end: what was not sent by then is not sent
         }
         if (measured) {
           outstanding.put(id, scheduled);
@@ -178,6 +197,9 @@ public final class OpenLoop {
         sent.whenComplete((r, err) -> {
           long now = System.nanoTime();
           slots.release();
+          if (err == null && now - measureFrom >= 0 && now - stopAt < 0) {
+            completed.incrementAndGet();
+          }
           if (!measured || outstanding.remove(id) == null) {
             return;
           }
@@ -196,9 +218,6 @@ public final class OpenLoop {
           }
           all.recordValue(latency);
           perOp.get(request.operation()).recordValue(latency);
-          if (now - stopAt < 0) {
-            completed.incrementAndGet();
-          }
         });
       }
     } finally {
@@ -206,7 +225,7 @@ public final class OpenLoop {
         progress.shutdownNow();
       }
     }
-    long cpuTo = processCpuNanos();
+    cpuClock.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(stopAt - System.nanoTime()) + 1_000));
     long drainUntil = Math.max(System.nanoTime(), stopAt) + settings.drain().toNanos();
     while (!outstanding.isEmpty() && System.nanoTime() - drainUntil < 0) {
       Thread.sleep(5);
@@ -233,8 +252,8 @@ public final class OpenLoop {
     for (Recorder r : perOp) {
       opLatency.add(Latency.of(r.getIntervalHistogram()));
     }
-    double cpuPerRequest = completed.get() == 0 || cpuFrom < 0 ? -1
-        : (cpuTo - cpuFrom) / 1e3 / completed.get();
+    double cpuPerRequest = completed.get() == 0 || cpu[0] < 0 || cpu[1] < 0 ? -1
+        : (cpu[1] - cpu[0]) / 1e3 / completed.get();
     return new Point(rate, completed.get() / (settings.measure().toNanos() / 1e9),
         Latency.of(all.getIntervalHistogram()), opLatency, errors.get(), firstError.get(), cpuPerRequest);
   }
