@@ -2,11 +2,9 @@ package org.apiary.frontend;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -46,6 +44,12 @@ public final class Dispatcher {
   private final ApiaryDatabase db;
   private final GraphCatalog catalog;
   private final FunctionListener listener;
+  /**
+   * Plans of the graph versions this dispatcher ran, by identity (a catalog load makes new objects only when
+   * something was registered, and a record's own hash would walk the whole graph per call); emptied when large.
+   */
+  private final Map<RegisteredGraph, DispatchPlan> plans = new java.util.IdentityHashMap<>();
+  private static final int MAX_PLANS = 1_024;
 
   public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, FunctionListener listener) {
     this.db = db;
@@ -122,14 +126,29 @@ public final class Dispatcher {
   public CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
                                                  List<JsonNode> args, String caller, String purpose,
                                                  String callerRoles, boolean firstRun, Long requestHash) {
-    Execution e = new Execution(graph, invocationId, caller, purpose, callerRoles, firstRun, requestHash,
+    Execution e = new Execution(plan(graph), invocationId, caller, purpose, callerRoles, firstRun, requestHash,
         new FunctionInvoker(db, catalog.functions()));
     e.start(key, args);
     return e.result;
   }
 
+  private DispatchPlan plan(RegisteredGraph graph) {
+    synchronized (plans) {
+      DispatchPlan plan = plans.get(graph);
+      if (plan == null) {
+        if (plans.size() >= MAX_PLANS) {
+          plans.clear();
+        }
+        plan = new DispatchPlan(graph);
+        plans.put(graph, plan);
+      }
+      return plan;
+    }
+  }
+
   /** The state of one graph execution. Guarded by its own monitor; calls are launched outside it. */
   private final class Execution {
+    private final DispatchPlan plan;
     private final RegisteredGraph graph;
     private final String invocationId;
     private final String caller;
@@ -139,18 +158,17 @@ public final class Dispatcher {
     private final Long requestHash;
     private final FunctionInvoker invoker;
     private final CompletableFuture<List<Output>> result = new CompletableFuture<>();
-    private final Map<String, Integer> topoIndex = new HashMap<>();
-    /** Per function: arrivals by the sender's topological index (source = -1), so arrival order is stable. */
-    private final Map<String, TreeMap<Integer, List<Output>>> inbox = new HashMap<>();
-    private final Map<String, Integer> waitingFor = new HashMap<>();
-    private final Map<String, Set<String>> successors = new HashMap<>();
+    /** Per function (by index): arrivals by the sender's topological index (source = -1), so order is stable. */
+    private final List<TreeMap<Integer, List<Output>>> inbox;
+    /** Per function (by index): how many of its senders have not finished. */
+    private final int[] waitingFor;
     private final TreeMap<Integer, List<Output>> sink = new TreeMap<>();
     private int unfinished;
 
-    Execution(RegisteredGraph graph, String invocationId, String caller, String purpose, String callerRoles,
-              boolean firstRun, Long requestHash,
-              FunctionInvoker invoker) {
-      this.graph = graph;
+    Execution(DispatchPlan plan, String invocationId, String caller, String purpose, String callerRoles,
+              boolean firstRun, Long requestHash, FunctionInvoker invoker) {
+      this.plan = plan;
+      this.graph = plan.graph;
       this.invocationId = invocationId;
       this.caller = caller;
       this.purpose = purpose;
@@ -158,35 +176,27 @@ public final class Dispatcher {
       this.firstRun = firstRun;
       this.requestHash = requestHash;
       this.invoker = invoker;
-      topoIndex.put(Graph.SOURCE, -1);
-      for (int i = 0; i < graph.nodes().size(); i++) {
-        topoIndex.put(graph.nodes().get(i).function(), i);
+      int size = plan.size();
+      inbox = new ArrayList<>(size);
+      waitingFor = new int[size];
+      for (int i = 0; i < size; i++) {
+        inbox.add(new TreeMap<>());
+        waitingFor[i] = plan.predecessors(i);
       }
-      Map<String, Set<String>> predecessors = new HashMap<>();
-      for (RegisteredGraph.Edge edge : graph.edges()) {
-        if (!edge.to().equals(Graph.SINK)) {
-          predecessors.computeIfAbsent(edge.to(), k -> new java.util.HashSet<>()).add(edge.from());
-          successors.computeIfAbsent(edge.from(), k -> new java.util.LinkedHashSet<>()).add(edge.to());
-        }
-      }
-      for (RegisteredGraph.Node n : graph.nodes()) {
-        waitingFor.put(n.function(), predecessors.getOrDefault(n.function(), Set.of()).size());
-        inbox.put(n.function(), new TreeMap<>());
-      }
-      unfinished = graph.nodes().size();
+      unfinished = size;
     }
 
     void start(JsonNode key, List<JsonNode> args) {
       List<Output> fromSource = new ArrayList<>();
-      for (RegisteredGraph.Edge edge : graph.edgesFrom(Graph.SOURCE)) {
+      for (RegisteredGraph.Edge edge : plan.edgesFrom(Graph.SOURCE)) {
         for (JsonNode arg : args) {
           fromSource.add(new Output(edge.id(), key, arg));
         }
       }
-      List<String> ready;
+      int[] ready;
       try {
         synchronized (this) {
-          ready = route(Graph.SOURCE, fromSource);
+          ready = route(DispatchPlan.SOURCE_INDEX, fromSource);
         }
       } catch (RuntimeException e) {
         fail(e);
@@ -195,24 +205,25 @@ public final class Dispatcher {
       launch(ready);
     }
 
-    private void launch(List<String> ready) {
-      for (String function : ready) {
+    private void launch(int[] ready) {
+      for (int function : ready) {
         if (result.isDone()) {
           return;
         }
         try {
-          run(graph.node(function).orElseThrow());
+          run(function);
         } catch (RuntimeException e) {
           fail(e);
         }
       }
     }
 
-    private void run(RegisteredGraph.Node node) {
+    private void run(int index) {
+      RegisteredGraph.Node node = plan.node(index);
       String fn = node.function();
       List<Output> arrivals = new ArrayList<>();
       synchronized (this) {
-        inbox.get(fn).values().forEach(arrivals::addAll);
+        inbox.get(index).values().forEach(arrivals::addAll);
       }
       Map<JsonNode, Map<String, List<JsonNode>>> instances = new LinkedHashMap<>();
       for (Output o : arrivals) {
@@ -229,7 +240,7 @@ public final class Dispatcher {
         instances.put(com.fasterxml.jackson.databind.node.NullNode.instance, Map.of());
       }
       if (instances.isEmpty()) {
-        finished(fn, List.of());
+        finished(index, List.of());
         return;
       }
       if (instances.size() > MAX_FAN_OUT) {
@@ -248,7 +259,7 @@ public final class Dispatcher {
             ? node.keyType().fromJson(runs.get(i).getKey(), "partition key for function '" + fn + "'")
             : null;
         Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name(), caller,
-            firstRun && record, graph.mode() != org.apiary.RecordingMode.NONE, outputEdges(fn),
+            firstRun && record, graph.mode() != org.apiary.RecordingMode.NONE, plan.outputEdges(index),
             record ? requestHash : null, purpose, callerRoles);
         call(fn, key, call).whenComplete(completion(fn, r -> {
           boolean last;
@@ -261,7 +272,7 @@ public final class Dispatcher {
             for (FunctionResult each : results) {
               outputs.addAll(each.outputs());
             }
-            finished(fn, outputs);
+            finished(index, outputs);
           }
         }));
       }
@@ -299,17 +310,6 @@ public final class Dispatcher {
       }).thenCompose(x -> x);
     }
 
-    /** The edges out of a function, with what they carry and the key type of their target. */
-    private Map<String, Invocation.OutputEdge> outputEdges(String fn) {
-      Map<String, Invocation.OutputEdge> edges = new LinkedHashMap<>();
-      for (RegisteredGraph.Edge e : graph.edgesFrom(fn)) {
-        RegisteredGraph.Node target = e.to().equals(Graph.SINK) ? null : graph.node(e.to()).orElseThrow();
-        edges.put(e.id(), new Invocation.OutputEdge(e.kind(),
-            target != null && target.local() ? target.keyType() : null));
-      }
-      return edges;
-    }
-
     private BiConsumer<FunctionResult, Throwable> completion(String fn, java.util.function.Consumer<FunctionResult> onSuccess) {
       return (r, err) -> {
         if (err != null) {
@@ -325,29 +325,34 @@ public final class Dispatcher {
       };
     }
 
-    private void finished(String fn, List<Output> outputs) {
-      List<String> ready;
+    private void finished(int index, List<Output> outputs) {
+      int[] ready;
       synchronized (this) {
-        ready = route(fn, outputs);
+        ready = route(index, outputs);
       }
       launch(ready);
     }
 
-    /** Sends a finished node's outputs along its edges; returns the nodes that became ready. Holds the monitor. */
-    private List<String> route(String from, List<Output> outputs) {
-      int sender = topoIndex.get(from);
+    /**
+     * Sends a finished node's (or the source's) outputs along its edges; returns the nodes that became ready. Holds
+     * the monitor.
+     */
+    private int[] route(int sender, List<Output> outputs) {
+      String from = sender == DispatchPlan.SOURCE_INDEX ? Graph.SOURCE : plan.node(sender).function();
       for (Output o : outputs) {
-        RegisteredGraph.Edge edge = graph.edges().stream()
-            .filter(e -> e.from().equals(from) && e.id().equals(o.edge())).findFirst()
-            .orElseThrow(() -> new FunctionFailedException(from, "UnknownEdge", "function '" + from
-                + "' returned a value on edge '" + o.edge() + "', but graph '" + graph.name() + "' has no edge '"
-                + o.edge() + "' out of it; its edges are "
-                + graph.edgesFrom(from).stream().map(RegisteredGraph.Edge::id).toList()));
+        RegisteredGraph.Edge edge = plan.edge(from, o.edge());
+        if (edge == null) {
+          throw new FunctionFailedException(from, "UnknownEdge", "function '" + from
+              + "' returned a value on edge '" + o.edge() + "', but graph '" + graph.name() + "' has no edge '"
+              + o.edge() + "' out of it; its edges are "
+              + plan.edgesFrom(from).stream().map(RegisteredGraph.Edge::id).toList());
+        }
         if (!edge.kind().accepts(o.value())) {
           throw new FunctionFailedException(from, "WrongValueType", "function '" + from + "' sent "
               + ValueKind.describe(o.value()) + " on edge '" + edge.id() + "', which carries " + edge.kind().describe());
         }
-        RegisteredGraph.Node target = edge.to().equals(Graph.SINK) ? null : graph.node(edge.to()).orElseThrow();
+        int to = edge.to().equals(Graph.SINK) ? -1 : plan.indexOf(edge.to());
+        RegisteredGraph.Node target = to < 0 ? null : plan.node(to);
         if (target != null && target.local() && o.partitionKey() != null) {
           try {
             target.keyType().fromJson(o.partitionKey(), "partition key");
@@ -357,19 +362,24 @@ public final class Dispatcher {
                 + "' is keyed by " + target.keyType().javaType().getSimpleName() + ": " + e.getMessage());
           }
         }
-        if (edge.to().equals(Graph.SINK)) {
+        if (target == null) {
           sink.computeIfAbsent(sender, k -> new ArrayList<>()).add(o);
         } else {
-          inbox.get(edge.to()).computeIfAbsent(sender, k -> new ArrayList<>()).add(o);
+          inbox.get(to).computeIfAbsent(sender, k -> new ArrayList<>()).add(o);
         }
       }
-      List<String> ready = new ArrayList<>();
-      for (String next : successors.getOrDefault(from, Set.of())) {
-        if (waitingFor.merge(next, -1, Integer::sum) == 0) {
-          ready.add(next);
+      int[] successors = plan.successors(sender);
+      int[] ready = new int[successors.length];
+      int readyCount = 0;
+      for (int next : successors) {
+        if (--waitingFor[next] == 0) {
+          ready[readyCount++] = next;
         }
       }
-      if (!from.equals(Graph.SOURCE) && --unfinished == 0) {
+      if (readyCount < ready.length) {
+        ready = java.util.Arrays.copyOf(ready, readyCount);
+      }
+      if (sender != DispatchPlan.SOURCE_INDEX && --unfinished == 0) {
         List<Output> all = new ArrayList<>();
         sink.values().forEach(all::addAll);
         result.complete(all);
