@@ -47,6 +47,18 @@ public final class Deployments {
             users == null ? "" : users.deploymentElements());
   }
 
+  /**
+   * A deployment whose server keeps every directory (snapshots, overflow, command log, its configuration) under
+   * {@code root}: a server started with VoltDB's legacy {@code create}, as the temporary embedded database is, puts
+   * them under {@code voltdbroot/} in the process's working directory unless the deployment says where.
+   */
+  static String inRoot(String deployment, Path root) {
+    String paths = "  <paths>\n    <voltdbroot path=\"" + xml(root.toAbsolutePath().toString())
+        + "\"/>\n  </paths>\n";
+    int end = deployment.lastIndexOf("</deployment>");
+    return deployment.substring(0, end) + paths + deployment.substring(end);
+  }
+
   private static String export(ProvenanceConfig p, Path spillDefault) {
     Path spill = p.spillDirectory() != null ? p.spillDirectory() : spillDefault;
     StringBuilder props = new StringBuilder();

@@ -59,8 +59,8 @@ final class EmbeddedServer implements AutoCloseable {
   private static EmbeddedServer startTemporary(DatabaseConfig config) throws IOException {
     Path root = Files.createTempDirectory("apiary-voltdb-");
     Path deployment = root.resolve("apiary-deployment.xml");
-    Deployments.write(deployment, Deployments.singleNode(config.partitions(), config.provenance(),
-        root.resolve("provenance-spill"), null, config.users()));
+    Deployments.write(deployment, Deployments.inRoot(Deployments.singleNode(config.partitions(), config.provenance(),
+        root.resolve("provenance-spill"), null, config.users()), root));
 
     int[] ports = freePorts(4);
     int clientPort = config.clientPort() == 0 ? ports[0] : config.clientPort();

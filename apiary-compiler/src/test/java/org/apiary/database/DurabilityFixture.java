@@ -79,6 +79,11 @@ final class DurabilityFixture {
   /** A JVM running {@link EmbeddedDurabilityChild} with this test's classpath, its output going to a file. */
   record Child(Process process, Path log) {
     static Child start(String... args) throws IOException {
+      return startIn(null, args);
+    }
+
+    /** As {@link #start}, in working directory {@code workingDirectory} ({@code null}: this JVM's). */
+    static Child startIn(Path workingDirectory, String... args) throws IOException {
       Path log = Files.createTempFile("apiary-durability-child-", ".log");
       List<String> cmd = new ArrayList<>();
       cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -86,7 +91,11 @@ final class DurabilityFixture {
       cmd.addAll(List.of("-Xmx1g", "-cp", System.getProperty("java.class.path"),
           EmbeddedDurabilityChild.class.getName()));
       cmd.addAll(List.of(args));
-      return new Child(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start(), log);
+      ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+      if (workingDirectory != null) {
+        builder.directory(workingDirectory.toFile());
+      }
+      return new Child(builder.start(), log);
     }
 
     /** Waits for the child to exit; fails the test with its output if it does not in time or exits non-zero. */

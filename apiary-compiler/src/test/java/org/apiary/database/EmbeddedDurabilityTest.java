@@ -3,6 +3,7 @@ package org.apiary.database;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -54,6 +55,20 @@ class EmbeddedDurabilityTest {
       assertTrue(listening.size() >= 2, "the database listens on its client and admin ports:\n" + out);
       assertEquals(java.util.List.of(), listening.stream().filter(ListeningSockets::everyInterface).toList(),
           "sockets listening on every interface (" + where + "):\n" + out);
+    }
+  }
+
+  /** VoltDB defaults its directories to {@code voltdbroot/} under the working directory; Apiary's never are. */
+  @Test
+  void anEmbeddedDatabaseWritesNothingIntoTheWorkingDirectory(@TempDir Path dir) throws Exception {
+    Path data = Files.createDirectory(dir.resolve("data"));
+    Path workingDirectory = Files.createDirectory(dir.resolve("work"));
+    for (String where : new String[] {"-", data.toString()}) {
+      String out = DurabilityFixture.Child.startIn(workingDirectory, "listeners", where).finish(RUN);
+      try (var left = Files.list(workingDirectory)) {
+        assertEquals(java.util.List.of(), left.map(p -> p.getFileName().toString()).toList(),
+            "an embedded start (" + where + ") wrote into its working directory:\n" + out);
+      }
     }
   }
 }
