@@ -212,13 +212,18 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     return failed.size();
   }
 
+  private static String millis(OpenLoop.Point p, double ms) {
+    return p.all().count() == 0 ? "-" : String.format(Locale.ROOT, "%.2f", ms);
+  }
+
   /** What each variant achieved at the --hold load, round by round. */
   private void printHeld(Map<String, List<VariantRun.Outcome>> byVariant) {
     stdout.printf(Locale.ROOT, "%n%-18s %10s %10s %9s %9s %9s %8s   (held %,.0f req/s for %d s; round by round)%n",
         "variant", "offered", "achieved", "p50 ms", "p99 ms", "max ms", "cpu µs", hold, plan().measure().toSeconds());
+    // Far above capacity no call scheduled in the window may finish in it: its latency is unknown, not zero.
     byVariant.forEach((v, runs) -> runs.forEach(o -> o.fixed().forEach(p -> stdout.printf(Locale.ROOT,
-        "%-18s %10.0f %10.0f %9.2f %9.2f %9.2f %8.0f  errors %d%s%n", v, p.offered(), p.achieved(), p.all().p50Ms(),
-        p.all().p99Ms(), p.all().maxMs(), p.cpuMicrosPerRequest(), p.errors(),
+        "%-18s %10.0f %10.0f %9s %9s %9s %8.0f  errors %d%s%n", v, p.offered(), p.achieved(), millis(p, p.all().p50Ms()),
+        millis(p, p.all().p99Ms()), millis(p, p.all().maxMs()), p.cpuMicrosPerRequest(), p.errors(),
         o.note() == null ? "" : "  " + o.note()))));
     Map<String, List<Double>> achieved = new LinkedHashMap<>();
     Map<String, List<Double>> cpu = new LinkedHashMap<>();
