@@ -80,7 +80,11 @@ final class DispatchPlan {
     return graph.nodes().get(i);
   }
 
-  /** A function's position in topological order, {@link #SOURCE_INDEX} for the source; -1 for the sink. */
+  /**
+   * A function's position in topological order, {@link #SOURCE_INDEX} for the source.
+   *
+   * @throws IllegalArgumentException for a name that is not a function of the graph (the sink included)
+   */
   int indexOf(String function) {
     Integer i = index.get(function);
     if (i == null) {
