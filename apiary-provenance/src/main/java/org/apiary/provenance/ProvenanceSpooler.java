@@ -101,6 +101,11 @@ public final class ProvenanceSpooler implements AutoCloseable {
   /** Set once a durable append could not be undone: every later durable offer fails (capture stops, visibly). */
   private String durableFailure;
   private boolean spillFailing;
+  /**
+   * Set when a load fails, the loader stops for a table not registered, or an offer's wait for room runs out;
+   * cleared when a load completes. Offers wait for room in memory only while it is clear.
+   */
+  private boolean loaderStalled;
   private boolean wakeRequested;
   private boolean closing;
   private boolean closed;
@@ -206,9 +211,12 @@ public final class ProvenanceSpooler implements AutoCloseable {
   }
 
   /**
-   * Hands rows over for loading and returns at once: never waits for the database and never drops a row. Rows go to
-   * memory while fewer than {@link SpoolerConfig#maxMemoryRows()} wait there, else to spill files; if a spill file
-   * cannot be written the rows stay in memory beyond that limit (with a warning) rather than be lost.
+   * Hands rows over for loading; never drops a row. Rows go to memory while fewer than
+   * {@link SpoolerConfig#maxMemoryRows()} wait there. An offer that finds memory full waits for room, at most
+   * {@link SpoolerConfig#offerWait()}, while the loader keeps loading (a sink slower than the offers paces the
+   * offering threads); rows that still find none go to spill files, and so do rows offered while loads fail, while
+   * spill files wait, or after a wait has run out until a load completes again. If a spill file cannot be written the
+   * rows stay in memory beyond that limit (with a warning) rather than be lost.
    *
    * @throws IllegalArgumentException if a row's table is not registered or a row does not fit its table; then
    *     none of the rows is taken
@@ -225,7 +233,27 @@ public final class ProvenanceSpooler implements AutoCloseable {
         throw new IllegalStateException("offer() after close(): the provenance spooler no longer takes rows");
       }
       int next = 0;
+      long waitUntil = 0;
+      boolean waiting = false;
       while (next < rows.size()) {
+        if (rowsInMemory >= config.maxMemoryRows() && waitsForRoom()) {
+          if (!waiting) {
+            waiting = true;
+            waitUntil = System.nanoTime() + config.offerWait().toNanos();
+            wakeRequested = true;
+            wake.signalAll();
+          }
+          long left = waitUntil - System.nanoTime();
+          if (left > 0) {
+            try {
+              progress.awaitNanos(left);
+              continue; // closing stops the wait (waitsForRoom): the rest spill, for the next spooler to load
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt(); // no more waiting for this thread: the rows spill
+            }
+          }
+          loaderStalled = true; // later offers spill at once until a load completes
+        }
         if (rowsInMemory < config.maxMemoryRows()) {
           int count = (int) Math.min(rows.size() - next, config.maxMemoryRows() - rowsInMemory);
           keepInMemory(rows.subList(next, next + count));
@@ -242,6 +270,12 @@ public final class ProvenanceSpooler implements AutoCloseable {
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Whether an offer that finds memory full should wait for the loader to free room (called with lock held). */
+  private boolean waitsForRoom() {
+    return !loaderStalled && rowsOnDisk == 0 && config.maxMemoryRows() > 0 && !config.offerWait().isZero()
+        && !closing && !Thread.currentThread().isInterrupted();
   }
 
   /** Rejects rows of unregistered tables or rows that do not fit their table, before any is taken. */
@@ -379,6 +413,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
       closing = true;
       stopping = true;
       wake.signalAll();
+      progress.signalAll();
     } finally {
       lock.unlock();
     }
@@ -766,6 +801,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
         }
       }
       rowsLoaded += loaded;
+      loaderStalled = false;
       progress.signalAll();
       return true;
     } finally {
@@ -789,6 +825,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
     try {
       failedLoadAttempts++;
       lastError = message;
+      loaderStalled = true;
+      progress.signalAll(); // offers waiting for room spill now
     } finally {
       lock.unlock();
     }
@@ -815,6 +853,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
     lock.lock();
     try {
       lastError = message;
+      loaderStalled = true;
+      progress.signalAll();
     } finally {
       lock.unlock();
     }

@@ -13,8 +13,9 @@ import java.util.Objects;
  *     table for DuckDB's appender, however few its rows), so a short interval costs CPU at every load level.
  * @param maxBatchRows the most rows of one table loaded in one transaction, and the most rows in one spill file;
  *     default 5000
- * @param maxMemoryRows how many rows may wait in memory; rows offered beyond that go to spill files until memory
- *     has room again; default 200,000. Zero spills every row.
+ * @param maxMemoryRows how many rows may wait in memory; default 200,000. An offer that finds memory full waits
+ *     for room while the spooler's thread keeps loading (up to {@code offerWait}); rows that still find no room go
+ *     to spill files. Zero spills every row.
  * @param spillDirectory where spill files go, created if missing; one spooler at a time may use it (a lock file
  *     enforces this). A spooler started on a directory holding spill files loads them first. Default
  *     {@code <java.io.tmpdir>/apiary-provenance-spool}, the same path for every process of the machine's user, so a
@@ -25,9 +26,14 @@ import java.util.Objects;
  *     left; default 10 s
  * @param recovery what the spill files found at start are a copy of, which decides which of their writing executions
  *     are loaded; default {@link Recovery#ONLY_COPY}
+ * @param offerWait the longest an offer waits for room in memory while the spooler's thread is loading (each load
+ *     frees up to {@code maxBatchRows}); default 1 s. Offers do not wait while loads fail, while rows wait in spill
+ *     files, or after a wait has run out, until a load completes again: a sink that is only slow paces the offering
+ *     threads, one that is down or hung costs one offer this wait and the rest spill. Zero never waits.
  */
 public record SpoolerConfig(Duration flushInterval, int maxBatchRows, int maxMemoryRows, Path spillDirectory,
-                            Duration initialBackoff, Duration maxBackoff, Duration closeTimeout, Recovery recovery) {
+                            Duration initialBackoff, Duration maxBackoff, Duration closeTimeout, Recovery recovery,
+                            Duration offerWait) {
   /**
    * What the spill files a spooler finds at start are a copy of. Rows are offered while a function's transaction runs,
    * before it commits; a server that dies in between leaves the rows of a transaction that may never have committed.
@@ -59,6 +65,10 @@ public record SpoolerConfig(Duration flushInterval, int maxBatchRows, int maxMem
     Objects.requireNonNull(maxBackoff, "maxBackoff");
     Objects.requireNonNull(closeTimeout, "closeTimeout");
     Objects.requireNonNull(recovery, "recovery");
+    Objects.requireNonNull(offerWait, "offerWait");
+    if (offerWait.isNegative()) {
+      throw new IllegalArgumentException("offerWait must not be negative, not " + offerWait);
+    }
     requirePositive(flushInterval, "flushInterval");
     requirePositive(initialBackoff, "initialBackoff");
     if (maxBatchRows < 1) {
@@ -80,55 +90,62 @@ public record SpoolerConfig(Duration flushInterval, int maxBatchRows, int maxMem
   public static SpoolerConfig defaults() {
     return new SpoolerConfig(Duration.ofMillis(250), 5000, 200_000,
         Path.of(System.getProperty("java.io.tmpdir"), "apiary-provenance-spool"),
-        Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(10), Recovery.ONLY_COPY);
+        Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(10), Recovery.ONLY_COPY,
+        Duration.ofSeconds(1));
   }
 
   /** A copy with another {@link #flushInterval()}. */
   public SpoolerConfig withFlushInterval(Duration value) {
     return new SpoolerConfig(value, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout, recovery);
+        closeTimeout, recovery, offerWait);
   }
 
   /** A copy with another {@link #maxBatchRows()}. */
   public SpoolerConfig withMaxBatchRows(int value) {
     return new SpoolerConfig(flushInterval, value, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout, recovery);
+        closeTimeout, recovery, offerWait);
   }
 
   /** A copy with another {@link #maxMemoryRows()}. */
   public SpoolerConfig withMaxMemoryRows(int value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, value, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout, recovery);
+        closeTimeout, recovery, offerWait);
   }
 
   /** A copy with another {@link #spillDirectory()}. */
   public SpoolerConfig withSpillDirectory(Path value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, value, initialBackoff, maxBackoff,
-        closeTimeout, recovery);
+        closeTimeout, recovery, offerWait);
   }
 
   /** A copy with another {@link #initialBackoff()}. */
   public SpoolerConfig withInitialBackoff(Duration value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, value, maxBackoff,
-        closeTimeout, recovery);
+        closeTimeout, recovery, offerWait);
   }
 
   /** A copy with another {@link #maxBackoff()}. */
   public SpoolerConfig withMaxBackoff(Duration value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, value,
-        closeTimeout, recovery);
+        closeTimeout, recovery, offerWait);
   }
 
   /** A copy with another {@link #closeTimeout()}. */
   public SpoolerConfig withCloseTimeout(Duration value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        value, recovery);
+        value, recovery, offerWait);
   }
 
   /** A copy with another {@link #recovery()}. */
   public SpoolerConfig withRecovery(Recovery value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout, value);
+        closeTimeout, value, offerWait);
+  }
+
+  /** A copy with another {@link #offerWait()}. */
+  public SpoolerConfig withOfferWait(Duration value) {
+    return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
+        closeTimeout, recovery, value);
   }
 
   private static void requirePositive(Duration value, String name) {

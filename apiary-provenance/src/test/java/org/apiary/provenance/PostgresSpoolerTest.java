@@ -47,7 +47,8 @@ class PostgresSpoolerTest {
     execute("ALTER TABLE guardedEvents ADD CONSTRAINT no_seq_700 CHECK (event_seq <> 700)");
 
     SpoolerConfig config = SpoolerConfig.defaults().withSpillDirectory(spillDirectory).withMaxMemoryRows(500)
-        .withMaxBatchRows(250).withInitialBackoff(Duration.ofMillis(10)).withMaxBackoff(Duration.ofMillis(50));
+        .withMaxBatchRows(250).withInitialBackoff(Duration.ofMillis(10)).withMaxBackoff(Duration.ofMillis(50))
+        .withOfferWait(Duration.ZERO); // the rows beyond memory spill at once rather than wait for loads
     try (ProvenanceSpooler spooler = ProvenanceSpooler.start(config,
         ProvenanceSink.opener(schema.url(), PostgresTestSchema.props()))) {
       spooler.register(typed);

@@ -88,6 +88,74 @@ class ProvenanceSpoolerTest {
     }
   }
 
+  /**
+   * A loader that is only slower than the offers (its loads succeed) gets room by making the offering threads wait
+   * for it rather than by spilling: under CPU saturation spilling cost VoltDB's sites more per row than waiting, and
+   * the loader then read every spilled row back from disk, so the capture fell further behind the more it spilled.
+   * Here every load (a DuckDB commit of 100 rows) takes far longer than an offer of 10 rows, so memory fills at once.
+   */
+  @Test
+  void offersWaitForALoaderThatKeepsLoadingInsteadOfSpilling() throws Exception {
+    ProvenanceTable typed = SinkChecks.typedTable("paced");
+    SpoolerConfig config = config().withMaxMemoryRows(200).withMaxBatchRows(100).withOfferWait(Duration.ofSeconds(5));
+    try (ProvenanceSpooler spooler = ProvenanceSpooler.start(config, sinks())) {
+      spooler.register(typed);
+      for (int from = 0; from < 20_000; from += 10) {
+        spooler.offer(SinkChecks.typedRows(typed, from, from + 10, "v"));
+      }
+      assertTrue(spooler.flush(Duration.ofSeconds(60)), "flush timed out: " + spooler.stats());
+      SpoolerStats stats = spooler.stats();
+      assertEquals(20_000, stats.rowsLoaded(), stats.toString());
+      assertEquals(0, stats.rowsSpilled(), "rows spilled while every load succeeded: " + stats);
+    }
+    assertEquals(List.of(), spillFiles());
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      assertLoadedInOfferOrder(sink, typed, 20_000);
+    }
+  }
+
+  /**
+   * A loader that makes no progress (its sink hangs) holds up one offer for at most the offer wait; later offers
+   * spill at once until a load completes again, so a hung sink never holds every transaction for the whole wait.
+   */
+  @Test
+  void aHungLoaderHoldsUpOneOfferForTheOfferWaitAndLaterOffersSpillAtOnce() throws Exception {
+    ProvenanceTable typed = SinkChecks.typedTable("hung");
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Supplier<ProvenanceSink> opener = sinks();
+    Supplier<ProvenanceSink> hangingOnce = () -> {
+      if (entered.getCount() > 0) {
+        entered.countDown();
+        try {
+          release.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return opener.get();
+    };
+    SpoolerConfig config = config().withMaxMemoryRows(100).withMaxBatchRows(50).withOfferWait(Duration.ofMillis(300));
+    try (ProvenanceSpooler spooler = ProvenanceSpooler.start(config, hangingOnce)) {
+      spooler.register(typed);
+      spooler.offer(SinkChecks.typedRows(typed, 0, 100, "v"));
+      assertTrue(entered.await(10, TimeUnit.SECONDS), "the loader never started a load");
+      long start = System.nanoTime();
+      for (int from = 100; from < 2100; from += 10) { // 200 offers with memory full
+        spooler.offer(SinkChecks.typedRows(typed, from, from + 10, "v"));
+      }
+      long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertTrue(elapsedMillis < 5_000, "200 offers to a hung loader took " + elapsedMillis + " ms");
+      assertEquals(2000, spooler.stats().rowsSpilled(), spooler.stats().toString());
+      release.countDown();
+      assertTrue(spooler.flush(Duration.ofSeconds(30)), "flush timed out: " + spooler.stats());
+      assertEquals(2100, spooler.stats().rowsLoaded());
+    }
+    try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
+      assertLoadedInOfferOrder(sink, typed, 2100);
+    }
+  }
+
   @Test
   void loadsOfferedRowsOfSeveralTables() throws SQLException, IOException {
     ProvenanceTable typed = SinkChecks.typedTable("alpha");
