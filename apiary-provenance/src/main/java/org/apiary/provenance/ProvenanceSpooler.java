@@ -247,10 +247,14 @@ public final class ProvenanceSpooler implements AutoCloseable {
           if (left > 0) {
             try {
               progress.awaitNanos(left);
-              continue; // closing stops the wait (waitsForRoom): the rest spill, for the next spooler to load
             } catch (InterruptedException e) {
-              Thread.currentThread().interrupt(); // no more waiting for this thread: the rows spill
+              Thread.currentThread().interrupt(); // waitsForRoom is false for this thread now: the rest spill
             }
+            if (closed) { // the directory is no longer this spooler's to write
+              throw new IllegalStateException("offer() waited past close(): the provenance spooler no longer "
+                  + "takes rows");
+            }
+            continue; // closing also stops the wait (waitsForRoom): the rest spill, for the next spooler to load
           }
           loaderStalled = true; // later offers spill at once until a load completes
         }
