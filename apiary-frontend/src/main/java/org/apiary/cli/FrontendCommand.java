@@ -78,6 +78,10 @@ public final class FrontendCommand implements Callable<Integer> {
       + "halt the process right after this function executes.")
   String crashAfter;
 
+  @Option(names = "--fault", hidden = true, paramLabel = "socket-thread-error", description = "Fault injection for "
+      + "Apiary's tests and drills: socket-thread-error makes the socket thread throw an Error on the first request.")
+  String fault;
+
   @Override
   public Integer call() throws InterruptedException {
     Duration retention = retentionMs != null ? Duration.ofMillis(retentionMs) : Duration.ofSeconds(retentionSeconds);
@@ -89,9 +93,13 @@ public final class FrontendCommand implements Callable<Integer> {
     if (databaseUsers != null) {
       databaseConfig = databaseConfig.withLogin(DatabaseUsers.readFrom(databaseUsers).frontend());
     }
+    if (fault != null && (!fault.equals("socket-thread-error") || crashAfter != null)) {
+      throw new CliException("--fault takes socket-thread-error, and not with --crash-after", 2, null);
+    }
     ApiaryDatabase db = ApiaryDatabase.open(databaseConfig);
-    FrontendServer server = crashAfter == null ? FrontendServer.start(db, config)
-        : FaultInjection.startHaltingAfter(db, config, crashAfter);
+    FrontendServer server = fault != null ? FaultInjection.startFailingSocketThread(db, config)
+        : crashAfter != null ? FaultInjection.startHaltingAfter(db, config, crashAfter)
+        : FrontendServer.start(db, config);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       server.close();

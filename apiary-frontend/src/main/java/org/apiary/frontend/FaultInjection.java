@@ -4,7 +4,8 @@ import org.apiary.database.ApiaryDatabase;
 
 /**
  * Fault injection for Apiary's own crash drills and tests, not for applications: a frontend that halts its process
- * at a chosen point, as SIGKILL would, so a drill can check what other frontends recover. Kept out of
+ * at a chosen point, as SIGKILL would, so a drill can check what other frontends recover, or whose socket thread
+ * fails, so a test can check that the process stops visibly. Kept out of
  * {@link FrontendConfig} and {@link FrontendServer}, which production frontends use.
  */
 public final class FaultInjection {
@@ -24,6 +25,20 @@ public final class FaultInjection {
               + "', invocation " + invocation);
           Runtime.getRuntime().halt(137);
         }
+      }
+    });
+  }
+
+  /**
+   * Starts a frontend whose socket thread throws an {@link Error} on the first well-formed request, before handling
+   * it, as an out-of-memory there would: the frontend stops itself ({@link FrontendServer#failure}).
+   */
+  public static FrontendServer startFailingSocketThread(ApiaryDatabase db, FrontendConfig config) {
+    return FrontendServer.start(db, config, new FrontendHooks() {
+      @Override
+      public void receivedRequest(String invocation) {
+        throw new OutOfMemoryError("fault injection: an error on the socket thread, receiving invocation "
+            + invocation);
       }
     });
   }
