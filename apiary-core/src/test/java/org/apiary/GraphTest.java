@@ -85,4 +85,29 @@ class GraphTest {
     assertTrue(problems.stream().anyMatch(p -> p.contains((Graph.MAX_FUNCTIONS + 1) + " functions")
         && p.contains("at most " + Graph.MAX_FUNCTIONS)), problems.toString());
   }
+
+  @Test
+  void aGraphWithMoreEdgesThanTheLimitIsRejectedWithItsCount() {
+    // 48 functions (within their limit), f0 -> f1 ... f47 by every forward pair: acyclic, each function reached.
+    int functions = 48;
+    Graph g = Graph.named("dense");
+    for (int i = 0; i < functions; i++) {
+      g.addLocalFunction("f" + i, L.class);
+    }
+    g.addEdge(Graph.SOURCE, "f0", "source", Long.class);
+    g.addEdge("f" + (functions - 1), Graph.SINK, "sink");
+    int edges = 2;
+    for (int i = 0; i < functions && edges <= Graph.MAX_EDGES; i++) {
+      for (int j = i + 1; j < functions && edges <= Graph.MAX_EDGES; j++) {
+        g.addEdge("f" + i, "f" + j, "e" + i + "_" + j);
+        edges++;
+      }
+    }
+    assertEquals(Graph.MAX_EDGES + 1, edges);
+    // The edge count is the graph's only problem.
+    assertEquals(List.of("graph 'dense' has " + (Graph.MAX_EDGES + 1) + " edges; a graph may have at most "
+        + Graph.MAX_EDGES), g.problems());
+    RegistrationException e = assertThrows(RegistrationException.class, g::validate);
+    assertTrue(e.getMessage().contains((Graph.MAX_EDGES + 1) + " edges"), e.getMessage());
+  }
 }
