@@ -138,7 +138,11 @@ public final class SystemSchema {
               Step.createProcedure(REASSIGN_INVOCATIONS, "CREATE PROCEDURE " + REASSIGN_INVOCATIONS + " AS UPDATE "
                   + INVOCATIONS + " SET frontend = ? WHERE frontend = ? AND status = 'RUNNING';"))),
       new Migration(10, "Recorded outputs without a time index (issue 10): maintaining it cost every recorded "
-          + "execution an index insert and a delete; retention sweeps each partition in key order instead", version10()));
+          + "execution an index insert and a delete; retention sweeps each partition in key order instead", version10()),
+      new Migration(11, "API keys that expire (issue 14): each key's expiry, by the database's clock; NULL (every key "
+          + "created before) never expires",
+          List.of(Step.addColumn(CREDENTIALS, "EXPIRES_AT",
+              "ALTER TABLE " + CREDENTIALS + " ADD COLUMN expires_at TIMESTAMP;"))));
 
   /** The schema version this code writes: the number of the last migration. */
   public static final int VERSION = MIGRATIONS.get(MIGRATIONS.size() - 1).version();

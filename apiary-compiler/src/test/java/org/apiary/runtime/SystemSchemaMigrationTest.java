@@ -192,8 +192,8 @@ class SystemSchemaMigrationTest {
         SystemSchema.RECORDED_INTEGER), "new").getResults()[0];
     assertTrue(found.advanceRow(), "the new procedure finds a record by invocation ID");
     assertEquals("f", found.getString(0));
-    adHoc("INSERT INTO APIARY_CREDENTIALS (key_id, secret_sha256, identity, created_at, revoked_at, roles) "
-        + "VALUES ('k2', x'00', 'bob', NOW, NULL, 'auditor')");
+    adHoc("INSERT INTO APIARY_CREDENTIALS (key_id, secret_sha256, identity, created_at, revoked_at, roles, "
+        + "expires_at) VALUES ('k2', x'00', 'bob', NOW, NULL, 'auditor', NOW)");
     assertTrue(SystemSchema.procedures(db).contains(SystemSchema.RECORD_DENIAL), "migration 6's procedure is there");
     assertFalse(SystemSchema.procedures(db).contains("ApiaryBeginInvocation"), "version 3's procedures are gone");
     assertTrue(SystemSchema.procedures(db).contains(SystemSchema.LOG_BATCH));
@@ -254,12 +254,32 @@ class SystemSchemaMigrationTest {
 
         assertRowsKept();
         if (credentials) {
-          assertEquals(1, scalar("SELECT COUNT(*) FROM APIARY_CREDENTIALS WHERE identity = 'alice'"),
-              "the credential created without a version is kept");
+          assertEquals(1, scalar("SELECT COUNT(*) FROM APIARY_CREDENTIALS WHERE identity = 'alice' "
+              + "AND roles IS NULL AND expires_at IS NULL"), "the credential created without a version is kept, "
+              + "without roles and never expiring");
         }
         assertLatestWorks();
       }
     }
+  }
+
+  /**
+   * Version 10 (the last before expiry): its keys, with roles, gain migration 11's expires_at column, NULL, so they
+   * never expire.
+   */
+  @Test
+  void version10CredentialsGainAnExpiryColumnAndNeverExpire() {
+    SystemSchema.ensure(db);
+    adHoc("INSERT INTO APIARY_CREDENTIALS (key_id, secret_sha256, identity, created_at, revoked_at, roles) "
+        + "VALUES ('k10', x'00', 'carol', NOW, NULL, 'nurse')");
+    db.loadSchema("ALTER TABLE APIARY_CREDENTIALS DROP COLUMN expires_at;");
+    adHoc("DELETE FROM APIARY_SCHEMA_VERSION WHERE version > 10");
+
+    SystemSchema.ensure(db);
+
+    assertEquals(1, scalar("SELECT COUNT(*) FROM APIARY_CREDENTIALS WHERE key_id = 'k10' AND roles = 'nurse' "
+        + "AND expires_at IS NULL"), "the version-10 key is kept, never expiring");
+    assertLatestWorks();
   }
 
   @Test

@@ -4,6 +4,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
@@ -17,6 +20,7 @@ import java.util.regex.Pattern;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.runtime.SystemSchema;
 import org.voltdb.VoltTable;
+import org.voltdb.types.TimestampType;
 
 /**
  * API keys: who may call a frontend that requires credentials ({@link FrontendConfig#credentialsRequired()}), and
@@ -31,6 +35,11 @@ import org.voltdb.VoltTable;
  * {@value #ADMIN_ROLE} may call every graph. Roles are fixed when the key is created (to change them, create a new key
  * and revoke the old one), so what a key could do is in the table for as long as the key is. Keys stored before
  * roles existed have none.
+ *
+ * <p>A key may expire ({@link #create(ApiaryDatabase, String, Set, Duration)}): its expiry is the database's clock
+ * ({@code NOW}) when it is created plus the given duration, stored with the key, and the database's clock decides
+ * when it has passed (see {@link CredentialCheck}). An expired key is refused like a revoked one. Keys created without
+ * an expiry, and keys stored before expiry existed, never expire.
  */
 public final class Credentials {
   private static final Pattern KEY = Pattern.compile("apiary_([0-9a-f]{16})_([A-Za-z0-9_-]{43})");
@@ -38,6 +47,10 @@ public final class Credentials {
   private static final SecureRandom RANDOM = new SecureRandom();
   /** The role that may call every graph, for any purpose: {@code apiary start}'s admin key has it. */
   public static final String ADMIN_ROLE = org.apiary.AccessPolicy.ADMIN_ROLE;
+  /** The shortest expiry a key may be created with. */
+  public static final Duration MIN_EXPIRY = Duration.ofSeconds(1);
+  /** The longest expiry a key may be created with (100 years; for a key that never expires, give none). */
+  public static final Duration MAX_EXPIRY = Duration.ofDays(36_525);
 
   /**
    * A new credential.
@@ -54,10 +67,25 @@ public final class Credentials {
     }
   }
 
-  /** A stored credential: its ID, identity, roles and whether it was revoked. */
-  public record Stored(String keyId, String identity, Set<String> roles, boolean revoked) {
+  /**
+   * A stored credential.
+   *
+   * @param keyId the key's public part
+   * @param identity who calls with it
+   * @param roles its roles
+   * @param revoked whether it was revoked
+   * @param expiresAt when it expires, by the database's clock; {@code null} if it never does
+   * @param expired whether its expiry had passed, by the database's clock, when it was read
+   */
+  public record Stored(String keyId, String identity, Set<String> roles, boolean revoked, Instant expiresAt,
+                       boolean expired) {
     public Stored {
       roles = Set.copyOf(roles);
+    }
+
+    /** A credential that never expires. */
+    public Stored(String keyId, String identity, Set<String> roles, boolean revoked) {
+      this(keyId, identity, roles, revoked, null, false);
     }
   }
 
@@ -73,8 +101,23 @@ public final class Credentials {
    * letters, digits or {@code _ . : -}; at most 1,024 characters together).
    */
   public static Issued create(ApiaryDatabase db, String identity, Set<String> roles) {
+    return create(db, identity, roles, null);
+  }
+
+  /**
+   * Creates a key for {@code identity} with roles (as {@link #create(ApiaryDatabase, String, Set)}) that expires
+   * {@code expiresIn} after the database's clock at its creation; {@code null}: it never expires.
+   *
+   * @throws IllegalArgumentException if the identity or a role is malformed, or {@code expiresIn} is not between
+   *     {@link #MIN_EXPIRY} and {@link #MAX_EXPIRY}
+   */
+  public static Issued create(ApiaryDatabase db, String identity, Set<String> roles, Duration expiresIn) {
     Objects.requireNonNull(identity, "identity");
     String encodedRoles = encodeRoles(roles);
+    if (expiresIn != null && (expiresIn.compareTo(MIN_EXPIRY) < 0 || expiresIn.compareTo(MAX_EXPIRY) > 0)) {
+      throw new IllegalArgumentException("a key's expiry is between " + MIN_EXPIRY.toSeconds() + " second and "
+          + MAX_EXPIRY.toDays() + " days, not " + expiresIn);
+    }
     if (!IDENTITY.matcher(identity).matches()) {
       throw new IllegalArgumentException("an identity is 1 to 128 letters, digits, '_', '.', '@', ':' or '-', not '"
           + identity + "'");
@@ -86,9 +129,16 @@ public final class Credentials {
     RANDOM.nextBytes(secret);
     String keyId = HexFormat.of().formatHex(id);
     String secretText = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
-    db.callAdmin("storing a credential for " + identity, "@AdHoc", "INSERT INTO " + SystemSchema.CREDENTIALS
-        + " (key_id, secret_sha256, identity, created_at, revoked_at, roles) VALUES (?, ?, ?, NOW, NULL, ?)", keyId,
-        sha256(secretText), identity, encodedRoles);
+    if (expiresIn == null) {
+      db.callAdmin("storing a credential for " + identity, "@AdHoc", "INSERT INTO " + SystemSchema.CREDENTIALS
+          + " (key_id, secret_sha256, identity, created_at, revoked_at, roles) VALUES (?, ?, ?, NOW, NULL, ?)", keyId,
+          sha256(secretText), identity, encodedRoles);
+    } else {
+      db.callAdmin("storing a credential for " + identity, "@AdHoc", "INSERT INTO " + SystemSchema.CREDENTIALS
+          + " (key_id, secret_sha256, identity, created_at, revoked_at, roles, expires_at) VALUES (?, ?, ?, NOW, "
+          + "NULL, ?, TO_TIMESTAMP(MILLISECOND, SINCE_EPOCH(MILLISECOND, NOW) + ?))", keyId, sha256(secretText),
+          identity, encodedRoles, expiresIn.toMillis());
+    }
     return new Issued(keyId, identity, "apiary_" + keyId + "_" + secretText);
   }
 
@@ -105,15 +155,19 @@ public final class Credentials {
     if (!SystemSchema.tables(db).contains(SystemSchema.CREDENTIALS)) {
       return all;
     }
-    SystemSchema.ensure(db); // a table from before roles gains its column
-    VoltTable t = db.callAdmin("listing credentials", "@AdHoc", "SELECT key_id, identity, revoked_at, roles FROM "
-        + SystemSchema.CREDENTIALS + " ORDER BY key_id").getResults()[0];
+    SystemSchema.ensure(db); // a table from before roles or expiry gains its columns
+    VoltTable t = db.callAdmin("listing credentials", "@AdHoc", "SELECT key_id, identity, revoked_at, roles, "
+        + "expires_at, CASE WHEN expires_at <= NOW THEN 1 ELSE 0 END FROM " + SystemSchema.CREDENTIALS
+        + " ORDER BY key_id").getResults()[0];
     while (t.advanceRow()) {
       String keyId = t.getString(0);
       String identity = t.getString(1);
       t.getTimestampAsTimestamp(2);
       boolean revoked = !t.wasNull();
-      all.add(new Stored(keyId, identity, decodeRoles(t.getString(3)), revoked));
+      String roles = t.getString(3);
+      TimestampType expiry = t.getTimestampAsTimestamp(4);
+      Instant expiresAt = t.wasNull() ? null : Instant.EPOCH.plus(expiry.getTime(), ChronoUnit.MICROS);
+      all.add(new Stored(keyId, identity, decodeRoles(roles), revoked, expiresAt, t.getLong(5) == 1));
     }
     return all;
   }

@@ -8,6 +8,8 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Set;
 import org.apiary.frontend.Credentials;
 import org.apiary.testing.DatabaseTest;
@@ -16,7 +18,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-/** {@code apiary credentials create|list|revoke} against the test database (issue 14, item 2: keys with roles). */
+/**
+ * {@code apiary credentials create|list|revoke} against the test database (issue 14: keys with roles, keys that
+ * expire).
+ */
 @DatabaseTest
 class CredentialsCommandTest {
   private record Run(int code, String out, String err) {}
@@ -59,5 +64,42 @@ class CredentialsCommandTest {
     Run badRole = run("credentials", "create", "--identity", "cli-x", "--role", "no spaces", "--database", address);
     assertEquals(2, badRole.code(), badRole.err());
     assertTrue(badRole.err().contains("'no spaces'"), badRole.err());
+  }
+
+  @Test
+  void aKeyWithAnExpiryIsListedWithItAndABadExpiryIsRefusedNamingTheOption(TestDatabase database) {
+    String address = String.join(",", database.database().clientAddresses());
+    Instant before = Instant.now();
+    Run created = run("credentials", "create", "--identity", "cli-temp", "--expires-in", "30d", "--database",
+        address);
+    assertEquals(0, created.code(), created.err());
+    assertTrue(created.out().contains("expiring in 30d"), created.out());
+    String keyId = created.out().substring("created key ".length(), "created key ".length() + 16);
+    Credentials.Stored stored = Credentials.list(database.database()).stream()
+        .filter(c -> c.keyId().equals(keyId)).findFirst().orElseThrow();
+    assertTrue(stored.expiresAt() != null && !stored.expired(), stored.toString());
+    // The database's clock set it; this machine's clock agrees with it to well within a day.
+    assertTrue(Duration.between(before, stored.expiresAt()).minus(Duration.ofDays(30)).abs()
+        .compareTo(Duration.ofDays(1)) < 0, stored.expiresAt().toString());
+
+    Run iso = run("credentials", "create", "--identity", "cli-temp", "--expires-in", "PT12H", "--database", address);
+    assertEquals(0, iso.code(), iso.err());
+    assertTrue(iso.out().contains("expiring in 12h"), iso.out());
+
+    String lasting = Credentials.create(database.database(), "cli-lasting").keyId();
+    Run listed = run("credentials", "list", "--database", address);
+    assertEquals(0, listed.code(), listed.err());
+    assertTrue(listed.out().lines().anyMatch(l -> l.contains(keyId) && l.contains(stored.expiresAt().toString())),
+        listed.out());
+    assertTrue(listed.out().lines().anyMatch(l -> l.contains(lasting) && l.contains("never")), listed.out());
+
+    for (String bad : new String[] {"30x", "soon", "P30", "0d", "-5h", "PT0.5S"}) {
+      Run refused = run("credentials", "create", "--identity", "cli-bad", "--expires-in", bad, "--database", address);
+      assertEquals(2, refused.code(), bad + ": " + refused.err());
+      assertTrue(refused.err().contains("--expires-in") && refused.err().contains("'" + bad + "'"),
+          bad + ": " + refused.err());
+    }
+    assertTrue(Credentials.list(database.database()).stream().noneMatch(c -> c.identity().equals("cli-bad")),
+        "a refused create stored a key");
   }
 }

@@ -2,6 +2,7 @@ package org.apiary.frontend;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import org.apiary.AccessDeniedException;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
@@ -128,6 +130,60 @@ class AuthenticationTest {
       }
       assertTrue(refused, "a revoked key still works after 10 s");
     }
+  }
+
+  /**
+   * A key created to expire in 2 s works until then; afterwards a call with it is refused with the answer a key that
+   * never existed gets (so the answer does not tell that it existed) and runs nothing. The refusal does not wait for
+   * the frontend to read the keys again: a view of the keys read once, before the expiry, refuses it too.
+   */
+  @Test
+  void anExpiredKeyIsRefusedAndRunsNothing() throws Exception {
+    Credentials.Issued dave = Credentials.create(db, "dave", Set.of(), Duration.ofSeconds(2));
+    CredentialCheck readOnce = new CredentialCheck(db); // never reloaded
+    assertTrue(readOnce.verify(dave.apiKey()).accepted(), "a key was refused before its expiry");
+    assertTrue(Credentials.list(db).stream().anyMatch(s -> s.keyId().equals(dave.keyId()) && s.expiresAt() != null
+        && !s.expired()), "the key is not listed with an expiry");
+    String neverIssued = "apiary_0000000000000000_" + "x".repeat(43);
+    try (FrontendServer frontend = FrontendServer.start(db, SECURED);
+         ApiaryClient client = client(frontend, dave.apiKey(), null);
+         ApiaryClient stranger = client(frontend, neverIssued, null)) {
+      assertEquals(List.of(1L), client.invoke("h_flaky", 46L, 1L).values(Long.class));
+      long ran = 1;
+      AccessDeniedException refused = null;
+      long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+      while (refused == null && System.nanoTime() < deadline) {
+        try {
+          client.invoke("h_flaky", 46L, 1L);
+          ran++;
+          Thread.sleep(100);
+        } catch (AccessDeniedException e) {
+          refused = e;
+        }
+      }
+      assertNotNull(refused, "a key created to expire in 2 s still works after 15 s");
+      assertEquals(ran, counter(46), "the refused call ran");
+
+      AccessDeniedException again = assertThrows(AccessDeniedException.class, () -> client.invoke("h_flaky", 47L, 1L));
+      assertEquals(0, counter(47), "a call with an expired key ran");
+      AccessDeniedException unknown = assertThrows(AccessDeniedException.class,
+          () -> stranger.invoke("h_flaky", 47L, 1L));
+      assertEquals(answer(unknown).replace("0000000000000000", dave.keyId()), answer(again),
+          "an expired key is refused differently from one that never existed");
+      assertEquals(answer(again), answer(refused));
+
+      CredentialCheck.Verdict stale = readOnce.verify(dave.apiKey());
+      assertFalse(stale.accepted(), "an expired key is accepted until the keys are read again");
+      assertEquals(readOnce.verify(dave.apiKey().replace(dave.keyId(), "0000000000000000")).refusal()
+          .replace("0000000000000000", dave.keyId()), stale.refusal());
+      assertTrue(Credentials.list(db).stream().anyMatch(s -> s.keyId().equals(dave.keyId()) && s.expired()),
+          "the key is not listed as expired");
+    }
+  }
+
+  /** A refusal's message without the invocation ID it names. */
+  private static String answer(AccessDeniedException e) {
+    return e.getMessage().substring(e.getMessage().indexOf(" was refused: "));
   }
 
   @Test
