@@ -212,7 +212,10 @@ class FrontendTest {
   /**
    * Issue 14: an over-limit frame gets an error reply however large it is (up to the frontend's hard cap), and the
    * connection it came on stays up: a raw DEALER (the client refuses to send one) sends ten times the limit, is told
-   * the size and the limit, and then runs a valid call on the same connection, which never dropped.
+   * the size and the limit, and then runs a valid call on the same connection, which never dropped. The connection
+   * is made (a small frame answered) before disconnections count: JeroMQ now and then leaves a new connection's
+   * handshake silent until {@link org.apiary.internal.wire.SocketLoop#HANDSHAKE_MILLIS} ends it and the DEALER
+   * connects again, which is not the frame's doing (seen once in CI: the test took 2.07 s).
    */
   @Test
   void aFrameOfTenTimesTheLimitGetsAnErrorReplyAndTheSameConnectionThenServesACall() {
@@ -220,6 +223,10 @@ class FrontendTest {
       ZMQ.Socket s = rawDealer(ctx);
       ZMQ.Socket events = watchDisconnects(ctx, s);
       s.connect(frontend.endpoint());
+      assertRawError(s, "not json".getBytes(StandardCharsets.UTF_8), "malformed request");
+      while (ZMQ.Event.recv(events, ZMQ.DONTWAIT) != null) {
+        // disconnections before the connection answered: a remade handshake, not the frame's doing
+      }
       assertRawError(s, new byte[10 * 4096],
           "request too large: a request of 40960 bytes exceeds this frontend's limit of 4096 bytes");
       String id = java.util.UUID.randomUUID().toString();
