@@ -96,6 +96,54 @@ class PublicSurfaceTest {
     assertEquals(expected, apiary, "the public API's types changed");
   }
 
+  /** The modules whose packages users meet on their class path. */
+  private static final List<String> MODULES = List.of("apiary-core", "apiary-provenance", "apiary-compiler",
+      "apiary-frontend", "apiary-testing");
+
+  @Test
+  void everyPackageSaysInItsDocumentationWhetherItIsAnApi() throws IOException {
+    Path root = projectRoot();
+    List<String> undocumented = new ArrayList<>();
+    for (String module : MODULES) {
+      Path sources = root.resolve(module).resolve("src/main/java");
+      try (Stream<Path> dirs = Files.walk(sources)) {
+        for (Path dir : dirs.filter(Files::isDirectory).toList()) {
+          boolean hasClasses;
+          try (Stream<Path> files = Files.list(dir)) {
+            hasClasses = files.anyMatch(f -> f.toString().endsWith(".java"));
+          }
+          if (!hasClasses) {
+            continue;
+          }
+          String pkg = sources.relativize(dir).toString().replace(java.io.File.separatorChar, '.');
+          Path info = dir.resolve("package-info.java");
+          if (!Files.isRegularFile(info)) {
+            undocumented.add(module + ": " + pkg + " has no package-info.java");
+            continue;
+          }
+          String text = Files.readString(info).toLowerCase(java.util.Locale.ROOT).replaceAll("\\s*\\n\\s*\\*?\\s*", " ");
+          boolean saysRuntime = text.contains("not an api") || text.contains("without notice");
+          if (!API_PACKAGES.contains(pkg) && !saysRuntime) {
+            undocumented.add(module + ": " + pkg + " is not an API package, but its package-info.java does not say "
+                + "so (\"not an API\" or \"changes without notice\")");
+          }
+        }
+      }
+    }
+    assertTrue(undocumented.isEmpty(), "packages that do not say whether users may rely on them:\n  "
+        + String.join("\n  ", undocumented));
+  }
+
+  /** The repository's root: the nearest directory up from here holding README.md and docs/. */
+  private static Path projectRoot() {
+    for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
+      if (Files.isRegularFile(p.resolve("README.md")) && Files.isDirectory(p.resolve("docs"))) {
+        return p;
+      }
+    }
+    throw new IllegalStateException("no README.md with a docs/ directory above " + Path.of("").toAbsolutePath());
+  }
+
   /** Every type reachable from the API packages' public types, with one type that reached it. */
   private static Map<String, Set<String>> reachableFromApi() {
     Map<String, Set<String>> reached = new TreeMap<>();
