@@ -56,11 +56,19 @@ final class CliProcesses {
 
   /** Runs one command in its own JVM and waits for it, at most {@code timeout} (then it is killed). */
   Result run(Duration timeout, String... args) throws IOException, InterruptedException {
+    return run(timeout, java.util.Map.of(), args);
+  }
+
+  /** {@link #run(Duration, String...)} with {@code environment} added to this process's environment. */
+  Result run(Duration timeout, java.util.Map<String, String> environment, String... args)
+      throws IOException, InterruptedException {
     Path out = Files.createTempFile(work, "out-", ".log");
     Path err = Files.createTempFile(work, "err-", ".log");
     List<String> cmd = java("-Xmx256m");
     cmd.addAll(List.of(args));
-    Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    ProcessBuilder builder = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
+    builder.environment().putAll(environment);
+    Process p = builder.start();
     started.add(p);
     if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       p.destroyForcibly();

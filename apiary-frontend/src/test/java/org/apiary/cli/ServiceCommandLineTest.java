@@ -81,6 +81,19 @@ class ServiceCommandLineTest {
         "--credential-file", keyFile.toString());
     assertEquals(0, withKey.exit(), withKey.toString());
     assertEquals("0", withKey.out().strip(), "the anonymous call added nothing");
+    // The key from the environment, when no file is given; a file given wins over it.
+    Result fromEnvironment = cli.run(COMMAND, Map.of(ServiceTarget.API_KEY_VARIABLE, key), "invoke", "tally_add",
+        "--key", "7", "0", "--frontend", first.frontend());
+    assertEquals(0, fromEnvironment.exit(), fromEnvironment.toString());
+    assertEquals("0", fromEnvironment.out().strip(), fromEnvironment.toString());
+    Result wrongInEnvironment = cli.run(COMMAND, Map.of(ServiceTarget.API_KEY_VARIABLE, "not-" + key), "invoke",
+        "tally_add", "--key", "7", "100", "--frontend", first.frontend());
+    assertEquals(1, wrongInEnvironment.exit(), wrongInEnvironment.toString());
+    assertTrue(wrongInEnvironment.err().contains("refused the call, nothing ran"), wrongInEnvironment.toString());
+    Result fileOverEnvironment = cli.run(COMMAND, Map.of(ServiceTarget.API_KEY_VARIABLE, "not-" + key), "invoke",
+        "tally_add", "--key", "7", "0", "--frontend", first.frontend(), "--credential-file", keyFile.toString());
+    assertEquals(0, fileOverEnvironment.exit(), fileOverEnvironment.toString());
+    assertEquals("0", fileOverEnvironment.out().strip(), "the refused call added nothing");
 
     assertEquals("5", invoke(data, "tally_add", "--key", "7", "5"));
     assertEquals("8", invoke(data, "tally_add", "--key", "7", "3"));
