@@ -56,11 +56,11 @@ final class CliProcesses {
 
   /** Runs one command in its own JVM and waits for it, at most {@code timeout} (then it is killed). */
   Result run(Duration timeout, String... args) throws IOException, InterruptedException {
-    return run(timeout, java.util.Map.of(), args);
+    return run(timeout, Map.of(), args);
   }
 
   /** {@link #run(Duration, String...)} with {@code environment} added to this process's environment. */
-  Result run(Duration timeout, java.util.Map<String, String> environment, String... args)
+  Result run(Duration timeout, Map<String, String> environment, String... args)
       throws IOException, InterruptedException {
     Path out = Files.createTempFile(work, "out-", ".log");
     Path err = Files.createTempFile(work, "err-", ".log");

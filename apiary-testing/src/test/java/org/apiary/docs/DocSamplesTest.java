@@ -29,7 +29,7 @@ class DocSamplesTest {
 
   @Test
   void everyJavaSampleOfTheDocsIsInACompiledSource() throws IOException {
-    Path root = projectRoot();
+    Path root = ProjectRoot.find();
     List<Path> docs = new ArrayList<>();
     docs.add(root.resolve("README.md"));
     try (Stream<Path> s = Files.list(root.resolve("docs"))) {
@@ -93,15 +93,5 @@ class DocSamplesTest {
   /** The text without whitespace: indentation and line breaks differ between the docs and the sources. */
   static String normalize(String text) {
     return WHITESPACE.matcher(text).replaceAll("");
-  }
-
-  /** The repository's root: the nearest directory up from here holding README.md and docs/. */
-  private static Path projectRoot() {
-    for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
-      if (Files.isRegularFile(p.resolve("README.md")) && Files.isDirectory(p.resolve("docs"))) {
-        return p;
-      }
-    }
-    throw new IllegalStateException("no README.md with a docs/ directory above " + Path.of("").toAbsolutePath());
   }
 }

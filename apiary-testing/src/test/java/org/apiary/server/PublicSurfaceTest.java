@@ -102,7 +102,7 @@ class PublicSurfaceTest {
 
   @Test
   void everyPackageSaysInItsDocumentationWhetherItIsAnApi() throws IOException {
-    Path root = projectRoot();
+    Path root = org.apiary.docs.ProjectRoot.find();
     List<String> undocumented = new ArrayList<>();
     for (String module : MODULES) {
       Path sources = root.resolve(module).resolve("src/main/java");
@@ -132,16 +132,6 @@ class PublicSurfaceTest {
     }
     assertTrue(undocumented.isEmpty(), "packages that do not say whether users may rely on them:\n  "
         + String.join("\n  ", undocumented));
-  }
-
-  /** The repository's root: the nearest directory up from here holding README.md and docs/. */
-  private static Path projectRoot() {
-    for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
-      if (Files.isRegularFile(p.resolve("README.md")) && Files.isDirectory(p.resolve("docs"))) {
-        return p;
-      }
-    }
-    throw new IllegalStateException("no README.md with a docs/ directory above " + Path.of("").toAbsolutePath());
   }
 
   /** Every type reachable from the API packages' public types, with one type that reached it. */
