@@ -50,7 +50,8 @@ enum SinkDialect {
     }
 
     /**
-     * One thread, and a memory limit of {@value #DUCKDB_MEMORY_LIMIT} unless the URL
+     * One thread, a checkpoint every {@value #DUCKDB_CHECKPOINT_THRESHOLD} of write-ahead log, and a memory limit of
+     * {@value #DUCKDB_MEMORY_LIMIT}, each unless the URL
      * ({@code jdbc:duckdb:FILE;memory_limit=2GB}) or the properties set one. Set with {@code SET} on the open
      * database rather than as connection properties, which DuckDB compares: another connection to the same file in
      * this process with other properties (or none) would be refused.
@@ -67,6 +68,14 @@ enum SinkDialect {
         if (!given(props.stringPropertyNames(), "memory_limit", true)
             && !given(duckDbUrlOptions(jdbcUrl), "memory_limit", true)) {
           statement.execute("SET memory_limit = '" + DUCKDB_MEMORY_LIMIT + "'");
+        }
+        // DuckDB checkpoints whenever its write-ahead log passes 16 MB (its default), and each checkpoint rewrites
+        // the partly filled row groups again: loading the spooler's batches cost about 30% more CPU per row than
+        // with fewer, larger checkpoints, the final one included (measured: 3.8-4.0 against 2.6-2.8 µs per
+        // 13-column row). The price is a longer log to replay after a crash.
+        if (!given(props.stringPropertyNames(), "checkpoint_threshold", true)
+            && !given(duckDbUrlOptions(jdbcUrl), "checkpoint_threshold", true)) {
+          statement.execute("SET checkpoint_threshold = '" + DUCKDB_CHECKPOINT_THRESHOLD + "'");
         }
       }
     }
@@ -421,6 +430,8 @@ enum SinkDialect {
 
   /** The memory an embedded DuckDB sink may use unless its URL says otherwise (DuckDB's size syntax). */
   static final String DUCKDB_MEMORY_LIMIT = "512MB";
+  /** How much write-ahead log DuckDB gathers before it checkpoints, unless the URL or properties say otherwise. */
+  static final String DUCKDB_CHECKPOINT_THRESHOLD = "128MB";
 
   /**
    * The connection properties to connect with: {@code props} plus the driver's connect, login and socket-read
