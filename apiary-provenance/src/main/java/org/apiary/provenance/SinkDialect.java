@@ -65,18 +65,20 @@ enum SinkDialect {
         statement.execute("SET threads TO 1");
         // DuckDB's own default is 80% of the machine's memory, inside the VoltDB server's process; its buffer pool
         // grows toward it as the file does.
-        if (!given(props.stringPropertyNames(), "memory_limit", true)
-            && !given(duckDbUrlOptions(jdbcUrl), "memory_limit", true)) {
-          statement.execute("SET memory_limit = '" + DUCKDB_MEMORY_LIMIT + "'");
-        }
+        setUnlessGiven(statement, jdbcUrl, props, "memory_limit", DUCKDB_MEMORY_LIMIT);
         // DuckDB checkpoints whenever its write-ahead log passes 16 MB (its default), and each checkpoint rewrites
         // the partly filled row groups again: loading the spooler's batches cost about 30% more CPU per row than
         // with fewer, larger checkpoints, the final one included (measured: 3.8-4.0 against 2.6-2.8 µs per
         // 13-column row). The price is a longer log to replay after a crash.
-        if (!given(props.stringPropertyNames(), "checkpoint_threshold", true)
-            && !given(duckDbUrlOptions(jdbcUrl), "checkpoint_threshold", true)) {
-          statement.execute("SET checkpoint_threshold = '" + DUCKDB_CHECKPOINT_THRESHOLD + "'");
-        }
+        setUnlessGiven(statement, jdbcUrl, props, "checkpoint_threshold", DUCKDB_CHECKPOINT_THRESHOLD);
+      }
+    }
+
+    /** {@code SET name = 'value'} unless the URL's options or the properties set {@code name} themselves. */
+    private static void setUnlessGiven(Statement statement, String jdbcUrl, Properties props, String name,
+                                       String value) throws SQLException {
+      if (!given(props.stringPropertyNames(), name, true) && !given(duckDbUrlOptions(jdbcUrl), name, true)) {
+        statement.execute("SET " + name + " = '" + value + "'");
       }
     }
 
