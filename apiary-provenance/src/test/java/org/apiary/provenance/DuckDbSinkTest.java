@@ -75,11 +75,7 @@ class DuckDbSinkTest {
   }
 
   private static String memoryLimitOf(java.sql.Connection connection) throws SQLException {
-    try (java.sql.Statement s = connection.createStatement();
-         java.sql.ResultSet r = s.executeQuery("SELECT current_setting('memory_limit')")) {
-      r.next();
-      return r.getString(1);
-    }
+    return setting(connection, "memory_limit");
   }
 
   @Test
