@@ -44,6 +44,8 @@ public final class Dispatcher {
   private final ApiaryDatabase db;
   private final GraphCatalog catalog;
   private final FunctionListener listener;
+  /** Where a function's completion runs when its answer came before the completion was attached. */
+  private final java.util.concurrent.Executor completions;
   /**
    * Plans of the graph versions this dispatcher ran, by identity (a catalog load makes new objects only when
    * something was registered, and a record's own hash would walk the whole graph per call); emptied when large.
@@ -52,9 +54,21 @@ public final class Dispatcher {
   private static final int MAX_PLANS = 1_024;
 
   public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, FunctionListener listener) {
+    this(db, catalog, listener, Runnable::run);
+  }
+
+  /**
+   * A dispatcher whose function completions (routing outputs, the listener, launching the next functions) run where
+   * {@code completions} puts them. A completion runs on the database client's callback thread, or, when the answer
+   * came before the completion was attached, on the thread that launched the function, through this executor: a
+   * frontend uses it to keep that work off its socket thread.
+   */
+  public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, FunctionListener listener,
+                    java.util.concurrent.Executor completions) {
     this.db = db;
     this.catalog = catalog;
     this.listener = listener;
+    this.completions = completions;
   }
 
   /**
@@ -261,7 +275,7 @@ public final class Dispatcher {
         Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name(), caller,
             firstRun && record, graph.mode() != org.apiary.RecordingMode.NONE, plan.outputEdges(index),
             record ? requestHash : null, purpose, callerRoles);
-        call(fn, key, call).whenComplete(completion(fn, r -> {
+        call(fn, key, call).whenCompleteAsync(completion(fn, r -> {
           boolean last;
           synchronized (this) {
             results[instance] = r;
@@ -274,7 +288,7 @@ public final class Dispatcher {
             }
             finished(index, outputs);
           }
-        }));
+        }), completions);
       }
     }
 

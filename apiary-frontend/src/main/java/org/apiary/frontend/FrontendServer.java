@@ -87,8 +87,17 @@ public final class FrontendServer implements AutoCloseable {
     this.catalog = new GraphCatalog(db, Duration.ofSeconds(1));
     this.credentials = config.credentialsRequired() ? new CredentialCheck(db) : null;
     this.scheduler = Executors.newScheduledThreadPool(4, r -> daemon(r, "apiary-frontend-maintenance"));
+    // A function answered before its completion was attached would complete on the thread that launched it: when
+    // that is the socket thread, intake would wait for the routing and the hooks, so such a completion moves off it.
     Dispatcher dispatcher = new Dispatcher(db, catalog,
-        (graph, invocation, function, result) -> hooks.afterFunction(graph, invocation, function));
+        (graph, invocation, function, result) -> hooks.afterFunction(graph, invocation, function),
+        task -> {
+          if (sockets.inLoop()) {
+            scheduler.execute(task);
+          } else {
+            task.run();
+          }
+        });
     this.coordinator = new InvocationCoordinator(db, config, id, catalog, dispatcher, hooks, this::reply, scheduler);
     this.router = sockets.socket(SocketType.ROUTER);
     // A ROUTER drops a reply when its client's queue is full (ZeroMQ's default is 1,000 messages), and the client

@@ -427,6 +427,29 @@ class ExactlyOnceHolesTest {
     };
   }
 
+  /**
+   * A function's completion (routing its outputs, the hooks above, the reply) never runs on the socket thread, even
+   * when the database answers before the dispatcher has attached it: intake must not wait for a function's work, and
+   * the tests that hold an invocation in {@code afterFunction} rely on the socket thread staying free.
+   */
+  @Test
+  void aFunctionsCompletionNeverRunsOnTheSocketThread() {
+    java.util.concurrent.ConcurrentHashMap<String, Integer> threads = new java.util.concurrent.ConcurrentHashMap<>();
+    FrontendHooks recording = new FrontendHooks() {
+      @Override
+      public void afterFunction(String graph, String id, String function) {
+        threads.merge(Thread.currentThread().getName(), 1, Integer::sum);
+      }
+    };
+    try (FrontendServer frontend = FrontendServer.start(db, FAST, recording); ApiaryClient client = client(frontend)) {
+      for (int i = 0; i < 600; i++) { // ~1% of completions raced onto the socket thread before the fix
+        client.invoke("h_flaky", 1_000L + i, 1L);
+      }
+    }
+    assertEquals(1_200, threads.values().stream().mapToInt(Integer::intValue).sum(), threads.toString());
+    assertFalse(threads.containsKey("apiary-frontend-io"), threads.toString());
+  }
+
   // Issue 14: beyond its in-flight limit a frontend refuses at once, and nothing of the refused call runs.
 
   @Test
