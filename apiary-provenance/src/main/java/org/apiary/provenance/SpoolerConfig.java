@@ -12,7 +12,8 @@ import java.util.Objects;
  *     once {@code maxBatchRows} rows wait in memory. Each load has a fixed cost in the sink (about 1 ms of CPU per
  *     table for DuckDB's appender, however few its rows), so a short interval costs CPU at every load level.
  * @param maxBatchRows the most rows of one table loaded in one transaction, and the most rows in one spill file;
- *     default 5000
+ *     default 20,000. Fewer, larger loads cost the sink less per row (DuckDB: its per-load costs and its log; held
+ *     far above capacity, the counter's spooler spent about 15% less CPU per row than with 5,000)
  * @param maxMemoryRows how many rows may wait in memory; default 200,000. An offer that finds memory full waits
  *     for room while the spooler's thread keeps loading (up to {@code offerWait}); rows that still find no room go
  *     to spill files. Zero spills every row.
@@ -88,7 +89,7 @@ public record SpoolerConfig(Duration flushInterval, int maxBatchRows, int maxMem
 
   /** The defaults listed on each setting. */
   public static SpoolerConfig defaults() {
-    return new SpoolerConfig(Duration.ofMillis(250), 5000, 200_000,
+    return new SpoolerConfig(Duration.ofMillis(250), 20_000, 200_000,
         Path.of(System.getProperty("java.io.tmpdir"), "apiary-provenance-spool"),
         Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(10), Recovery.ONLY_COPY,
         Duration.ofSeconds(1));
