@@ -13,7 +13,7 @@ import java.util.Objects;
  *     table for DuckDB's appender, however few its rows), so a short interval costs CPU at every load level.
  * @param maxBatchRows the most rows of one table loaded in one transaction, and the most rows in one spill file;
  *     default 20,000. Fewer, larger loads cost the sink less per row (DuckDB: its per-load costs and its log; held
- *     far above capacity, the counter's spooler spent about 15% less CPU per row than with 5,000)
+ *     far above capacity, the counter's spooler spent about 12% less CPU per row than with 5,000)
  * @param maxMemoryRows how many rows may wait in memory; default 200,000. An offer that finds memory full waits
  *     for room while the spooler's thread keeps loading (up to {@code offerWait}); rows that still find no room go
  *     to spill files. Zero spills every row.
