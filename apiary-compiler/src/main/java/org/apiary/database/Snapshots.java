@@ -6,6 +6,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 import org.apiary.DatabaseException;
 import org.voltdb.VoltTable;
@@ -91,10 +95,22 @@ final class Snapshots {
             + "and will restart from its last automatic snapshot:" + failures);
       }
       if (shutdown) {
+        // The answer is the lost connection as the servers exit. Waiting for it keeps close() from racing the
+        // request out of the client's queue, which would leave the servers running.
+        CompletableFuture<ClientResponse> answered = new CompletableFuture<>();
         try {
-          client.callProcedure(response -> { }, "@Shutdown");
+          client.callProcedure(answered::complete, "@Shutdown");
         } catch (IOException e) {
           throw new DatabaseException("could not ask VoltDB to shut down: " + e.getMessage(), e);
+        }
+        try {
+          answered.get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+          // No answer within the bound: the caller waits for the processes to exit, and stops them if they do not.
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+          throw new IllegalStateException("the @Shutdown callback never completes exceptionally", e);
         }
       }
       return nonce;

@@ -31,6 +31,8 @@ import picocli.CommandLine;
 class ClusterCommandLineTest {
   private static final Duration CLUSTER = Duration.ofSeconds(60);
   private static final Duration COMMAND = Duration.ofSeconds(45);
+  private static final Duration STOP = Duration.ofSeconds(60 + ClusterCommand.Stop.TERM_WAIT_S
+      + ClusterCommand.Stop.KILL_WAIT_S + 20);
   private static final String PACKAGE = "com.example.chain";
 
   @TempDir
@@ -57,7 +59,7 @@ class ClusterCommandLineTest {
   }
 
   @Test
-  @Timeout(value = 180, unit = TimeUnit.SECONDS) // a bound for a slow machine; about 60 s on two cores
+  @Timeout(value = 300, unit = TimeUnit.SECONDS) // a bound for a slow machine; about 60 s on two cores
   void clusterFrontendDeployInvokeExecutionsStatusStopLeavesNoProcess() throws Exception {
     Path dir = work.resolve("cluster");
     Result started = cli.run(CLUSTER, "cluster", "start", "--nodes", "2", "--kfactor", "1", "--sites-per-host", "2",
@@ -136,9 +138,11 @@ class ClusterCommandLineTest {
     frontend.destroy(); // SIGTERM: the frontend closes and exits
     assertTrue(frontend.waitFor(30, TimeUnit.SECONDS), "the frontend exited on SIGTERM");
 
-    Result stopped = cli.run(CLUSTER, "cluster", "stop", "--data", dir.toString());
-    assertEquals(0, stopped.exit(), stopped.toString());
-    assertTrue(stopped.out().contains("stopped cleanly; no server process is left"), stopped.toString());
+    // Longer than the command's own bounds (--timeout-s, then SIGTERM, then SIGKILL), so a slow stop reports itself.
+    Result stopped = cli.run(STOP, "cluster", "stop", "--timeout-s", "60", "--data", dir.toString());
+    assertEquals(0, stopped.exit(), () -> stopped + nodeLogTails(state));
+    assertTrue(stopped.out().contains("stopped cleanly; no server process is left"),
+        () -> stopped + nodeLogTails(state));
     assertFalse(Files.exists(dir.resolve(ClusterDirectory.STATE)), "cluster.json is removed");
     for (long pid : nodePids) {
       assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "node pid " + pid + " is gone");
@@ -185,6 +189,21 @@ class ClusterCommandLineTest {
         work.resolve("bad").toString()));
     assertTrue(err.toString().contains("0 <= --kfactor < --nodes"), err.toString());
     assertEquals(2, cl.execute("executions", "list", "--running", "--failed", "--database", "127.0.0.1:1"));
+  }
+
+  /** The last lines of each node's log, for a failure message: the logs go away with the test's directory. */
+  private static String nodeLogTails(ClusterDirectory.State state) {
+    StringBuilder tails = new StringBuilder();
+    for (ClusterDirectory.Node n : state.nodes()) {
+      tails.append("\n--- the last lines of ").append(n.log()).append(" ---\n");
+      try {
+        List<String> lines = Files.readAllLines(Path.of(n.log()));
+        tails.append(String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size())));
+      } catch (java.io.IOException e) {
+        tails.append("(unreadable: ").append(e).append(')');
+      }
+    }
+    return tails.toString();
   }
 
   /**
