@@ -53,6 +53,22 @@ public final class RecordInsertMicrobenchmark {
         + "VALUES (?, ?, ?, ?, ?, ?, ?, SINCE_EPOCH(MILLISECOND, NOW), ?, ?);\n");
     LAYOUTS.put("inline-no-time", table("R_INLNT", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)", false,
         "PK"));
+    LAYOUTS.put("no-key", plain("R_NOKEY", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", null));
+    LAYOUTS.put("id-key", plain("R_IDKEY", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", "invocation_id"));
+    LAYOUTS.put("inline-id-key", plain("R_INIDK", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)",
+        "invocation_id"));
+    LAYOUTS.put("inline-no-key", plain("R_INNOK", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)", null));
+  }
+
+  /** A layout without a time index, with {@code key} as its primary key (or none). */
+  private static String plain(String name, String id, String function, String outputs, String key) {
+    return "CREATE TABLE " + name + " (pkey BIGINT NOT NULL, invocation_id " + id + " NOT NULL, function_name "
+        + function + " NOT NULL, outputs " + outputs + " NOT NULL, recorded_at TIMESTAMP NOT NULL, "
+        + "request_hash BIGINT, caller VARCHAR(128)" + (key == null ? "" : ", PRIMARY KEY (" + key + ", pkey)")
+        + ");\nPARTITION TABLE " + name + " ON COLUMN pkey;\n"
+        + "CREATE PROCEDURE P_" + name + " PARTITION ON TABLE " + name + " COLUMN pkey PARAMETER 0 AS INSERT INTO "
+        + name + " (pkey, invocation_id, function_name, outputs, recorded_at, request_hash, caller) "
+        + "VALUES (?, ?, ?, ?, NOW, ?, ?);\n";
   }
 
   private static String table(String name, String id, String function, String outputs, boolean timeIndex,
