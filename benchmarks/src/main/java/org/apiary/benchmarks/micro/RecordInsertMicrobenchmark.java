@@ -30,12 +30,15 @@ import org.voltdb.client.ClientResponse;
  */
 public final class RecordInsertMicrobenchmark {
   private static final Map<String, String> LAYOUTS = new LinkedHashMap<>();
+  /** The record's primary key as deployed. */
+  private static final String RECORD_KEY = "invocation_id, pkey, function_name";
 
   static {
-    LAYOUTS.put("current", table("R_CURRENT", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", true, "PK"));
-    LAYOUTS.put("no-time-index", table("R_NOTIME", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", false, "PK"));
+    LAYOUTS.put("current", table("R_CURRENT", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", true, RECORD_KEY));
+    LAYOUTS.put("no-time-index", table("R_NOTIME", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", false,
+        RECORD_KEY));
     LAYOUTS.put("inline-strings", table("R_INLINE", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(1048576)",
-        true, "PK"));
+        true, RECORD_KEY));
     LAYOUTS.put("bigint-time", "CREATE TABLE R_BIGT (pkey BIGINT NOT NULL, invocation_id VARCHAR(64) NOT NULL, "
         + "function_name VARCHAR(64) NOT NULL, outputs VARBINARY(1048576) NOT NULL, recorded_ms BIGINT NOT NULL, "
         + "request_hash BIGINT, caller VARCHAR(128), PRIMARY KEY (invocation_id, pkey, function_name));\n"
@@ -52,31 +55,22 @@ public final class RecordInsertMicrobenchmark {
         + "id_high, id_low, function_id, invocation_id, function_name, outputs, recorded_ms, request_hash, caller) "
         + "VALUES (?, ?, ?, ?, ?, ?, ?, SINCE_EPOCH(MILLISECOND, NOW), ?, ?);\n");
     LAYOUTS.put("inline-no-time", table("R_INLNT", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)", false,
-        "PK"));
-    LAYOUTS.put("no-key", plain("R_NOKEY", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", null));
-    LAYOUTS.put("id-key", plain("R_IDKEY", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", "invocation_id"));
-    LAYOUTS.put("inline-id-key", plain("R_INIDK", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)",
-        "invocation_id"));
-    LAYOUTS.put("inline-no-key", plain("R_INNOK", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)", null));
+        RECORD_KEY));
+    LAYOUTS.put("no-key", table("R_NOKEY", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", false, null));
+    LAYOUTS.put("id-key", table("R_IDKEY", "VARCHAR(64)", "VARCHAR(64)", "VARBINARY(1048576)", false,
+        "invocation_id, pkey"));
+    LAYOUTS.put("inline-id-key", table("R_INIDK", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)",
+        false, "invocation_id, pkey"));
+    LAYOUTS.put("inline-no-key", table("R_INNOK", "VARCHAR(63 BYTES)", "VARCHAR(63 BYTES)", "VARBINARY(63)", false,
+        null));
   }
 
-  /** A layout without a time index, with {@code key} as its primary key (or none). */
-  private static String plain(String name, String id, String function, String outputs, String key) {
-    return "CREATE TABLE " + name + " (pkey BIGINT NOT NULL, invocation_id " + id + " NOT NULL, function_name "
-        + function + " NOT NULL, outputs " + outputs + " NOT NULL, recorded_at TIMESTAMP NOT NULL, "
-        + "request_hash BIGINT, caller VARCHAR(128)" + (key == null ? "" : ", PRIMARY KEY (" + key + ", pkey)")
-        + ");\nPARTITION TABLE " + name + " ON COLUMN pkey;\n"
-        + "CREATE PROCEDURE P_" + name + " PARTITION ON TABLE " + name + " COLUMN pkey PARAMETER 0 AS INSERT INTO "
-        + name + " (pkey, invocation_id, function_name, outputs, recorded_at, request_hash, caller) "
-        + "VALUES (?, ?, ?, ?, NOW, ?, ?);\n";
-  }
-
+  /** A table shaped like the record, with a time index or not, and {@code key} as its primary key (or none). */
   private static String table(String name, String id, String function, String outputs, boolean timeIndex,
-                              String keyName) {
+                              String key) {
     return "CREATE TABLE " + name + " (pkey BIGINT NOT NULL, invocation_id " + id + " NOT NULL, function_name "
         + function + " NOT NULL, outputs " + outputs + " NOT NULL, recorded_at TIMESTAMP NOT NULL, "
-        + "request_hash BIGINT, caller VARCHAR(128), CONSTRAINT " + name + "_" + keyName
-        + " PRIMARY KEY (invocation_id, pkey, function_name));\n"
+        + "request_hash BIGINT, caller VARCHAR(128)" + (key == null ? "" : ", PRIMARY KEY (" + key + ")") + ");\n"
         + "PARTITION TABLE " + name + " ON COLUMN pkey;\n"
         + (timeIndex ? "CREATE INDEX " + name + "_BY_TIME ON " + name + " (recorded_at);\n" : "")
         + "CREATE PROCEDURE P_" + name + " PARTITION ON TABLE " + name + " COLUMN pkey PARAMETER 0 AS INSERT INTO "
