@@ -31,7 +31,9 @@ import picocli.CommandLine;
 class ClusterCommandLineTest {
   private static final Duration CLUSTER = Duration.ofSeconds(60);
   private static final Duration COMMAND = Duration.ofSeconds(45);
-  private static final Duration STOP = Duration.ofSeconds(60 + ClusterCommand.Stop.TERM_WAIT_S
+  /** The stop's --timeout-s; the test waits for the command longer than that plus its SIGTERM and SIGKILL waits. */
+  private static final long STOP_TIMEOUT_S = 60;
+  private static final Duration STOP = Duration.ofSeconds(STOP_TIMEOUT_S + ClusterCommand.Stop.TERM_WAIT_S
       + ClusterCommand.Stop.KILL_WAIT_S + 20);
   private static final String PACKAGE = "com.example.chain";
 
@@ -139,7 +141,7 @@ class ClusterCommandLineTest {
     assertTrue(frontend.waitFor(30, TimeUnit.SECONDS), "the frontend exited on SIGTERM");
 
     // Longer than the command's own bounds (--timeout-s, then SIGTERM, then SIGKILL), so a slow stop reports itself.
-    Result stopped = cli.run(STOP, "cluster", "stop", "--timeout-s", "60", "--data", dir.toString());
+    Result stopped = cli.run(STOP, "cluster", "stop", "--timeout-s", String.valueOf(STOP_TIMEOUT_S), "--data", dir.toString());
     assertEquals(0, stopped.exit(), () -> stopped + nodeLogTails(state));
     assertTrue(stopped.out().contains("stopped cleanly; no server process is left"),
         () -> stopped + nodeLogTails(state));
