@@ -14,5 +14,9 @@ mvn -B -q -DskipTests -pl apiary-frontend -am package dependency:copy-dependenci
   -DincludeScope=runtime -DoutputDirectory="$lib"
 cp apiary-frontend/target/apiary-frontend-*.jar "$lib/"
 rm -f "$lib"/*-tests.jar
+# apiary-core replaces one JeroMQ class (zmq.Signaler, see its Javadoc), so it must precede JeroMQ on the class path,
+# which a directory wildcard does not order: it goes in a directory of its own, listed first.
+mkdir -p "$root/docker/build/first"
+mv "$lib"/apiary-core-*.jar "$root/docker/build/first/"
 cp "$root/scripts/voltdb-jvm-flags.sh" "$root/docker/build/"
 echo "staged $(ls "$lib" | wc -l) jars in $lib"

@@ -58,7 +58,7 @@ write_deployment() {
 }
 
 voltdb() {
-  java "${voltdb_jvm_flags[@]}" ${VOLTDB_JAVA_OPTS:--Xmx1g} -cp '/opt/apiary/lib/*' org.voltdb.VoltDB "$@"
+  java "${voltdb_jvm_flags[@]}" ${VOLTDB_JAVA_OPTS:--Xmx1g} -cp '/opt/apiary/first/*:/opt/apiary/lib/*' org.voltdb.VoltDB "$@"
 }
 
 if [ ! -e "$root/voltdbroot/.initialized" ]; then
@@ -68,6 +68,6 @@ if [ ! -e "$root/voltdbroot/.initialized" ]; then
 fi
 # Unlike LocalCluster (loopback only), the client and internal ports listen on the container's interfaces; no
 # httpport is given (given one, VoltDB serves HTTP on every interface despite <httpd enabled="false"/>).
-exec java "${voltdb_jvm_flags[@]}" ${VOLTDB_JAVA_OPTS:--Xmx1g} -cp '/opt/apiary/lib/*' org.voltdb.VoltDB \
+exec java "${voltdb_jvm_flags[@]}" ${VOLTDB_JAVA_OPTS:--Xmx1g} -cp '/opt/apiary/first/*:/opt/apiary/lib/*' org.voltdb.VoltDB \
   probe voltdbroot "$root" mesh "$MESH" hostcount "$HOSTCOUNT" \
   port 21212 adminport 21211 internalport 3021 zkport 127.0.0.1:7181 replicationport 5555

@@ -79,6 +79,9 @@ public final class SocketLoop {
     long run(long nowNanos);
   }
 
+  /** Whether JeroMQ's mailboxes use Apiary's signaler ({@code zmq.Signaler} in this jar), checked once. */
+  static final boolean APIARY_SIGNALER = checkSignaler();
+
   private final String name;
   private final ZContext context = new ZContext(1);
   /** What the loop waits on: each socket's ZMQ_FD, and {@link Selector#wakeup} from other threads. */
@@ -93,6 +96,8 @@ public final class SocketLoop {
   private Consumer<Throwable> onFailure = e -> { };
   private volatile boolean stopRequested;
   private volatile boolean started;
+  /** Rounds run; written by the loop thread only. */
+  private volatile long rounds;
 
   /**
    * Creates the context and the selector; sockets are added with {@link #socket} before {@link #start}.
@@ -101,6 +106,7 @@ public final class SocketLoop {
    */
   public SocketLoop(String threadName) {
     this.name = threadName;
+
     try {
       selector = Selector.open();
     } catch (IOException e) {
@@ -162,6 +168,11 @@ public final class SocketLoop {
     if (started) {
       throw new IllegalStateException("socket loop " + name + " has already started");
     }
+  }
+
+  /** How many rounds the loop has run (tests count the rounds an exchange costs). */
+  long rounds() {
+    return rounds;
   }
 
   /** Whether the calling thread is the loop's. */
@@ -241,6 +252,7 @@ public final class SocketLoop {
   private void loop() throws IOException {
     boolean busy = false;
     while (!stopRequested) {
+      rounds++;
       long maxWait = roundStart.run(System.nanoTime());
       flush.run();
       // The hook may have sent on a socket, and a send processes the socket's commands, which can take the signal that
@@ -299,6 +311,18 @@ public final class SocketLoop {
       sent = end;
     }
     return sent;
+  }
+
+  private static boolean checkSignaler() {
+    try {
+      Class.forName("zmq.Signaler", false, SocketLoop.class.getClassLoader()).getDeclaredField("announced");
+      return true;
+    } catch (ClassNotFoundException | NoSuchFieldException e) {
+      LOG.log(Level.WARNING, "JeroMQ's own zmq.Signaler was loaded instead of Apiary's (put apiary-core before jeromq on "
+          + "the class path): at low load, JeroMQ's I/O threads and Apiary's socket loops may spin for milliseconds "
+          + "after each signal, which shows as a p99 latency of several milliseconds");
+      return false;
+    }
   }
 
   private boolean anyReadable() {
