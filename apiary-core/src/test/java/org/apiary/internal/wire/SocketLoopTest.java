@@ -73,21 +73,29 @@ class SocketLoopTest {
     }
   }
 
+  /** A ROUTER's reader that answers each request with {@code prefix} and the request, from the loop thread. */
+  private static SocketLoop.Reader echo(String prefix) {
+    byte[] before = prefix.getBytes(StandardCharsets.UTF_8);
+    return (socket, max) -> {
+      int read = 0;
+      for (byte[] peer = socket.recv(ZMQ.DONTWAIT); peer != null; peer = socket.recv(ZMQ.DONTWAIT)) {
+        byte[] body = socket.recv(0);
+        byte[] reply = java.util.Arrays.copyOf(before, before.length + body.length);
+        System.arraycopy(body, 0, reply, before.length, body.length);
+        socket.send(peer, ZMQ.SNDMORE);
+        socket.send(reply, 0);
+        read++;
+      }
+      return read;
+    };
+  }
+
   @Test
   void aRegisteredSocketIsDrainedAndCanAnswerFromTheLoopThread() throws Exception {
     SocketLoop loop = new SocketLoop("test-loop");
     ZMQ.Socket router = loop.socket(SocketType.ROUTER);
     int port = router.bindToRandomPort("tcp://127.0.0.1");
-    loop.register(router, (socket, max) -> {
-      int read = 0;
-      for (byte[] peer = socket.recv(ZMQ.DONTWAIT); peer != null; peer = socket.recv(ZMQ.DONTWAIT)) {
-        byte[] body = socket.recv(0);
-        socket.send(peer, ZMQ.SNDMORE);
-        socket.send(("echo " + new String(body, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8), 0);
-        read++;
-      }
-      return read;
-    });
+    loop.register(router, echo("echo "));
     CompletableFuture<Throwable> loopFailure = new CompletableFuture<>();
     loop.start(loopFailure::complete);
     try (ZContext client = new ZContext()) {
@@ -227,16 +235,7 @@ class SocketLoopTest {
     SocketLoop server = new SocketLoop("test-server");
     ZMQ.Socket router = server.socket(SocketType.ROUTER);
     int port = router.bindToRandomPort("tcp://127.0.0.1");
-    server.register(router, (socket, max) -> {
-      int read = 0;
-      for (byte[] peer = socket.recv(ZMQ.DONTWAIT); peer != null; peer = socket.recv(ZMQ.DONTWAIT)) {
-        byte[] body = socket.recv(0);
-        socket.send(peer, ZMQ.SNDMORE);
-        socket.send(body, 0);
-        read++;
-      }
-      return read;
-    });
+    server.register(router, echo(""));
     SocketLoop client = new SocketLoop("test-client");
     ZMQ.Socket dealer = client.socket(SocketType.DEALER);
     dealer.connect("tcp://127.0.0.1:" + port);
