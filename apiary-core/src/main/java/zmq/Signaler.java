@@ -38,7 +38,10 @@ final class Signaler implements Closeable {
   private final Selector selector;
   private final ThreadLocal<ByteBuffer> writeBuffer = ThreadLocal.withInitial(() -> ByteBuffer.allocate(1));
   private final ByteBuffer readBuffer = ByteBuffer.allocate(1);
-  /** Signals announced: incremented before each byte is written. */
+  /**
+   * Signals announced: incremented before each byte is written. {@code SocketLoop} looks this field up by name to tell
+   * this class from JeroMQ's.
+   */
   private final AtomicLong announced = new AtomicLong();
   /** Signals taken by the reading thread. */
   private long taken;

@@ -106,7 +106,6 @@ public final class SocketLoop {
    */
   public SocketLoop(String threadName) {
     this.name = threadName;
-
     try {
       selector = Selector.open();
     } catch (IOException e) {
