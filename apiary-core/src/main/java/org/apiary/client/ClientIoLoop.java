@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,6 +63,8 @@ final class ClientIoLoop {
   private final ClientConfig config;
   private final int frontendCount;
   private final long attemptTimeoutNanos;
+  /** How long after it begins a call stops waiting: the expiry its invoke requests carry. */
+  private final long callBudgetMillis;
   private final Consumer<Throwable> onFailure;
   private final SocketLoop loop;
 
@@ -96,6 +97,7 @@ final class ClientIoLoop {
     this.frontendCount = config.frontends().size();
     this.suspectUntil = new long[frontendCount];
     this.attemptTimeoutNanos = config.attemptTimeout().toNanos();
+    this.callBudgetMillis = config.callBudget().toMillis();
     this.onFailure = onFailure;
     this.loop = new SocketLoop(THREAD_NAME);
     this.invokeSockets = new ZMQ.Socket[frontendCount];
@@ -184,6 +186,9 @@ final class ClientIoLoop {
       share(running, call);
       return;
     }
+    if (call.kind == PendingCall.Kind.INVOKE) {
+      call.expireAt(System.currentTimeMillis() + callBudgetMillis);
+    }
     pending(call.kind).put(call.id, call);
     call.firstFrontend = firstLiveFrontend(System.nanoTime());
     nextFrontend = (nextFrontend + 1) % frontendCount;
@@ -203,7 +208,7 @@ final class ClientIoLoop {
 
   /** A second call for an ID already in flight waits for the first one's answer instead of sending again. */
   private static void share(PendingCall running, PendingCall call) {
-    if (call.kind == PendingCall.Kind.INVOKE && !Arrays.equals(running.bytes, call.bytes)) {
+    if (call.kind == PendingCall.Kind.INVOKE && !running.sameRequest(call)) {
       call.reply.completeExceptionally(new InvalidRequestException("invocation ID '" + call.id
           + "' is already in flight with a different request; nothing was sent for this one"));
       return;
@@ -359,6 +364,8 @@ final class ClientIoLoop {
         call.refusedByDatabase = true;
       } else if (WireReply.OVERLOADED.equals(reply.error())) {
         call.refusedAsOverloaded = true;
+      } else if (WireReply.EXPIRED.equals(reply.error())) {
+        call.refusedAsExpired = true;
       } else {
         call.mayHaveRun = true;
       }
@@ -399,6 +406,12 @@ final class ClientIoLoop {
       return new OverloadedException(call.describe() + " was refused: every frontend tried was at its limit of "
           + "invocations in flight" + tried + "; nothing ran. Retry after "
           + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms.", Duration.ofMillis(WireReply.OVERLOADED_RETRY_AFTER_MS));
+    }
+    if (call.refusedAsExpired && !call.refusedByDatabase && !call.refusedAsOverloaded) {
+      return new ApiaryException(call.describe() + " was not started: every frontend that got it found it expired"
+          + tried + "; nothing ran. If the frontends' clocks are ahead of this client's, or this client's "
+          + "maxAttempts * attemptTimeout is longer than their retention allows, fix that and retry with the same "
+          + "invocation ID.");
     }
     if (call.refusedByDatabase) {
       return new DatabaseException(call.describe() + " was refused by the database" + tried + "; "

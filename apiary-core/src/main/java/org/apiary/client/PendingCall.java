@@ -29,6 +29,11 @@ final class PendingCall {
   final String id;
   /** The encoded request; the I/O thread drops it once the call is answered, as a stale deadline may hold the call. */
   byte[] bytes;
+  /**
+   * How many leading bytes of {@link #bytes} are the request itself: all but its closing brace, where an invoke
+   * call's expiry goes.
+   */
+  int requestLength;
   final CompletableFuture<WireReply> reply = new CompletableFuture<>();
 
   /** Attempts started so far. */
@@ -43,6 +48,8 @@ final class PendingCall {
   boolean mayHaveRun;
   /** Whether some attempt was refused with a database error. */
   boolean refusedByDatabase;
+  /** Whether some attempt reached a frontend only after the call's expiry (or with too long a wait). */
+  boolean refusedAsExpired;
   /** Whether some attempt was refused by a frontend at its in-flight limit. */
   boolean refusedAsOverloaded;
   /** The latest attempt's deadline while the call is unanswered. */
@@ -52,6 +59,21 @@ final class PendingCall {
     this.kind = kind;
     this.id = id;
     this.bytes = bytes;
+    this.requestLength = bytes.length - 1;
+  }
+
+  /**
+   * Adds to an invoke request the time after which its client stops waiting ({@link WireRequest#expires()}), so that
+   * a copy that reaches a frontend later (queued for one that was down or paused) is not started then.
+   */
+  void expireAt(long epochMillis) {
+    bytes = WireRequest.withExpiry(bytes, epochMillis);
+  }
+
+  /** Whether {@code other}, a call not yet begun, asks for the same thing as this one (whatever their expiries). */
+  boolean sameRequest(PendingCall other) {
+    byte[] mine = bytes;
+    return mine != null && java.util.Arrays.equals(mine, 0, requestLength, other.bytes, 0, other.requestLength);
   }
 
   /** Names the call in messages: {@code invocation 'ID'} or {@code result request for invocation 'ID'}. */

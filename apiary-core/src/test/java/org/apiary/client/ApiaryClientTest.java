@@ -71,6 +71,31 @@ class ApiaryClientTest {
   }
 
   @Test
+  void everyInvokeAttemptCarriesWhenTheClientStopsWaitingAndAnExpiredRefusalIsNotAFailureOfTheCall() {
+    // The first frontend refuses the attempt as expired; the call moves on to the second, which answers.
+    FakeFrontend refusing = frontend(r -> replies(WireReply.error(r.id(), WireReply.EXPIRED, "too late here")));
+    FakeFrontend answering = frontend(r -> replies(ok(r.id(), 7)));
+    ClientConfig config = ClientConfig.of(refusing.endpoint, answering.endpoint)
+        .withAttemptTimeout(java.time.Duration.ofSeconds(3)).withMaxAttempts(2);
+    ApiaryClient client = client(config);
+    long before = System.currentTimeMillis();
+    assertEquals(7L, client.invoke("g", "k", 1).value(Long.class));
+    long after = System.currentTimeMillis();
+    Received seen = answering.received.get(0);
+    long expires = seen.request().expires();
+    assertTrue(expires >= before + 6_000 && expires <= after + 6_000, "expires " + expires + ", sent between "
+        + before + " and " + after + " with a wait of 2 x 3 s");
+    assertEquals(expires, refusing.received.get(0).request().expires(), "every attempt of a call has one expiry");
+
+    // Refused as expired everywhere (a client clock far behind the frontends'): nothing ran, and it says why.
+    ApiaryClient lagging = client(ClientConfig.of(refusing.endpoint).withMaxAttempts(2));
+    ApiaryException refused = assertThrows(ApiaryException.class, () -> lagging.invoke("g", "k", 1));
+    assertFalse(refused instanceof org.apiary.OutcomeUnknownException, refused.toString());
+    assertTrue(refused.getMessage().contains("not started") && refused.getMessage().contains("nothing ran")
+        && refused.getMessage().contains("too late here"), refused.getMessage());
+  }
+
+  @Test
   void aBlockingCallFromACallbackIsRefusedInsteadOfDeadlocking() throws Exception {
     // The reply waits until the callback is attached: a reply first would run the callback on this thread.
     java.util.concurrent.CountDownLatch attached = new java.util.concurrent.CountDownLatch(1);

@@ -3,6 +3,7 @@ package org.apiary.internal;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -80,6 +81,23 @@ class StreamingEncodingTest {
     return new Invocation(inputs, graph ? "id-" + r.nextInt() : null, graph && r.nextBoolean(),
         graph ? "g" : null, r.nextBoolean() ? "caller \u00e9" : null, r.nextBoolean(), r.nextBoolean(), edges,
         r.nextBoolean() ? r.nextLong() : null, r.nextBoolean() ? "treatment" : null, r.nextBoolean() ? "nurse" : null);
+  }
+
+  @Test
+  void anExpiryAddedToAnEncodedRequestReadsBackAndLeavesTheRequestItselfAsItsPrefix() {
+    WireRequest request = WireRequest.invoke("id-1", "g", JsonNodeFactory.instance.numberNode(7L), List.of(), "c");
+    byte[] plain = request.toBytes();
+    byte[] stamped = WireRequest.withExpiry(plain, 1_790_000_000_123L);
+    WireRequest read = WireRequest.fromBytes(stamped);
+    assertEquals(Long.valueOf(1_790_000_000_123L), read.expires());
+    assertEquals(List.of(request.id(), request.graph(), request.caller()), List.of(read.id(), read.graph(),
+        read.caller()));
+    assertArrayEquals(stamped, read.toBytes(), "the generator writes the field where the splice put it");
+    assertArrayEquals(java.util.Arrays.copyOf(plain, plain.length - 1),
+        java.util.Arrays.copyOf(stamped, plain.length - 1));
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+        () -> WireRequest.fromBytes("{\"type\":\"invoke\",\"id\":\"x\",\"expires\":\"soon\"}".getBytes()));
+    assertTrue(bad.getMessage().contains("'expires' must be an integer"), bad.getMessage());
   }
 
   @Test
@@ -175,7 +193,8 @@ class StreamingEncodingTest {
       }
       WireRequest request = new WireRequest(r.nextBoolean() ? WireRequest.INVOKE : null, "id" + i,
           r.nextBoolean() ? "g" : null, r.nextBoolean() ? null : value(r, 2), args, r.nextBoolean() ? "c" : null,
-          r.nextBoolean() ? "ak_0123456789abcdef.secret" : null, r.nextBoolean() ? "billing" : null, r.nextBoolean() ? "clerk,nurse" : null);
+          r.nextBoolean() ? "ak_0123456789abcdef.secret" : null, r.nextBoolean() ? "billing" : null, r.nextBoolean() ? "clerk,nurse" : null,
+          r.nextBoolean() ? null : (Long) r.nextLong());
       byte[] bound = Json.MAPPER.writeValueAsBytes(request);
       assertArrayEquals(bound, request.toBytes(), () -> new String(bound));
       assertEquals(Json.MAPPER.readValue(bound, WireRequest.class), WireRequest.fromBytes(bound), new String(bound));

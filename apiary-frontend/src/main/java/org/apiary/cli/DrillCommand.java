@@ -143,10 +143,11 @@ public final class DrillCommand implements Callable<Integer> {
       clients = 8;
     }
     if (drill.equals("exactly-once")) {
-      if (seconds < 1 || clients < 1 || (keys != null && keys < 1) || leaseMs < 500 || retentionMs < 1000
-          || recoverySeconds < 1) {
+      if (seconds < 1 || clients < 1 || (keys != null && keys < 1) || leaseMs < 500
+          || retentionMs < ExactlyOnceDrill.MIN_RETENTION_MS || recoverySeconds < 1) {
         out.println("exactly-once needs --seconds, --clients, --keys and --recovery-seconds of at least 1, "
-            + "--lease-ms of at least 500 and --retention-ms of at least 1000");
+            + "--lease-ms of at least 500 and --retention-ms of at least " + ExactlyOnceDrill.MIN_RETENTION_MS
+            + " (longer than its clients wait for a call, or exactly-once does not promise what it checks)");
         return 2;
       }
       if (!ExactlyOnceDrill.FAULTS.containsAll(skip)) {

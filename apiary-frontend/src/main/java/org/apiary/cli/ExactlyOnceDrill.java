@@ -86,6 +86,12 @@ final class ExactlyOnceDrill {
 
   private static final Duration ATTEMPT_TIMEOUT = Duration.ofMillis(1000);
   private static final int MAX_ATTEMPTS = 6;
+  /**
+   * The shortest retention under which the drill's claims hold: longer than its clients wait for a call
+   * ({@link #MAX_ATTEMPTS} attempts of {@link #ATTEMPT_TIMEOUT}), plus a second (its frontends allow no clock skew:
+   * they share this machine's clock). With less, a copy of a request delivered late may find its outcome deleted.
+   */
+  static final long MIN_RETENTION_MS = MAX_ATTEMPTS * ATTEMPT_TIMEOUT.toMillis() + 1000;
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
   private static final int SHOWN_PER_CATEGORY = 3;
   /** The share of invocations that go to the graphs of one writing function. */
@@ -131,7 +137,7 @@ final class ExactlyOnceDrill {
       Registrar.register(db, DrillApp.APP);
       List<String> options = List.of("--lease-ms", Long.toString(settings.leaseMs()),
           "--heartbeat-ms", Long.toString(settings.heartbeatMs()),
-          "--retention-ms", Long.toString(settings.retentionMs()), "--cleanup-ms", "1000");
+          "--retention-ms", Long.toString(settings.retentionMs()), "--cleanup-ms", "1000", "--clock-skew-ms", "0");
       CompletableFuture<FrontendProcess> first = CompletableFuture.supplyAsync(
           () -> FrontendProcess.start(db.clientAddresses(), options, START_TIMEOUT));
       CompletableFuture<FrontendProcess> second = CompletableFuture.supplyAsync(

@@ -41,6 +41,12 @@ public final class FrontendCommand implements Callable<Integer> {
       description = "Like --retention-s, in milliseconds; overrides it (for drills and tests).")
   Long retentionMs;
 
+  @Option(names = "--clock-skew-ms", defaultValue = "10000",
+      description = "How far a client's clock may lag this frontend's, in ms: a request that arrives later than its "
+          + "client waits for it, by more than this, is not started (default ${DEFAULT-VALUE}). Retention must exceed "
+          + "the clients' maxAttempts * attemptTimeout plus twice this.")
+  long clockSkewMs;
+
   @Option(names = "--cleanup-ms", defaultValue = "900000",
       description = "How often old invocations and recorded outputs are deleted, in ms (default ${DEFAULT-VALUE}).")
   long cleanupMs;
@@ -88,7 +94,7 @@ public final class FrontendCommand implements Callable<Integer> {
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
         Duration.ofMillis(heartbeatMs), retention, Duration.ofMillis(cleanupMs),
         FrontendConfig.defaults().maxRequestBytes(), maxInFlight, requireCredentials, maxInFlightPerClient,
-        maxInFlightMib * 1024L * 1024L);
+        maxInFlightMib * 1024L * 1024L, Duration.ofMillis(clockSkewMs));
     DatabaseConfig databaseConfig = DatabaseConfig.external(database.toArray(String[]::new));
     if (databaseUsers != null) {
       databaseConfig = databaseConfig.withLogin(DatabaseUsers.readFrom(databaseUsers).frontend());

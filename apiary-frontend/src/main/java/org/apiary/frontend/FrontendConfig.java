@@ -33,11 +33,17 @@ import java.util.Objects;
  * @param credentialsRequired whether every request must carry a valid API key ({@link Credentials}); the caller
  *     recorded in provenance is then the key's identity, never what the client says. Off by default for a library
  *     frontend; {@code apiary start} turns it on
+ * @param clockSkewAllowance how far a client's clock may lag this frontend's: an invoke request is not started once
+ *     this frontend's clock passes the request's expiry ({@code WireRequest.expires}, when its client stops waiting)
+ *     by more than this. Exactly-once then holds for copies delivered late (queued for a frontend that was down or
+ *     paused) as long as {@link #retention()} exceeds the clients' {@code maxAttempts * attemptTimeout} plus twice
+ *     this
  */
 public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
                              Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
                              int maxRequestBytes, int maxInFlight,
-                             boolean credentialsRequired, int maxInFlightPerClient, long maxInFlightBytes) {
+                             boolean credentialsRequired, int maxInFlightPerClient, long maxInFlightBytes,
+                             Duration clockSkewAllowance) {
   /** The default {@link #maxInFlight()}. */
   public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
   /** The default {@link #maxInFlightPerClient()}: half of {@link #DEFAULT_MAX_IN_FLIGHT}. */
@@ -71,6 +77,10 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
     if (maxInFlightBytes < 1024) {
       throw new IllegalArgumentException("maxInFlightBytes must be at least 1024, not " + maxInFlightBytes);
     }
+    Objects.requireNonNull(clockSkewAllowance, "clockSkewAllowance");
+    if (clockSkewAllowance.isNegative()) {
+      throw new IllegalArgumentException("clockSkewAllowance must not be negative, not " + clockSkewAllowance);
+    }
     if (maxRequestBytes < 1024) {
       throw new IllegalArgumentException("maxRequestBytes must be at least 1024, not " + maxRequestBytes);
     }
@@ -94,65 +104,75 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
 
   /**
    * Loopback, a free port, invocation log on, 5 s lease, 1 s heartbeat, 1 h retention swept every 15 min, 512 KiB requests, 10,000
-   * invocations in flight, 5,000 of them per client, 64 MiB of requests in flight.
+   * invocations in flight, 5,000 of them per client, 64 MiB of requests in flight, 10 s of clock skew allowed.
    */
   public static FrontendConfig defaults() {
     return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
         Duration.ofMinutes(15), 512 * 1024, DEFAULT_MAX_IN_FLIGHT, false, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT,
-        DEFAULT_MAX_IN_FLIGHT_BYTES);
+        DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_CLOCK_SKEW_ALLOWANCE);
   }
 
   /** A copy listening on another address. */
   public FrontendConfig withBindAddress(String value) {
     return new FrontendConfig(value, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
   }
 
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
     return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
     return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes);
+        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
   }
 
   public FrontendConfig withMaxInFlight(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
         cleanupInterval, maxRequestBytes, value, credentialsRequired,
-        Math.min(value, maxInFlightPerClient), maxInFlightBytes);
+        Math.min(value, maxInFlightPerClient), maxInFlightBytes, clockSkewAllowance);
   }
 
   /** A copy with another {@link #maxInFlightPerClient()}. */
   public FrontendConfig withMaxInFlightPerClient(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes, clockSkewAllowance);
   }
 
   public FrontendConfig withCredentialsRequired(boolean value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes);
+        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
   }
+
+  /** A copy with another {@link #clockSkewAllowance()}. */
+  public FrontendConfig withClockSkewAllowance(Duration value) {
+    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
+        value);
+  }
+
+  /** The default {@link #clockSkewAllowance()}: clocks kept by NTP agree far more closely. */
+  public static final Duration DEFAULT_CLOCK_SKEW_ALLOWANCE = Duration.ofSeconds(10);
 
   /** A copy with another {@link #maxInFlightBytes()}. */
   public FrontendConfig withMaxInFlightBytes(long value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value, clockSkewAllowance);
   }
 }

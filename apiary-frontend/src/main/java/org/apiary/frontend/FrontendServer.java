@@ -216,6 +216,19 @@ public final class FrontendServer implements AutoCloseable {
       return;
     }
     hooks.receivedRequest(request.id());
+    if (request.expires() != null && WireRequest.INVOKE.equals(request.type())) {
+      long late = System.currentTimeMillis() - request.expires();
+      if (late > config.clockSkewAllowance().toMillis()) {
+        String stale = request.id();
+        LOG.log(Level.DEBUG, () -> "frontend " + id + ": not starting invocation " + stale + ", which arrived "
+            + late + " ms after its client stopped waiting");
+        reply(client, WireReply.error(request.id(), WireReply.EXPIRED, "invocation " + request.id() + " reached "
+            + "frontend " + id + " " + late + " ms after its expiry (" + request.expires() + " ms since the epoch by "
+            + "the client's clock), more than the " + config.clockSkewAllowance().toMillis() + " ms of clock skew it "
+            + "allows; it was not started here"));
+        return;
+      }
+    }
     String caller = request.caller();
     Set<String> roles = Set.of(); // a caller without credentials has no roles
     if (credentials != null) {

@@ -560,4 +560,82 @@ class ExactlyOnceHolesTest {
       assertEquals(told, outcome(() -> client.awaitResult(request.id(), Duration.ofSeconds(10))));
     }
   }
+
+  // A request that reaches a frontend after its client gave up: a copy queued for a frontend that was down (or
+  // paused) arrives when it comes back, perhaps after retention deleted the invocation's outcome.
+
+  @Test
+  void aRequestDeliveredAfterItsClientGaveUpIsNotStartedEvenOnceItsOutcomeIsDeleted() throws Exception {
+    db.callAdmin("setting a counter", "@AdHoc", "INSERT INTO h_counters VALUES (22, 0)");
+    InvocationRequest request = InvocationRequest.of("h_flaky", 22L, 1L);
+    int port;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = probe.getLocalPort();
+    }
+    String lateEndpoint = "tcp://127.0.0.1:" + port;
+    java.util.concurrent.CountDownLatch delivered = new java.util.concurrent.CountDownLatch(1);
+    FrontendHooks seeing = new FrontendHooks() {
+      @Override
+      public void receivedRequest(String invocation) {
+        if (invocation.equals(request.id())) {
+          delivered.countDown();
+        }
+      }
+    };
+    // Retention longer than the client's wait for a call (two attempts of 500 ms), no clock skew on one machine.
+    FrontendConfig shortRetention = FAST.withRetention(Duration.ofMillis(1_500), Duration.ofHours(1))
+        .withClockSkewAllowance(Duration.ZERO);
+    try (FrontendServer healthy = FrontendServer.start(db, shortRetention);
+         ApiaryClient client = ApiaryClient.connect(ClientConfig.of(lateEndpoint, healthy.endpoint())
+             .withAttemptTimeout(Duration.ofMillis(500)).withMaxAttempts(2))) {
+      // The first attempt waits in the client's queue for a frontend that is not listening yet; the second runs it.
+      String told = outcome(() -> client.invoke(request));
+      assertTrue(told.startsWith("ok"), told);
+      assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 22"));
+      Thread.sleep(1_500 + 100); // past the retention, and so past the client's last deadline for the call
+      healthy.deleteExpiredRecords();
+      InvalidRequestException gone = assertThrows(InvalidRequestException.class, () -> client.result(request.id()));
+      assertTrue(gone.getMessage().contains("no invocation with ID"), gone.getMessage());
+
+      try (FrontendServer late = FrontendServer.start(db, shortRetention.withPort(port), seeing)) {
+        assertTrue(delivered.await(20, TimeUnit.SECONDS), "the queued first attempt never reached the frontend");
+        long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+        while (System.nanoTime() < until && scalar("SELECT v FROM h_counters WHERE k = 22") == 1) {
+          Thread.sleep(50);
+        }
+        assertEquals(0, late.inFlight());
+      }
+      assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 22"),
+          "a copy of the request delivered after the client gave up on it ran the graph a second time");
+    }
+  }
+
+  @Test
+  void aRequestPastItsExpiryByMoreThanTheClockSkewAllowanceIsRefusedAndOneWithinItRuns() {
+    db.callAdmin("setting a counter", "@AdHoc", "INSERT INTO h_counters VALUES (23, 0)");
+    try (FrontendServer frontend = FrontendServer.start(db, FAST.withClockSkewAllowance(Duration.ofSeconds(10)));
+         org.zeromq.ZContext ctx = new org.zeromq.ZContext()) {
+      org.zeromq.ZMQ.Socket s = ctx.createSocket(org.zeromq.SocketType.DEALER);
+      s.setHandshakeIvl(org.apiary.internal.wire.SocketLoop.HANDSHAKE_MILLIS);
+      s.setReceiveTimeOut(10_000);
+      s.setSendTimeOut(10_000);
+      s.connect(frontend.endpoint());
+      java.util.function.LongFunction<org.apiary.internal.wire.WireReply> send = expires -> {
+        byte[] frame = WireRequest.withExpiry(WireRequest.invoke("expiring-" + expires + "-" + System.nanoTime(),
+            "h_flaky", Json.tree(23L), List.of(Json.tree(1L)), null).toBytes(), expires);
+        assertTrue(s.send(frame, 0), "could not send within 10 s");
+        byte[] answer = s.recv();
+        assertTrue(answer != null, "no reply within 10 s");
+        return org.apiary.internal.wire.WireReply.fromBytes(answer);
+      };
+      org.apiary.internal.wire.WireReply late = send.apply(System.currentTimeMillis() - 60_000);
+      assertEquals(org.apiary.internal.wire.WireReply.EXPIRED, late.error(), late.message());
+      assertTrue(late.message().contains("after its expiry") && late.message().contains("10000 ms of clock skew"),
+          late.message());
+      assertEquals(0, scalar("SELECT v FROM h_counters WHERE k = 23"), "an expired request ran");
+      org.apiary.internal.wire.WireReply skewed = send.apply(System.currentTimeMillis() - 5_000);
+      assertEquals(org.apiary.internal.wire.WireReply.OK, skewed.status(), skewed.message());
+      assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 23"));
+    }
+  }
 }

@@ -43,6 +43,12 @@ public record WireReply(String id, String status, List<Output> outputs, String e
    * with {@code retry after N ms}; another frontend may have room.
    */
   public static final String OVERLOADED = "overloaded";
+  /**
+   * The request reached the frontend after the time its client stopped waiting for it ({@link WireRequest#expires()},
+   * plus the frontend's clock-skew allowance), or with a wait longer than the frontend keeps outcomes; the frontend
+   * did not start it. An earlier attempt may have run; retrying with the same ID is safe.
+   */
+  public static final String EXPIRED = "expired";
   /** The request came without a valid credential, and the frontend requires one; nothing ran. */
   public static final String UNAUTHENTICATED = "unauthenticated";
   /**
@@ -78,7 +84,7 @@ public record WireReply(String id, String status, List<Output> outputs, String e
   @com.fasterxml.jackson.annotation.JsonIgnore
   public boolean retryable() {
     return ERROR.equals(status) && (OUTCOME_UNKNOWN.equals(error) || DATABASE.equals(error)
-        || OVERLOADED.equals(error));
+        || OVERLOADED.equals(error) || EXPIRED.equals(error));
   }
 
   /** This reply as its JSON frame (fields that are {@code null} left out). */

@@ -34,12 +34,19 @@ import org.apiary.internal.Json;
  * @param roles the caller's roles as the frontend established them from its credential (sorted, comma-separated),
  *     or {@code null}; whatever a client sends here is replaced before the request is checked or stored, and it is
  *     recorded in provenance with the caller
+ * @param expires for an invoke request, the time (milliseconds since the epoch by the client's clock) after which
+ *     its client no longer waits for it, or {@code null}; a frontend does not start a request it receives later than
+ *     this (plus its clock-skew allowance), because by then the client may have been answered elsewhere and the
+ *     invocation's outcome may since have been deleted, so running it could apply its writes a second time
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller,
-                          String credential, String purpose, String roles) {
+                          String credential, String purpose, String roles, Long expires) {
   public static final String INVOKE = "invoke";
   public static final String RESULT = "result";
+
+  /** The JSON field of {@link #expires()}. */
+  public static final String EXPIRES_FIELD = "expires";
 
   /** The longest invocation ID a frontend accepts. */
   public static final int MAX_ID_LENGTH = 64;
@@ -48,26 +55,43 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
   public static final int MAX_CALLER_LENGTH = 128;
 
   public static WireRequest invoke(String id, String graph, JsonNode key, List<JsonNode> args, String caller) {
-    return new WireRequest(INVOKE, id, graph, key, args, caller, null, null, null);
+    return new WireRequest(INVOKE, id, graph, key, args, caller, null, null, null, null);
   }
 
   public static WireRequest result(String id) {
-    return new WireRequest(RESULT, id, null, null, null, null, null, null, null);
+    return new WireRequest(RESULT, id, null, null, null, null, null, null, null, null);
   }
 
   /** This request stating a data-use purpose. */
   public WireRequest withPurpose(String value) {
-    return new WireRequest(type, id, graph, key, args, caller, credential, value, roles);
+    return new WireRequest(type, id, graph, key, args, caller, credential, value, roles, expires);
   }
 
   /** This request presenting a credential. */
   public WireRequest withCredential(String value) {
-    return new WireRequest(type, id, graph, key, args, caller, value, purpose, roles);
+    return new WireRequest(type, id, graph, key, args, caller, value, purpose, roles, expires);
   }
 
   /** This request as a frontend keeps it: the caller and roles it established, and no credential. */
   public WireRequest asStored(String establishedCaller, String establishedRoles) {
-    return new WireRequest(type, id, graph, key, args, establishedCaller, null, purpose, establishedRoles);
+    return new WireRequest(type, id, graph, key, args, establishedCaller, null, purpose, establishedRoles,
+        expires);
+  }
+
+  /**
+   * {@code frame}, an encoded request without an expiry, with {@code "expires": epochMillis} added as its last field:
+   * the client stamps a request when its call begins without encoding it again, and what precedes the added field
+   * is the request itself, the same for every call with that request.
+   */
+  public static byte[] withExpiry(byte[] frame, long epochMillis) {
+    if (frame.length < 2 || frame[frame.length - 1] != '}') {
+      throw new IllegalArgumentException("not an encoded request: it does not end with '}'");
+    }
+    byte[] field = ((frame.length > 2 ? "," : "") + "\"" + EXPIRES_FIELD + "\":" + epochMillis + "}")
+        .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    byte[] out = java.util.Arrays.copyOf(frame, frame.length - 1 + field.length);
+    System.arraycopy(field, 0, out, frame.length - 1, field.length);
+    return out;
   }
 
   /** This request as its JSON frame (fields that are {@code null} left out). */
@@ -94,6 +118,9 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
         stringField(g, "credential", credential);
         stringField(g, "purpose", purpose);
         stringField(g, "roles", roles);
+        if (expires != null) {
+          g.writeNumberField(EXPIRES_FIELD, expires);
+        }
         g.writeEndObject();
       }
       return out.toByteArray();
@@ -127,6 +154,7 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
       String credential = null;
       String purpose = null;
       String roles = null;
+      Long expires = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
         JsonToken value = p.nextToken();
@@ -138,6 +166,13 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
           case "credential" -> credential = Json.text(p, field);
           case "purpose" -> purpose = Json.text(p, field);
           case "roles" -> roles = Json.text(p, field);
+          case EXPIRES_FIELD -> {
+            if (value != JsonToken.VALUE_NUMBER_INT) {
+              throw new JsonParseException(p, "field '" + EXPIRES_FIELD + "' must be an integer (milliseconds since "
+                  + "the epoch), not " + value);
+            }
+            expires = p.getLongValue();
+          }
           case "key" -> key = Json.readTree(p); // JSON null as a NullNode, as data binding reads it
           case "args" -> {
             if (value == JsonToken.VALUE_NULL) {
@@ -154,7 +189,7 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
           default -> p.skipChildren();
         }
       }
-      return new WireRequest(type, id, graph, key, args, caller, credential, purpose, roles);
+      return new WireRequest(type, id, graph, key, args, caller, credential, purpose, roles, expires);
     } catch (IOException e) {
       throw new IllegalArgumentException("request is not valid: " + e.getMessage(), e);
     }

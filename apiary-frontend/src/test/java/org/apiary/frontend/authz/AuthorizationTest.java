@@ -218,7 +218,7 @@ class AuthorizationTest {
     client(clerk, "treatment").close(); // starts the frontend after the key exists
     byte[] frame = new org.apiary.internal.wire.WireRequest(org.apiary.internal.wire.WireRequest.INVOKE,
         "az-claims-admin", "az_touch", org.apiary.internal.Json.tree(106L),
-        List.of(org.apiary.internal.Json.tree("x")), "az-clerk-3", clerk.apiKey(), "treatment", "admin,nurse")
+        List.of(org.apiary.internal.Json.tree("x")), "az-clerk-3", clerk.apiKey(), "treatment", "admin,nurse", null)
         .toBytes();
     try (org.zeromq.ZContext ctx = new org.zeromq.ZContext()) {
       org.zeromq.ZMQ.Socket s = ctx.createSocket(org.zeromq.SocketType.DEALER);
