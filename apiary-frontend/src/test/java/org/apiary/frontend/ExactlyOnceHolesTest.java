@@ -592,7 +592,7 @@ class ExactlyOnceHolesTest {
       String told = outcome(() -> client.invoke(request));
       assertTrue(told.startsWith("ok"), told);
       assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 22"));
-      Thread.sleep(1_500 + 100); // past the retention, and so past the client's last deadline for the call
+      Thread.sleep(1_500 + 500); // past the retention, and so past the client's last deadline for the call
       healthy.deleteExpiredRecords();
       InvalidRequestException gone = assertThrows(InvalidRequestException.class, () -> client.result(request.id()));
       assertTrue(gone.getMessage().contains("no invocation with ID"), gone.getMessage());
