@@ -25,9 +25,16 @@ class BenchCommandTest {
   @TempDir
   Path out;
 
+  /**
+   * Each of the counter's code paths once: the direct call, every guarantee, none, each kind of capture, the RPC
+   * servers. Left out, to keep CI short, are variants that only combine switches these cover (no exactly-once with
+   * capture, exactly-once without it; naive recording runs in the Shop test); {@code scripts/bench.sh counter
+   * --quick} runs them all.
+   */
   @Test
-  void counterQuickRunsEveryVariantWithoutErrors() throws Exception {
-    JsonNode json = run("counter", Variant.ids());
+  void counterQuickRunsEachCodePathWithoutErrors() throws Exception {
+    JsonNode json = run("counter", List.of("raw-voltdb", "apiary", "apiary-bare", "apiary-write-prov",
+        "apiary-manual-log", "rpc-servers"));
     assertTrue(json.path("machine").path("cores").asInt() > 0, json.path("machine").toString());
     assertEquals(List.of("increment"), Json.MAPPER.convertValue(json.get("operations"), List.class));
   }
