@@ -409,9 +409,8 @@ final class ClientIoLoop {
     }
     if (call.refusedAsExpired && !call.refusedByDatabase && !call.refusedAsOverloaded) {
       return new ApiaryException(call.describe() + " was not started: every frontend that got it found it expired"
-          + tried + "; nothing ran. If the frontends' clocks are ahead of this client's, or this client's "
-          + "maxAttempts * attemptTimeout is longer than their retention allows, fix that and retry with the same "
-          + "invocation ID.");
+          + tried + "; nothing ran. The frontends' clocks are ahead of this client's by more than they allow; fix "
+          + "the clocks and retry with the same invocation ID.");
     }
     if (call.refusedByDatabase) {
       return new DatabaseException(call.describe() + " was refused by the database" + tried + "; "

@@ -48,7 +48,7 @@ final class PendingCall {
   boolean mayHaveRun;
   /** Whether some attempt was refused with a database error. */
   boolean refusedByDatabase;
-  /** Whether some attempt reached a frontend only after the call's expiry (or with too long a wait). */
+  /** Whether some attempt reached a frontend only after the call's expiry (by the frontend's clock). */
   boolean refusedAsExpired;
   /** Whether some attempt was refused by a frontend at its in-flight limit. */
   boolean refusedAsOverloaded;

@@ -45,8 +45,8 @@ public record WireReply(String id, String status, List<Output> outputs, String e
   public static final String OVERLOADED = "overloaded";
   /**
    * The request reached the frontend after the time its client stopped waiting for it ({@link WireRequest#expires()},
-   * plus the frontend's clock-skew allowance), or with a wait longer than the frontend keeps outcomes; the frontend
-   * did not start it. An earlier attempt may have run; retrying with the same ID is safe.
+   * plus the frontend's clock-skew allowance); the frontend did not start it. An earlier attempt may have run;
+   * retrying with the same ID is safe.
    */
   public static final String EXPIRED = "expired";
   /** The request came without a valid credential, and the frontend requires one; nothing ran. */
