@@ -21,6 +21,8 @@ final class EmbeddedServer implements AutoCloseable {
   private static final AtomicBoolean RUNNING = new AtomicBoolean();
   // The server thread of the latest start, so a start that failed after it began does not free RUNNING too early.
   private static volatile Thread latest;
+  // Set once a stop hung: VoltDB's singleton is then half torn down and a start would wait out its whole timeout.
+  private static volatile boolean shutdownHung;
 
   /** How long {@link #close()} waits for VoltDB to stop. */
   static final java.time.Duration SHUTDOWN_TIMEOUT = java.time.Duration.ofSeconds(20);
@@ -40,6 +42,11 @@ final class EmbeddedServer implements AutoCloseable {
   }
 
   static EmbeddedServer start(DatabaseConfig config) {
+    if (shutdownHung) {
+      throw new DatabaseException("an earlier embedded VoltDB in this process did not finish stopping (its shutdown "
+          + "hung; see the warning logged then), and VoltDB cannot start again in this process: start a new process, "
+          + "or connect with DatabaseConfig.external(...)");
+    }
     if (!RUNNING.compareAndSet(false, true)) {
       throw new DatabaseException("an embedded VoltDB is already running in this process, and VoltDB runs at most one "
           + "per process: share that ApiaryDatabase (or close it first), or connect with DatabaseConfig.external(...)");
@@ -177,6 +184,7 @@ final class EmbeddedServer implements AutoCloseable {
       stopper.join(SHUTDOWN_TIMEOUT.toMillis());
       thread.join(Math.max(1, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
       if (stopper.isAlive() || thread.isAlive()) {
+        shutdownHung = true;
         System.getLogger(EmbeddedServer.class.getName()).log(System.Logger.Level.WARNING, "the embedded VoltDB in "
             + root + " did not finish stopping within " + SHUTDOWN_TIMEOUT.toSeconds() + " s (VoltDB's shutdown is "
             + "stuck); " + (deleteRoot ? "" : "its stop snapshot was taken before, so no committed data is lost; ")

@@ -9,19 +9,18 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apiary.Application;
-import org.apiary.FunctionFailedException;
-import org.apiary.Graph;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.ProvenanceConfig;
 import org.apiary.examples.bank.BankApp;
-import org.apiary.examples.bank.Deposit;
-import org.apiary.examples.bank.Transfer;
 import org.apiary.provenance.ProvenanceQueries;
 import org.apiary.provenance.ProvenanceTable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The front door: one call starts a database, a frontend and a client; deploy, invoke, query, provenance, close. */
+/**
+ * The front door: one call starts a database, a frontend and a client; deploy, invoke, query, provenance, close.
+ * One embedded VoltDB per test class (each runs in a JVM of its own: see this module's build).
+ */
 class ApiaryTest {
   @TempDir
   Path dir;
@@ -54,19 +53,5 @@ class ApiaryTest {
     apiary.close(); // idempotent
     IllegalStateException closed = assertThrows(IllegalStateException.class, apiary::client);
     assertEquals("this Apiary is closed", closed.getMessage());
-  }
-
-  @Test
-  void aSingleFunctionIsDeployedAndCalledAsAGraphOfItsOwn() {
-    try (Apiary apiary = Apiary.start(DatabaseConfig.embedded(2))) {
-      apiary.deploy(Application.of(BankApp.SCHEMA, Graph.ofFunction("deposit", Deposit.class),
-          Graph.ofFunction("transfer", Transfer.class)));
-      apiary.query("INSERT INTO accounts VALUES (?, ?, ?)", 7L, "eve", 10L);
-      assertEquals(15L, apiary.invoke("deposit", 7L, 5L).value(Long.class));
-      FunctionFailedException refused = assertThrows(FunctionFailedException.class,
-          () -> apiary.invoke("deposit", 7L, -1L));
-      assertEquals("deposit", refused.functionName());
-      assertEquals(15L, apiary.query("SELECT balance FROM accounts WHERE id = ?", 7L).rows().get(0).getLong("balance"));
-    }
   }
 }
