@@ -36,11 +36,14 @@ final class ProcedureSource {
           .append(literal(SystemSchema.findRecordedSql(recorded))).append(");\n");
       s.append("  public final org.voltdb.SQLStmt apiaryRecord = new org.voltdb.SQLStmt(")
           .append(literal(SystemSchema.recordWithCallerSql(recorded))).append(");\n");
+      s.append("  public final org.voltdb.SQLStmt apiaryRetentionFence = new org.voltdb.SQLStmt(")
+          .append(literal(SystemSchema.RETENTION_FENCE_SQL)).append(");\n");
     }
     s.append("\n  public ").append(functionName).append("() {\n");
     s.append("    super(").append(literal(functionName)).append(");\n");
     if (f.recordable()) {
       s.append("    bindRecordingWithCaller(apiaryFindRecorded, apiaryRecord);\n");
+      s.append("    bindRetentionFence(apiaryRetentionFence);\n");
     }
     for (int i = 0; i < statements.size(); i++) {
       CompiledStatement st = statements.get(i);

@@ -54,8 +54,21 @@ public final class SystemSchema {
   /** The most bytes of an invocation's stored outcome (the reply for its clients). */
   public static final int MAX_RESULT_BYTES = 1048576;
 
-  /** Reads one invocation's log row. */
-  public static final String GET_INVOCATION = "ApiaryGetInvocation";
+  /** Reads one invocation's log row, with its start (schema version 12 on). */
+  public static final String GET_INVOCATION = "ApiaryReadInvocation";
+  /** Version 4's {@link #GET_INVOCATION}, without the start; kept for frontends of earlier releases. */
+  private static final String GET_INVOCATION_V4 = "ApiaryGetInvocation";
+  /**
+   * Retention's fence: one row (id 0) holding the latest cutoff retention applied, by the database's clock. A recorded
+   * execution of an invocation that started before it refuses to run (see {@code Invocation.notBefore}). Replicated,
+   * so every partition reads it locally; written once per retention pass.
+   */
+  public static final String RETENTION = "APIARY_RETENTION";
+  /** Moves {@link #RETENTION}'s cutoff forward, never back ({@code AdvanceRetention}). */
+  public static final String ADVANCE_RETENTION = "AdvanceRetention";
+  /** What a recorded execution reads to learn retention's cutoff (milliseconds since the epoch; no row: none yet). */
+  public static final String RETENTION_FENCE_SQL = "SELECT SINCE_EPOCH(MILLISECOND, cutoff) FROM " + RETENTION
+      + " WHERE id = 0;";
   /** Hands a running invocation to a frontend for its next attempt, under a graph version. */
   public static final String CLAIM_INVOCATION = "ApiaryClaimInvocation";
   /** Begins invocations and stores outcomes, many of one partition per transaction ({@code InvocationLogBatch}). */
@@ -83,6 +96,11 @@ public final class SystemSchema {
       INVOCATIONS, org.apiary.runtime.procedure.ExpireInvocations.class);
 
   /** Retention's sweep procedure per recorded-outputs table (see {@link #sweepProcedure}), from version 10. */
+  /** The fenced failure-recording procedure per recorded-outputs table (see {@link #recordFailureFencedProcedure}). */
+  private static final Map<String, Class<?>> FAILURE_PROCEDURES = Map.of(
+      RECORDED_INTEGER, org.apiary.runtime.procedure.RecordFailureInteger.class,
+      RECORDED_VARCHAR, org.apiary.runtime.procedure.RecordFailureVarchar.class,
+      RECORDED_VARBINARY, org.apiary.runtime.procedure.RecordFailureVarbinary.class);
   private static final Map<String, Class<?>> SWEEP_PROCEDURES = Map.of(
       RECORDED_INTEGER, org.apiary.runtime.procedure.SweepRecordedInteger.class,
       RECORDED_VARCHAR, org.apiary.runtime.procedure.SweepRecordedVarchar.class,
@@ -142,7 +160,42 @@ public final class SystemSchema {
       new Migration(11, "API keys that expire (issue 14): each key's expiry, by the database's clock; NULL (every key "
           + "created before) never expires",
           List.of(Step.addColumn(CREDENTIALS, "EXPIRES_AT",
-              "ALTER TABLE " + CREDENTIALS + " ADD COLUMN expires_at TIMESTAMP;"))));
+              "ALTER TABLE " + CREDENTIALS + " ADD COLUMN expires_at TIMESTAMP;"))),
+      new Migration(12, "Retention's fence (issue 10): the cutoff retention applied, which a recorded execution of an "
+          + "invocation that started before it refuses to run under (a frontend paused for longer than the retention "
+          + "would otherwise run again what another frontend finished, once its records were deleted); the procedure "
+          + "that advances it, a log read that returns each invocation's start, and failure records under the same "
+          + "fences", version12()));
+
+  private static List<Step> version12() {
+    List<Step> steps = new ArrayList<>(List.of(
+        Step.createTable(RETENTION, "CREATE TABLE " + RETENTION + " (id TINYINT NOT NULL, cutoff TIMESTAMP NOT NULL, "
+            + "PRIMARY KEY (id));"),
+        Step.createProcedure(ADVANCE_RETENTION, "CREATE PROCEDURE FROM CLASS "
+            + org.apiary.runtime.procedure.AdvanceRetention.class.getName() + ";"),
+        Step.createProcedure(GET_INVOCATION, "CREATE PROCEDURE " + GET_INVOCATION + " PARTITION ON TABLE "
+            + INVOCATIONS + " COLUMN invocation_id PARAMETER 0 AS SELECT invocation_id, graph, graph_version, "
+            + "request, frontend, status, attempts, result, SINCE_EPOCH(MILLISECOND, started_at) FROM " + INVOCATIONS
+            + " WHERE invocation_id = ?;")));
+    FAILURE_PROCEDURES.forEach((table, procedure) -> steps.add(Step.createProcedure(procedure.getSimpleName(),
+        "CREATE PROCEDURE PARTITION ON TABLE " + table + " COLUMN pkey PARAMETER 0 FROM CLASS " + procedure.getName()
+            + ";")));
+    return steps;
+  }
+
+  /**
+   * The single-partition procedure that records a recorded function's failure in {@code table} under retention's
+   * fence and a deadline ({@code RecordFailure}): parameters key, invocation ID, function, encoded failure, request
+   * hash (or null), caller (or null), not-before and deadline (milliseconds since the epoch, 0 for none). A record
+   * already there fails it with a constraint violation.
+   */
+  public static String recordFailureFencedProcedure(String table) {
+    Class<?> procedure = FAILURE_PROCEDURES.get(table);
+    if (procedure == null) {
+      throw new IllegalArgumentException("no failure-recording procedure for table " + table);
+    }
+    return procedure.getSimpleName();
+  }
 
   /** The schema version this code writes: the number of the last migration. */
   public static final int VERSION = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
@@ -235,7 +288,7 @@ public final class SystemSchema {
     for (String old : VERSION_3_PROCEDURES) {
       steps.add(Step.dropProcedure(old));
     }
-    steps.add(Step.createProcedure(GET_INVOCATION, "CREATE PROCEDURE " + GET_INVOCATION
+    steps.add(Step.createProcedure(GET_INVOCATION_V4, "CREATE PROCEDURE " + GET_INVOCATION_V4
         + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0 AS SELECT invocation_id, graph, "
         + "graph_version, request, frontend, status, attempts, result FROM APIARY_INVOCATIONS WHERE invocation_id = ?;"));
     steps.add(Step.createProcedure(CLAIM_INVOCATION, "CREATE PROCEDURE " + CLAIM_INVOCATION

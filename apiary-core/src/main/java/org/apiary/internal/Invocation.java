@@ -39,10 +39,19 @@ import java.util.Objects;
  * @param purpose the data-use purpose the graph's caller stated, or {@code null} (recorded in provenance)
  * @param callerRoles the caller's roles as its frontend established them (sorted, comma-separated), or {@code null}
  *     (recorded in provenance)
+ * @param notBefore for a recorded execution of a logged invocation, the invocation's start (milliseconds since the
+ *     epoch by the database's clock) less the clock skew between database hosts: no record of the invocation is older.
+ *     If retention's cutoff (the fence it advances before deleting) is later, some of its records may be gone, so
+ *     the execution refuses to run with {@link #PAST_RETENTION} rather than apply writes a second time; {@code null}:
+ *     no such check
+ * @param deadline for a recorded execution of a one-transaction invocation, the latest transaction time (milliseconds
+ *     since the epoch, by the database's clock) at which it may still run: its client's expiry plus the clock skew
+ *     allowed. A later execution (a frontend paused after it checked the request) refuses with {@link #EXPIRED},
+ *     since retention may have deleted the record of an earlier run; {@code null}: no such check
  */
 public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
                          String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges,
-                         Long requestHash, String purpose, String callerRoles) {
+                         Long requestHash, String purpose, String callerRoles, Long notBefore, Long deadline) {
   /**
    * An edge a function's outputs may take.
    *
@@ -65,6 +74,16 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
    * key, for a different request; nothing ran.
    */
   public static final String CONFLICTING_REQUEST = "org.apiary.internal.ConflictingRequest";
+  /**
+   * The error type of a recorded execution refused because its invocation started before retention's cutoff
+   * ({@link #notBefore()}): its records may have been deleted, so running it could apply its writes again. Nothing ran.
+   */
+  public static final String PAST_RETENTION = "org.apiary.internal.PastRetention";
+  /**
+   * The error type of a recorded execution of a one-transaction invocation refused because it would run after its
+   * {@link #deadline()}. Nothing ran.
+   */
+  public static final String EXPIRED = "org.apiary.internal.Expired";
 
   public Invocation {
     Objects.requireNonNull(inputs, "inputs");
@@ -74,6 +93,14 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
     if (record && invocationId == null) {
       throw new IllegalArgumentException("a recorded execution needs an invocation ID");
     }
+  }
+
+  /** An execution without retention or expiry fences. */
+  public Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
+                    String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges,
+                    Long requestHash, String purpose, String callerRoles) {
+    this(inputs, invocationId, record, graph, caller, firstRun, exactlyOnce, outputEdges, requestHash, purpose,
+        callerRoles, null, null);
   }
 
   /** An execution without a stated purpose. */
@@ -102,7 +129,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
   /** The same execution sent again to replay its record (it no longer skips the lookup). */
   public Invocation replay() {
     return new Invocation(inputs, invocationId, true, graph, caller, false, exactlyOnce, outputEdges, requestHash,
-        purpose, callerRoles);
+        purpose, callerRoles, notBefore, deadline);
   }
 
   /** An invocation whose arguments all arrive on the source edge. */
@@ -118,6 +145,8 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
   private static final int EXACTLY_ONCE = 4;
   private static final int HAS_REQUEST_HASH = 8;
   private static final int HAS_OUTPUT_EDGES = 16;
+  private static final int HAS_NOT_BEFORE = 32;
+  private static final int HAS_DEADLINE = 64;
 
   /**
    * Encodes this invocation for the database's site threads, which decode it once per function execution: a binary
@@ -131,7 +160,8 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
       java.io.DataOutputStream out = new java.io.DataOutputStream(bytes);
       out.writeByte(BINARY);
       out.writeByte((record ? RECORD : 0) | (firstRun ? FIRST_RUN : 0) | (exactlyOnce ? EXACTLY_ONCE : 0)
-          | (requestHash != null ? HAS_REQUEST_HASH : 0) | (outputEdges != null ? HAS_OUTPUT_EDGES : 0));
+          | (requestHash != null ? HAS_REQUEST_HASH : 0) | (outputEdges != null ? HAS_OUTPUT_EDGES : 0)
+          | (notBefore != null ? HAS_NOT_BEFORE : 0) | (deadline != null ? HAS_DEADLINE : 0));
       writeString(out, invocationId);
       writeString(out, graph);
       writeString(out, caller);
@@ -139,6 +169,12 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
       writeString(out, callerRoles);
       if (requestHash != null) {
         out.writeLong(requestHash);
+      }
+      if (notBefore != null) {
+        out.writeLong(notBefore);
+      }
+      if (deadline != null) {
+        out.writeLong(deadline);
       }
       if (outputEdges != null) {
         out.writeInt(outputEdges.size());
@@ -207,6 +243,8 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
       String purpose = readString(in);
       String callerRoles = readString(in);
       Long requestHash = (flags & HAS_REQUEST_HASH) != 0 ? in.getLong() : null;
+      Long notBefore = (flags & HAS_NOT_BEFORE) != 0 ? in.getLong() : null;
+      Long deadline = (flags & HAS_DEADLINE) != 0 ? in.getLong() : null;
       Map<String, OutputEdge> outputEdges = null;
       if ((flags & HAS_OUTPUT_EDGES) != 0) {
         int count = count(in);
@@ -248,7 +286,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
         }
       }
       return new Invocation(inputs, invocationId, (flags & RECORD) != 0, graph, caller, (flags & FIRST_RUN) != 0,
-          (flags & EXACTLY_ONCE) != 0, outputEdges, requestHash, purpose, callerRoles);
+          (flags & EXACTLY_ONCE) != 0, outputEdges, requestHash, purpose, callerRoles, notBefore, deadline);
     } catch (java.nio.BufferUnderflowException | IOException | IllegalArgumentException e) {
       throw new IllegalArgumentException("malformed function invocation (binary, " + bytes.length + " bytes): "
           + (e.getMessage() == null ? "truncated" : e.getMessage()), e);
@@ -290,6 +328,8 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
       Long requestHash = null;
       String purpose = null;
       String callerRoles = null;
+      Long notBefore = null;
+      Long deadline = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
         JsonToken value = p.nextToken();
@@ -305,6 +345,8 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
           case "requestHash" -> requestHash = value == JsonToken.VALUE_NULL ? null : p.getLongValue();
           case "purpose" -> purpose = Json.text(p, "purpose");
           case "callerRoles" -> callerRoles = Json.text(p, "callerRoles");
+          case "notBefore" -> notBefore = value == JsonToken.VALUE_NULL ? null : p.getLongValue();
+          case "deadline" -> deadline = value == JsonToken.VALUE_NULL ? null : p.getLongValue();
           default -> p.skipChildren();
         }
       }
@@ -312,7 +354,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
         throw new IllegalArgumentException("malformed function invocation: no inputs");
       }
       return new Invocation(inputs, invocationId, record, graph, caller, firstRun, exactlyOnce, outputEdges,
-          requestHash, purpose, callerRoles);
+          requestHash, purpose, callerRoles, notBefore, deadline);
     } catch (IOException e) {
       throw new IllegalArgumentException("malformed function invocation: " + e.getMessage(), e);
     }

@@ -69,8 +69,8 @@ public final class DrillCommand implements Callable<Integer> {
           + "${DEFAULT-VALUE}).")
   int recoverySeconds;
 
-  @Option(names = "--skip", split = ",", description = "Faults to leave out. exactly-once: among kill, stop, flaky "
-      + "(keys whose writer fails), badkey (the graph whose output key has the wrong type); provenance: among cut "
+  @Option(names = "--skip", split = ",", description = "Faults to leave out. exactly-once: among kill, stop, longstop "
+      + "(one SIGSTOP longer than the retention), flaky (keys whose writer fails), badkey (the graph whose output key has the wrong type); provenance: among cut "
       + "(the sink cut off), kill (a database server killed).")
   java.util.Set<String> skip = new java.util.LinkedHashSet<>();
 

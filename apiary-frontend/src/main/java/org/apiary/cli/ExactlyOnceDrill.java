@@ -57,8 +57,10 @@ import org.voltdb.VoltTable;
  *
  * <p><b>Faults</b>, at random from the seed: SIGKILL of a frontend and a replacement on the same port (sometimes one
  * that halts right after a given function; if that is the writer of a one-function graph, half the time an
- * invocation of that graph is sent to it at once), SIGSTOP for longer than the lease then SIGCONT, and keys whose flaky writer fails
- * switched on and off (all off at the end, so a re-run after a failure would succeed).
+ * invocation of that graph is sent to it at once), SIGSTOP for longer than the lease then SIGCONT, at most once a
+ * SIGSTOP for longer than the retention (so that the other frontend finishes what the stopped one was running and
+ * retention deletes its records before it resumes; the count of attempts retention's fence refused is shown), and
+ * keys whose flaky writer fails switched on and off (all off at the end, so a re-run after a failure would succeed).
  *
  * <p><b>Check.</b> After the faults stop and recovery had its bounded time, every ID is resolved through
  * {@code result(id)} (earlier observations count, since retention deletes ended invocations) and the effects are read
@@ -81,8 +83,13 @@ final class ExactlyOnceDrill {
   record Settings(long seed, int seconds, int clients, int keys, long leaseMs, long heartbeatMs, long retentionMs,
                   int recoverySeconds, Set<String> skip) {}
 
-  /** Faults that can be left out: SIGKILL, SIGSTOP, failing keys, the wrong-key-type graph. */
-  static final List<String> FAULTS = List.of("kill", "stop", "flaky", "badkey");
+  /**
+   * Faults that can be left out: SIGKILL, SIGSTOP, the SIGSTOP longer than the retention, failing keys, the
+   * wrong-key-type graph.
+   */
+  static final List<String> FAULTS = List.of("kill", "stop", "longstop", "flaky", "badkey");
+  /** What a frontend logs when retention's fence refuses an attempt it resumed. */
+  private static final Pattern FENCED = Pattern.compile("refused by retention's fence");
 
   private static final Duration ATTEMPT_TIMEOUT = Duration.ofMillis(1000);
   private static final int MAX_ATTEMPTS = 6;
@@ -112,6 +119,9 @@ final class ExactlyOnceDrill {
   private final DelayQueue<Due> unresolved = new DelayQueue<>();
   private final AtomicInteger kills = new AtomicInteger();
   private final AtomicInteger pauses = new AtomicInteger();
+  private final AtomicInteger longPauses = new AtomicInteger();
+  private final AtomicInteger fenced = new AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicLong longestPauseMs = new java.util.concurrent.atomic.AtomicLong();
   private final AtomicInteger crashAfterStarts = new AtomicInteger();
   private final AtomicInteger baits = new AtomicInteger();
   /** Per frontend slot: the function its current process halts after, if it was started with --crash-after. */
@@ -443,15 +453,38 @@ final class ExactlyOnceDrill {
           baitSingle(i, crashAfter, random.nextInt(settings.keys()));
         }
       } else {
-        long ms = settings.leaseMs() + 300 + random.nextLong(settings.leaseMs());
+        // Long enough for the other frontend to take over (a lease and a heartbeat or two) and for retention to
+        // delete what it finished (the retention and a cleanup round) before this one resumes.
+        long longMs = settings.retentionMs() + 2 * settings.leaseMs() + 3_000;
+        boolean longStop = !settings.skip().contains("longstop") && longPauses.get() == 0
+            && random.nextDouble() < 0.3 && stopAt - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(longMs);
+        long ms = longStop ? longMs : settings.leaseMs() + 300 + random.nextLong(settings.leaseMs());
+        longestPauseMs.accumulateAndGet(ms, Math::max);
+        int fencedBefore = longStop ? count(FENCED, victim.output()) : 0;
         victim.pause();
-        pauses.incrementAndGet();
-        fault("SIGSTOP frontend " + i + " (" + victim.id() + ") for " + ms + " ms");
+        (longStop ? longPauses : pauses).incrementAndGet();
+        fault("SIGSTOP frontend " + i + " (" + victim.id() + ") for " + ms + " ms"
+            + (longStop ? ", longer than the retention" : ""));
         sleep(ms);
         victim.resume();
         fault("SIGCONT frontend " + i);
+        if (longStop) {
+          sleep(1_000); // what it resumes runs into the fence at once
+          int refused = count(FENCED, victim.output()) - fencedBefore;
+          fenced.addAndGet(refused);
+          fault("frontend " + i + " resumed; retention's fence refused " + refused + " of its attempts");
+        }
       }
     }
+  }
+
+  private static int count(Pattern pattern, String text) {
+    Matcher m = pattern.matcher(text);
+    int n = 0;
+    while (m.find()) {
+      n++;
+    }
+    return n;
   }
 
   /**
@@ -615,7 +648,8 @@ final class ExactlyOnceDrill {
         i -> i.graph, LinkedHashMap::new, Collectors.counting())));
     out.println("-> stored outcomes (first final result(id)): " + stored + "; agreed without ever arriving: "
         + neverArrived);
-    out.println("-> faults: " + kills + " SIGKILL, " + pauses + " SIGSTOP longer than the lease, "
+    out.println("-> faults: " + kills + " SIGKILL, " + pauses + " SIGSTOP longer than the lease, " + longPauses
+        + " SIGSTOP longer than the retention (attempts refused by retention's fence on resuming: " + fenced + "), "
         + crashAfterStarts + " replacements with --crash-after (halted after " + halts + "), " + flips
         + " failing-key flips");
     Set<Invocation> shown = new LinkedHashSet<>();
@@ -667,12 +701,14 @@ final class ExactlyOnceDrill {
 
   /**
    * How long after an invocation was seen to have ended {@code result(id)} must still know it: the retention, less
-   * the longest a paused frontend can hold back an answer it already had (the longest SIGSTOP) and some slack. 0 if
-   * the settings leave no such time, and then the drill does not check it.
+   * the longest a paused frontend can hold back an answer it already had (the longest SIGSTOP, but no longer than a
+   * client waits for a call: a later answer finds nobody listening) and some slack. 0 if the settings leave no such
+   * time, and then the drill does not check it.
    */
   private long knownForMs() {
-    long longestPause = 2 * settings.leaseMs() + 300;
-    return Math.max(0, settings.retentionMs() - longestPause - RETENTION_SLACK_MS);
+    long longestPause = Math.max(2 * settings.leaseMs() + 300, longestPauseMs.get());
+    long holdBack = Math.min(longestPause, MAX_ATTEMPTS * ATTEMPT_TIMEOUT.toMillis());
+    return Math.max(0, settings.retentionMs() - holdBack - RETENTION_SLACK_MS);
   }
 
   private void print(Invocation inv, List<Effect> rows) {

@@ -126,7 +126,7 @@ public final class Dispatcher {
   public CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
                                                  List<JsonNode> args, String caller, boolean firstRun,
                                                  Long requestHash) {
-    return execute(graph, invocationId, key, args, caller, null, null, firstRun, requestHash);
+    return execute(graph, invocationId, key, args, caller, null, null, firstRun, requestHash, null, null);
   }
 
   /**
@@ -136,12 +136,17 @@ public final class Dispatcher {
    *
    * @param purpose the stated purpose, or {@code null}
    * @param callerRoles the caller's roles, sorted and comma-separated, or {@code null}
+   * @param notBefore the retention fence of the invocation's recorded executions ({@link Invocation#notBefore()}),
+   *     or {@code null}
+   * @param deadline the latest database time at which its recorded executions may run ({@link Invocation#deadline()}),
+   *     or {@code null}
    */
   public CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
                                                  List<JsonNode> args, String caller, String purpose,
-                                                 String callerRoles, boolean firstRun, Long requestHash) {
+                                                 String callerRoles, boolean firstRun, Long requestHash,
+                                                 Long notBefore, Long deadline) {
     Execution e = new Execution(plan(graph), invocationId, caller, purpose, callerRoles, firstRun, requestHash,
-        new FunctionInvoker(db, catalog.functions()));
+        notBefore, deadline, new FunctionInvoker(db, catalog.functions()));
     e.start(key, args);
     return e.result;
   }
@@ -170,6 +175,8 @@ public final class Dispatcher {
     private final String callerRoles;
     private final boolean firstRun;
     private final Long requestHash;
+    private final Long notBefore;
+    private final Long deadline;
     private final FunctionInvoker invoker;
     private final CompletableFuture<List<Output>> result = new CompletableFuture<>();
     /** Per function (by index): arrivals by the sender's topological index (source = -1), so order is stable. */
@@ -180,7 +187,7 @@ public final class Dispatcher {
     private int unfinished;
 
     Execution(DispatchPlan plan, String invocationId, String caller, String purpose, String callerRoles,
-              boolean firstRun, Long requestHash, FunctionInvoker invoker) {
+              boolean firstRun, Long requestHash, Long notBefore, Long deadline, FunctionInvoker invoker) {
       this.plan = plan;
       this.graph = plan.graph;
       this.invocationId = invocationId;
@@ -189,6 +196,8 @@ public final class Dispatcher {
       this.callerRoles = callerRoles;
       this.firstRun = firstRun;
       this.requestHash = requestHash;
+      this.notBefore = notBefore;
+      this.deadline = deadline;
       this.invoker = invoker;
       int size = plan.size();
       inbox = new ArrayList<>(size);
@@ -274,7 +283,7 @@ public final class Dispatcher {
             : null;
         Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name(), caller,
             firstRun && record, graph.mode() != org.apiary.RecordingMode.NONE, plan.outputEdges(index),
-            record ? requestHash : null, purpose, callerRoles);
+            record ? requestHash : null, purpose, callerRoles, record ? notBefore : null, record ? deadline : null);
         call(fn, key, call).whenCompleteAsync(completion(fn, r -> {
           boolean last;
           synchronized (this) {
@@ -304,7 +313,9 @@ public final class Dispatcher {
         }
         Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
         if (!call.record() || !(cause instanceof FunctionFailedException f)
-            || f.errorType().equals(Invocation.STALE_GRAPH) || f.errorType().equals(Invocation.CONFLICTING_REQUEST)) {
+            || f.errorType().equals(Invocation.STALE_GRAPH) || f.errorType().equals(Invocation.CONFLICTING_REQUEST)
+            || f.errorType().equals(Invocation.EXPIRED) || f.errorType().equals(Invocation.PAST_RETENTION)) {
+          // Refusals: nothing ran, so there is no failure of the function to record.
           return CompletableFuture.<FunctionResult>failedFuture(cause);
         }
         Invocation replay = call.replay();
@@ -314,8 +325,9 @@ public final class Dispatcher {
         String table = SystemSchema.recordedTable(graph.node(fn).orElseThrow().keyType());
         Object recordKey = OneTransactionOutcomes.recordKey(key, call.invocationId());
         return InvocationLog.callAsync(db, "recording the failure of function '" + fn + "'",
-                SystemSchema.recordFailureProcedure(table), recordKey, call.invocationId(), fn,
-                FunctionErrors.recordedFailure(f), call.requestHash())
+                SystemSchema.recordFailureFencedProcedure(table), recordKey, call.invocationId(), fn,
+                FunctionErrors.recordedFailure(f), call.requestHash(), call.caller(),
+                call.notBefore() == null ? 0L : call.notBefore(), call.deadline() == null ? 0L : call.deadline())
             // Recorded: the failure stands. Not recorded (another execution recorded first, or no answer): replay.
             .handle((ok, recordErr) -> recordErr == null
                 ? CompletableFuture.<FunctionResult>failedFuture(f)

@@ -14,7 +14,8 @@ import java.util.Objects;
  *     stored beyond recorded outputs, and no lease is held
  * @param leaseDuration how long a frontend that stopped renewing its lease is presumed alive
  * @param heartbeatInterval how often the lease is renewed and dead frontends are looked for
- * @param retention how long ended invocations and recorded outputs are kept (a client retry must come sooner)
+ * @param retention how long ended invocations and recorded outputs are kept (a client retry must come sooner); at least
+ *     one second in effect (the margin for clock skew between database hosts)
  * @param cleanupInterval how often old invocations and recorded outputs are deleted: a record lives between the
  *     retention and the retention plus this; each pass reads every recorded output once (they have no time index),
  *     so a pass every quarter of the retention costs each record about four reads

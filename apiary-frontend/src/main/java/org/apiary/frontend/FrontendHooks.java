@@ -10,6 +10,9 @@ interface FrontendHooks {
   /** On the socket thread, for each well-formed request, before it is handled. */
   default void receivedRequest(String invocation) {}
 
+  /** After a request passed the frontend's checks (expiry included), before it is logged or run. */
+  default void beforeStarting(String invocation) {}
+
   /** After a function of an invocation returned, before its outputs are routed. */
   default void afterFunction(String graph, String invocation, String function) {}
 

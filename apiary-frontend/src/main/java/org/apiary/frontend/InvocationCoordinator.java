@@ -147,12 +147,31 @@ final class InvocationCoordinator {
   static final long FIRST_BACKOFF_MS = 50;
   static final long MAX_BACKOFF_MS = 2_000;
 
-  /** One attempt at an invocation: what to run, under which graph version, and whether it is the very first. */
+  /**
+   * One attempt at an invocation: what to run, under which graph version, whether it is the very first, and the
+   * fences its recorded executions carry ({@link Invocation#notBefore()}, {@link Invocation#deadline()}; either may
+   * be {@code null}).
+   */
   private record Attempt(String invocation, RegisteredGraph graph, int version, JsonNode key, List<JsonNode> args,
-                         String caller, String purpose, String roles, int number, boolean firstRun) {
+                         String caller, String purpose, String roles, int number, boolean firstRun, Long notBefore,
+                         Long deadline) {
     Attempt next(RegisteredGraph newGraph, int newVersion) {
-      return new Attempt(invocation, newGraph, newVersion, key, args, caller, purpose, roles, number + 1, false);
+      return new Attempt(invocation, newGraph, newVersion, key, args, caller, purpose, roles, number + 1, false,
+          notBefore, deadline);
     }
+
+    /** The attempt of an invocation now logged: fenced by its start, no longer by its request's deadline. */
+    Attempt logged(long fence) {
+      return new Attempt(invocation, graph, version, key, args, caller, purpose, roles, number, firstRun, fence, null);
+    }
+  }
+
+  /**
+   * The latest time (database clock) at which a request may still start: its client's expiry plus the clock skew
+   * allowed; 0 if the client stamped no expiry.
+   */
+  private long deadline(WireRequest request) {
+    return request.expires() == null ? 0L : request.expires() + config.clockSkewAllowance().toMillis();
   }
 
   /**
@@ -205,8 +224,10 @@ final class InvocationCoordinator {
       inFlightByClient.merge(owner, 1, Integer::sum);
       inFlightBytes.addAndGet(pending.bytes);
     }
+    hooks.beforeStarting(request.id());
+    long deadline = deadline(request);
     Attempt first = new Attempt(request.id(), graph.graph(), graph.version(), key, args, request.caller(),
-        request.purpose(), request.roles(), 1, true);
+        request.purpose(), request.roles(), 1, true, null, deadline == 0 ? null : deadline);
     if (!logged(graph.graph())) {
       pending.oneTransaction = oneTransactionLocation(first);
       execute(first);
@@ -214,10 +235,16 @@ final class InvocationCoordinator {
     }
     pending.logged = true;
     pending.checking = true;
-    log.begin(request.id(), graph.graph().name(), graph.version(), frame, frontendId).whenComplete((logged, err) -> {
-      if (err == null && logged) {
+    log.begin(request.id(), graph.graph().name(), graph.version(), frame, frontendId, deadline)
+        .whenComplete((began, err) -> {
+      if (err == null && began.begun()) {
         pending.checking = false;
-        execute(first); // logged as new: nothing can be recorded yet
+        execute(first.logged(began.notBefore())); // logged as new: nothing can be recorded yet
+      } else if (err == null && began.pastDeadline()) {
+        deliver(request.id(), WireReply.error(request.id(), WireReply.EXPIRED, "invocation " + request.id()
+            + " reached the database after its deadline (its client's expiry, " + request.expires() + " ms since the "
+            + "epoch by the client's clock, plus " + config.clockSkewAllowance().toMillis() + " ms of clock skew "
+            + "allowed), so it was not started: frontend " + frontendId + " held it too long, or the clocks disagree"));
       } else {
         resume(request, key, args, err == null ? new InvalidRequestException("invocation " + request.id()
             + " is already logged") : unwrap(err));
@@ -245,7 +272,7 @@ final class InvocationCoordinator {
         attempt.invocation());
     return new OneTransactionOutcomes.Location(SystemSchema.recordedTable(node.local() ? node.keyType() : null),
         recordKey, node.function(), OneTransactionOutcomes.requestHash(graph.name(), attempt.key(), attempt.args()),
-        attempt.caller());
+        attempt.caller(), attempt.deadline() == null ? 0L : attempt.deadline());
   }
 
   private Pending pending(String invocation) {
@@ -289,11 +316,12 @@ final class InvocationCoordinator {
             catalog.reload();
             claimAndRun(new Attempt(invocation, catalog.graph(e.graph(), e.graphVersion()).orElseThrow(() ->
                 new IllegalStateException("graph '" + e.graph() + "' version " + e.graphVersion() + " is not "
-                    + "registered")), e.graphVersion(), key, args, request.caller(), request.purpose(), request.roles(), e.attempts() + 1, false));
+                    + "registered")), e.graphVersion(), key, args, request.caller(), request.purpose(),
+                request.roles(), e.attempts() + 1, false, e.notBefore(), null));
           }));
         } else {
-          claimAndRun(new Attempt(invocation, graph.get(), e.graphVersion(), key, args, request.caller(), request.purpose(), request.roles(),
-              e.attempts() + 1, false));
+          claimAndRun(new Attempt(invocation, graph.get(), e.graphVersion(), key, args, request.caller(),
+              request.purpose(), request.roles(), e.attempts() + 1, false, e.notBefore(), null));
         }
       }
     }));
@@ -341,12 +369,18 @@ final class InvocationCoordinator {
     Pending pending = pending(invocation);
     OneTransactionOutcomes.Location one = pending == null ? null : pending.oneTransaction;
     dispatcher.execute(attempt.graph(), invocation, attempt.key(), attempt.args(), attempt.caller(),
-        attempt.purpose(), attempt.roles(), attempt.firstRun(), one == null ? null : one.requestHash()).whenComplete((outputs, err) -> guarded(invocation, () -> {
+        attempt.purpose(), attempt.roles(), attempt.firstRun(), one == null ? null : one.requestHash(),
+        attempt.notBefore(), attempt.deadline()).whenComplete((outputs, err) -> guarded(invocation, () -> {
           if (err == null) {
             conclude(invocation, WireReply.ok(invocation, outputs));
             return;
           }
           Throwable cause = unwrap(err);
+          if (cause instanceof FunctionFailedException f && Invocation.PAST_RETENTION.equals(f.errorType())) {
+            LOG.log(Level.INFO, "frontend " + frontendId + ": attempt " + attempt.number() + " of invocation "
+                + invocation + " refused by retention's fence (this frontend was stopped for longer than the "
+                + "retention): " + f.errorMessage());
+          }
           if (!config.invocationLog() || !transientFailure(cause)) {
             conclude(invocation, toReply(invocation, cause));
           } else if (attempt.number() >= MAX_ATTEMPTS) {
@@ -456,11 +490,11 @@ final class InvocationCoordinator {
 
   /**
    * Outcomes of a one-transaction invocation that need no record: success (the function's transaction recorded it),
-   * a refused request (nothing ran), and an unknown outcome (the client resends).
+   * a refused request (nothing ran: invalid, or past its deadline), and an unknown outcome (the client resends).
    */
   private static boolean standsWithoutStoring(WireReply outcome) {
     return WireReply.OK.equals(outcome.status()) || WireReply.INVALID_REQUEST.equals(outcome.error())
-        || WireReply.OUTCOME_UNKNOWN.equals(outcome.error());
+        || WireReply.OUTCOME_UNKNOWN.equals(outcome.error()) || WireReply.EXPIRED.equals(outcome.error());
   }
 
   /** The outcome could not be stored: the invocation stays running in the log and is attempted again later. */
@@ -630,6 +664,12 @@ final class InvocationCoordinator {
     if (e instanceof FunctionFailedException f && Invocation.CONFLICTING_REQUEST.equals(f.errorType())) {
       return WireReply.error(invocation, WireReply.INVALID_REQUEST, f.errorMessage());
     }
+    if (e instanceof FunctionFailedException f && Invocation.EXPIRED.equals(f.errorType())) {
+      return WireReply.error(invocation, WireReply.EXPIRED, f.errorMessage());
+    }
+    if (e instanceof FunctionFailedException f && Invocation.PAST_RETENTION.equals(f.errorType())) {
+      return WireReply.error(invocation, WireReply.INVOCATION_FAILED, f.errorMessage());
+    }
     if (e instanceof FunctionFailedException f) {
       return WireReply.functionFailed(invocation, f.functionName(), f.errorType(), f.errorMessage());
     }
@@ -696,7 +736,7 @@ final class InvocationCoordinator {
             + e.graph() + " (attempt " + (e.attempts() + 1) + ")");
         hooks.recovering(e.invocationId());
         claimAndRun(new Attempt(e.invocationId(), graph, e.graphVersion(), key, normalize(request.args()),
-            request.caller(), request.purpose(), request.roles(), e.attempts() + 1, false));
+            request.caller(), request.purpose(), request.roles(), e.attempts() + 1, false, e.notBefore(), null));
       });
     }
   }

@@ -36,11 +36,40 @@ final class InvocationLog {
    * @param result the reply for the client (JSON), once ended
    */
   public record Entry(String invocationId, String graph, int graphVersion, byte[] request, String frontend,
-                      String status, int attempts, byte[] result) {}
+                      String status, int attempts, byte[] result, long startedAtMillis) {
+    /** The invocation's retention fence for its recorded executions ({@code Invocation.notBefore}). */
+    long notBefore() {
+      return InvocationLog.notBefore(startedAtMillis);
+    }
+  }
+
+  /**
+   * What a begin did.
+   *
+   * @param begun the invocation was logged now, as new
+   * @param pastDeadline it was not logged: it reached the database after its deadline
+   * @param startedAtMillis if begun, its start as logged (database clock)
+   */
+  record Began(boolean begun, boolean pastDeadline, long startedAtMillis) {
+    /** The invocation's retention fence for its recorded executions ({@code Invocation.notBefore}). */
+    long notBefore() {
+      return InvocationLog.notBefore(startedAtMillis);
+    }
+  }
 
   /** Records of a running invocation are never older than its start minus this (clock skew between hosts). */
   private static final long SKEW_MARGIN_MS = 1_000;
-  private static final String COLUMNS = "invocation_id, graph, graph_version, request, frontend, status, attempts, result";
+  private static final String COLUMNS = "invocation_id, graph, graph_version, request, frontend, status, attempts, "
+      + "result, SINCE_EPOCH(MILLISECOND, started_at)";
+
+  /**
+   * The earliest time (database clock) at which a record of an invocation that started at {@code startedAtMillis}
+   * can have been written; retention never deletes such a record while the invocation runs, since its cutoff stays
+   * before the oldest running invocation's start less the same margin.
+   */
+  static long notBefore(long startedAtMillis) {
+    return startedAtMillis - SKEW_MARGIN_MS;
+  }
 
   private final ApiaryDatabase db;
   private final InvocationLogBatcher batcher;
@@ -57,7 +86,17 @@ final class InvocationLog {
    */
   public CompletableFuture<Boolean> begin(String invocationId, String graph, int graphVersion, byte[] request,
                                           String frontend) {
-    return batcher.submit(new InvocationLogBatch.Begin(invocationId, graph, graphVersion, request, frontend));
+    return begin(invocationId, graph, graphVersion, request, frontend, 0L).thenApply(Began::begun);
+  }
+
+  /**
+   * Logs a new invocation run by {@code frontend} unless the database's clock is past {@code deadline} (milliseconds
+   * since the epoch; 0: none).
+   */
+  CompletableFuture<Began> begin(String invocationId, String graph, int graphVersion, byte[] request,
+                                 String frontend, long deadline) {
+    return batcher.submit(new InvocationLogBatch.Begin(invocationId, graph, graphVersion, request, frontend, deadline))
+        .thenApply(a -> new Began(a.applied(), a.code() == InvocationLogBatch.PAST_DEADLINE, a.startedAtMillis()));
   }
 
   /** The logged invocation, if there is one. */
@@ -72,7 +111,8 @@ final class InvocationLog {
    * @return true if this call stored it, false if the invocation had ended already (or is unknown)
    */
   public CompletableFuture<Boolean> finish(String invocationId, String status, byte[] result) {
-    return batcher.submit(new InvocationLogBatch.Finish(invocationId, status, result));
+    return batcher.submit(new InvocationLogBatch.Finish(invocationId, status, result))
+        .thenApply(InvocationLogBatcher.Applied::applied);
   }
 
   /**
@@ -131,12 +171,17 @@ final class InvocationLog {
     VoltTable clock = db.callAdmin("reading the database clock", "@AdHoc", "SELECT SINCE_EPOCH(MILLISECOND, NOW), "
         + "MIN(started_at) FROM " + SystemSchema.INVOCATIONS + " WHERE status = 'RUNNING'").getResults()[0];
     clock.advanceRow();
-    long cutoffMillis = clock.getLong(0) - retention.toMillis();
+    // Never later than the clock less the skew margin, whatever the retention: an invocation that begins after this
+    // read then starts after the fence by more than the margin, so its records' fence check passes.
+    long cutoffMillis = clock.getLong(0) - Math.max(retention.toMillis(), SKEW_MARGIN_MS);
     TimestampType oldestRunning = clock.getTimestampAsTimestamp(1);
     if (oldestRunning != null && !clock.wasNull()) {
       cutoffMillis = Math.min(cutoffMillis, oldestRunning.getTime() / 1000L - SKEW_MARGIN_MS);
     }
     TimestampType cutoff = new TimestampType(cutoffMillis * 1000L);
+    // The fence first: from now on no recorded execution of an invocation that started before the cutoff commits,
+    // so none can miss a record this pass deletes and apply its writes again.
+    db.callAdmin("advancing retention's fence", SystemSchema.ADVANCE_RETENTION, cutoff);
     // Recorded outputs go first: once an invocation's log entry is gone, a new invocation with its ID is a first
     // run that skips the lookup, so no record of the old one may be left.
     long deleted = 0;
@@ -202,7 +247,7 @@ final class InvocationLog {
       byte[] result = t.getVarbinary(7);
       boolean noResult = t.wasNull();
       entries.add(new Entry(t.getString(0), t.getString(1), (int) t.getLong(2), t.getVarbinary(3), t.getString(4),
-          t.getString(5), (int) t.getLong(6), noResult ? null : result));
+          t.getString(5), (int) t.getLong(6), noResult ? null : result, t.getLong(8)));
     }
     return entries;
   }

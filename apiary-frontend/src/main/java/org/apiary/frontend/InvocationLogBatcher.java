@@ -27,7 +27,20 @@ final class InvocationLogBatcher {
   /** Batches of one partition in flight at once: more overlap round trips, fewer share transactions. */
   private static final int MAX_IN_FLIGHT = 4;
 
-  private record Pending(InvocationLogBatch.Write write, CompletableFuture<Boolean> applied, int bytes) {}
+  /**
+   * What one write did.
+   *
+   * @param code {@link InvocationLogBatch#APPLIED}, {@link InvocationLogBatch#NOT_APPLIED} or
+   *     {@link InvocationLogBatch#PAST_DEADLINE}
+   * @param startedAtMillis for a begin that applied, the invocation's start as logged (database clock), else 0
+   */
+  record Applied(byte code, long startedAtMillis) {
+    boolean applied() {
+      return code == InvocationLogBatch.APPLIED;
+    }
+  }
+
+  private record Pending(InvocationLogBatch.Write write, CompletableFuture<Applied> applied, int bytes) {}
 
   /** The writes waiting for one partition, and whether a batch of it is in flight. Guarded by itself. */
   private static final class PartitionQueue {
@@ -43,8 +56,8 @@ final class InvocationLogBatcher {
     this.db = db;
   }
 
-  /** Applies one write; completes with whether it applied (began a new invocation, or stored the outcome). */
-  CompletableFuture<Boolean> submit(InvocationLogBatch.Write write) {
+  /** Applies one write; completes with what it did (began a new invocation, or stored the outcome, or neither). */
+  CompletableFuture<Applied> submit(InvocationLogBatch.Write write) {
     int bytes = 64 + (write instanceof InvocationLogBatch.Begin b ? b.request().length
         : ((InvocationLogBatch.Finish) write).result().length);
     Pending p = new Pending(write, new CompletableFuture<>(), bytes);
@@ -135,7 +148,8 @@ final class InvocationLogBatcher {
     VoltTable t = r.getResults()[0];
     for (Pending p : batch) {
       t.advanceRow();
-      p.applied().complete(t.getLong(0) == 1);
+      // Procedures of earlier releases return APPLIED only.
+      p.applied().complete(new Applied((byte) t.getLong(0), t.getColumnCount() > 1 ? t.getLong(1) : 0L));
     }
   }
 

@@ -29,9 +29,11 @@ final class OneTransactionOutcomes {
 
   /**
    * Where an invocation's record lives: its table, the key it is stored under, and its function; and the caller
-   * that started it (stored with a failure, as the function's transaction stores it with outputs).
+   * that started it (stored with a failure, as the function's transaction stores it with outputs); and the latest
+   * database time at which a failure may still be stored (the request's deadline, milliseconds since the epoch; 0:
+   * none).
    */
-  record Location(String table, Object recordKey, String function, long requestHash, String caller) {}
+  record Location(String table, Object recordKey, String function, long requestHash, String caller, long deadline) {}
 
   /** A recorded outcome found by invocation ID, and who started the invocation ({@code null} if not recorded). */
   record Found(WireReply outcome, String caller) {}
@@ -127,8 +129,8 @@ final class OneTransactionOutcomes {
         failure.functionError() != null ? failure.functionError() : failure.error(), failure.message());
     byte[] recorded = FunctionErrors.recordedFailure(asFailure);
     return InvocationLog.callAsync(db, "storing the failure of invocation " + invocation,
-            SystemSchema.recordFailureWithCallerProcedure(at.table()), at.recordKey(), invocation, at.function(),
-            recorded, at.requestHash(), at.caller())
+            SystemSchema.recordFailureFencedProcedure(at.table()), at.recordKey(), invocation, at.function(),
+            recorded, at.requestHash(), at.caller(), 0L, at.deadline())
         .handle((r, err) -> {
           if (err == null) { // told as any later result(id) will tell it
             return CompletableFuture.completedFuture(reply(invocation, recorded));

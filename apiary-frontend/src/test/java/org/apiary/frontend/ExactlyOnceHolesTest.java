@@ -638,4 +638,149 @@ class ExactlyOnceHolesTest {
       assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 23"));
     }
   }
+
+  // A frontend process paused (SIGSTOP, a suspended host) for longer than the retention, while another frontend
+  // finished the invocation and retention deleted its records: when it resumes, what it had started must not run
+  // again. Each test holds one frontend in a hook where a pause could strike, and the client goes to another.
+
+  /** Holds a frontend at a hook for one invocation until released; says when it got there. */
+  private static final class Pause {
+    final java.util.concurrent.CountDownLatch reached = new java.util.concurrent.CountDownLatch(1);
+    final java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
+    final AtomicBoolean taken = new AtomicBoolean();
+
+    void hold() {
+      if (taken.compareAndSet(false, true)) {
+        reached.countDown();
+        try {
+          released.await(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+  }
+
+  /**
+   * Runs {@code request} on a frontend that {@code pause} holds, lets another frontend finish it, waits past the
+   * retention, deletes the expired records, then releases the held frontend and waits until it has nothing in flight.
+   *
+   * @return what the client of the other frontend was told
+   */
+  private String finishElsewhereThenResume(InvocationRequest request, Pause pause, FrontendHooks hooks)
+      throws Exception {
+    // Retention longer than the clients' wait for a call (one attempt of 500 ms), no clock skew on one machine.
+    FrontendConfig shortRetention = FAST.withRetention(Duration.ofMillis(1_500), Duration.ofHours(1))
+        .withClockSkewAllowance(Duration.ZERO);
+    // The held frontend has a database connection of its own: a hook holds its client's callback thread.
+    try (ApiaryDatabase heldDb = ApiaryDatabase.open(org.apiary.database.DatabaseConfig.external(
+             db.clientAddresses().toArray(String[]::new)));
+         FrontendServer held = FrontendServer.start(heldDb, shortRetention, hooks);
+         FrontendServer other = FrontendServer.start(db, shortRetention);
+         ApiaryClient toHeld = ApiaryClient.connect(ClientConfig.of(held.endpoint())
+             .withAttemptTimeout(Duration.ofMillis(500)).withMaxAttempts(1));
+         ApiaryClient toOther = client(other)) {
+      java.util.concurrent.CompletableFuture<String> first = java.util.concurrent.CompletableFuture.supplyAsync(
+          () -> outcome(() -> toHeld.invoke(request)));
+      assertTrue(pause.reached.await(20, TimeUnit.SECONDS), "the held frontend never got the request");
+      String told = outcome(() -> toOther.invoke(request));
+      assertEquals("unknown", first.get(20, TimeUnit.SECONDS));
+      Thread.sleep(1_500 + 500);
+      other.deleteExpiredRecords();
+      assertEquals(0, scalar("SELECT COUNT(*) FROM APIARY_RECORDED_INTEGER WHERE invocation_id = ?", request.id()),
+          "retention did not delete the invocation's records");
+      pause.released.countDown();
+      long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (held.inFlight() > 0 && System.nanoTime() < until) {
+        Thread.sleep(20);
+      }
+      assertEquals(0, held.inFlight(), "the held frontend never ended the invocation");
+      return told;
+    }
+  }
+
+  @Test
+  void aFrontendPausedPastTheRetentionBetweenTwoFunctionsDoesNotRunTheRestAgain() throws Exception {
+    db.callAdmin("setting a counter", "@AdHoc", "INSERT INTO h_counters VALUES (24, 0)");
+    InvocationRequest request = InvocationRequest.of("h_twoWriters", 24L, 1L);
+    Pause pause = new Pause();
+    String told = finishElsewhereThenResume(request, pause, new FrontendHooks() {
+      @Override
+      public void afterFunction(String graph, String invocation, String function) {
+        if (invocation.equals(request.id()) && function.equals("h_bump")) {
+          pause.hold();
+        }
+      }
+    });
+    assertEquals("ok [1]", told);
+    assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 24"));
+    assertEquals(1, scalar("SELECT n FROM h_writes WHERE k = 24"),
+        "the paused frontend ran the invocation's second function again after retention deleted its record");
+    assertEquals(0, scalar("SELECT COUNT(*) FROM APIARY_INVOCATIONS WHERE invocation_id = ?", request.id()),
+        "the paused frontend left a log entry for an invocation that had ended");
+  }
+
+  @Test
+  void aFrontendPausedPastTheRetentionBeforeLoggingARequestDoesNotStartIt() throws Exception {
+    db.callAdmin("setting a counter", "@AdHoc", "INSERT INTO h_counters VALUES (25, 0)");
+    InvocationRequest request = InvocationRequest.of("h_twoWriters", 25L, 1L);
+    Pause pause = new Pause();
+    String told = finishElsewhereThenResume(request, pause, new FrontendHooks() {
+      @Override
+      public void beforeStarting(String invocation) {
+        if (invocation.equals(request.id())) {
+          pause.hold();
+        }
+      }
+    });
+    assertEquals("ok [1]", told);
+    assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 25"),
+        "the paused frontend logged the request anew and ran it again after retention deleted its log entry");
+    assertEquals(1, scalar("SELECT n FROM h_writes WHERE k = 25"));
+    assertEquals(0, scalar("SELECT COUNT(*) FROM APIARY_INVOCATIONS WHERE invocation_id = ?", request.id()));
+  }
+
+  @Test
+  void aFrontendPausedPastTheRetentionBeforeRunningAOneTransactionRequestDoesNotRunIt() throws Exception {
+    db.callAdmin("setting a counter", "@AdHoc", "INSERT INTO h_counters VALUES (26, 0)");
+    InvocationRequest request = InvocationRequest.of("h_oneBump", 26L, 1L);
+    Pause pause = new Pause();
+    String told = finishElsewhereThenResume(request, pause, new FrontendHooks() {
+      @Override
+      public void beforeStarting(String invocation) {
+        if (invocation.equals(request.id())) {
+          pause.hold();
+        }
+      }
+    });
+    assertEquals("ok [1]", told);
+    assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 26"),
+        "the paused frontend ran a one-transaction request again after retention deleted its record");
+    assertEquals(0, scalar("SELECT COUNT(*) FROM APIARY_RECORDED_INTEGER WHERE invocation_id = ?", request.id()));
+  }
+
+  @Test
+  void anInvocationRunningLongerThanTheRetentionIsStillCompletedAfterARetentionPass() throws Exception {
+    // The fence must not refuse what retention keeps: an invocation still running (its frontend alive but stuck,
+    // say) whose start is older than the retention when a pass runs.
+    db.callAdmin("setting a counter", "@AdHoc", "INSERT INTO h_counters VALUES (27, 0)");
+    InvocationRequest request = InvocationRequest.of("h_twoWriters", 27L, 1L);
+    String owner = "stuck-" + System.nanoTime();
+    new FrontendLeases(db, owner, "tcp://127.0.0.1:1").renew(Duration.ofHours(1)); // alive: nobody takes it over
+    byte[] frame = Json.bytes(WireRequest.invoke(request.id(), "h_twoWriters", Json.tree(27L),
+        List.of(Json.tree(1L)), null));
+    int version = new GraphCatalog(db, Duration.ZERO).latest("h_twoWriters").orElseThrow().version();
+    assertTrue(new InvocationLog(db).begin(request.id(), "h_twoWriters", version, frame, owner).get());
+    Thread.sleep(2_500); // longer than the retention below and the clock-skew margin
+    try (FrontendServer frontend = FrontendServer.start(db, FAST.withRetention(Duration.ofMillis(1_500),
+             Duration.ofHours(1)));
+         ApiaryClient client = client(frontend)) {
+      frontend.deleteExpiredRecords();
+      assertEquals("ok [1]", outcome(() -> client.invoke(request)));
+    }
+    assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 27"));
+    assertEquals(1, scalar("SELECT n FROM h_writes WHERE k = 27"));
+    db.callAdmin("cleaning up", "@AdHoc", "DELETE FROM " + org.apiary.runtime.SystemSchema.FRONTENDS
+        + " WHERE frontend = ?", owner);
+  }
 }

@@ -59,6 +59,8 @@ public abstract class FunctionProcedure extends VoltProcedure {
   private boolean writes;
   private SQLStmt record;
   private boolean recordsCaller;
+  /** Reads retention's fence ({@link SystemSchema#RETENTION_FENCE_SQL}); {@code null} if compiled before it existed. */
+  private SQLStmt retentionFence;
 
   /** Facts the compiler established about one statement. */
   protected record StatementBinding(SQLStmt stmt, boolean readOnly, int partitionParameter, String partitionColumn) {}
@@ -106,6 +108,15 @@ public abstract class FunctionProcedure extends VoltProcedure {
   protected final void bindRecordingWithCaller(SQLStmt find, SQLStmt insert) {
     bindRecording(find, insert);
     this.recordsCaller = true;
+  }
+
+  /**
+   * Called by the generated constructor of a recordable function compiled since schema version 12: a recorded
+   * execution whose invocation started before retention's cutoff ({@link Invocation#notBefore()}) then refuses to
+   * commit.
+   */
+  protected final void bindRetentionFence(SQLStmt fence) {
+    this.retentionFence = fence;
   }
 
   /** A fresh instance of the user's function. */
@@ -164,6 +175,12 @@ public abstract class FunctionProcedure extends VoltProcedure {
         return result(recorded, true);
       }
     }
+    if (call.record() && call.deadline() != null && getTransactionTime().getTime() > call.deadline()) {
+      throw new VoltAbortException(FunctionErrors.encode(functionName, Invocation.EXPIRED, "invocation "
+          + call.invocationId() + " reached the database at " + getTransactionTime().getTime() + " ms since the epoch, "
+          + (getTransactionTime().getTime() - call.deadline()) + " ms after its deadline (its client's expiry plus the "
+          + "clock skew allowed); it was not started, since retention may have deleted the record of an earlier run"));
+    }
     Runtime runtime = new Runtime(partitionKey, call);
     try {
       FunctionAccess.run(newFunction(), runtime);
@@ -189,6 +206,12 @@ public abstract class FunctionProcedure extends VoltProcedure {
             call.requestHash());
       }
     }
+    // The fence is read in the last batch, so checking it costs no extra round trip to the execution engine; a
+    // refusal rolls back everything the function did.
+    boolean fenced = call.record() && call.notBefore() != null && retentionFence != null;
+    if (fenced) {
+      voltQueueSQL(retentionFence);
+    }
     if (call.record() || trailing > 0) {
       VoltTable[] tables;
       try {
@@ -208,6 +231,15 @@ public abstract class FunctionProcedure extends VoltProcedure {
         throw new VoltAbortException(FunctionErrors.encode(functionName, e));
       }
       runtime.readsOfTrailingBatch(tables);
+      if (fenced) {
+        VoltTable fence = tables[tables.length - 1];
+        if (fence.advanceRow() && fence.getLong(0) > call.notBefore()) {
+          throw new VoltAbortException(FunctionErrors.encode(functionName, Invocation.PAST_RETENTION, "invocation "
+              + call.invocationId() + " started before retention's cutoff (" + fence.getLong(0) + " ms since the "
+              + "epoch, its start less the clock skew between hosts " + call.notBefore() + " ms): its records may have "
+              + "been deleted, so function '" + functionName + "' was not run again; its outcome is no longer kept"));
+        }
+      }
     }
     ServerProvenance.active().ifPresent(p -> {
       try {

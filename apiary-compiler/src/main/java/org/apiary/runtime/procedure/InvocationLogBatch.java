@@ -25,12 +25,28 @@ public class InvocationLogBatch extends VoltProcedure {
     String invocationId();
   }
 
-  /** Logs a new invocation as RUNNING. */
-  public record Begin(String invocationId, String graph, int graphVersion, byte[] request, String frontend)
-      implements Write {}
+  /**
+   * Logs a new invocation as RUNNING, unless its transaction runs after {@code deadline} (milliseconds since the
+   * epoch; 0: no deadline): a request a frontend checked and then held (paused) past its client's expiry plus the
+   * clock skew allowed is not started, since retention may have deleted the log entry of an earlier run.
+   */
+  public record Begin(String invocationId, String graph, int graphVersion, byte[] request, String frontend,
+                      long deadline) implements Write {
+    /** A begin without a deadline. */
+    public Begin(String invocationId, String graph, int graphVersion, byte[] request, String frontend) {
+      this(invocationId, graph, graphVersion, request, frontend, 0L);
+    }
+  }
 
   /** Stores an invocation's outcome if it is still RUNNING. */
   public record Finish(String invocationId, String status, byte[] result) implements Write {}
+
+  /** {@code APPLIED} of a write that did nothing. */
+  public static final byte NOT_APPLIED = 0;
+  /** {@code APPLIED} of a write that applied. */
+  public static final byte APPLIED = 1;
+  /** {@code APPLIED} of a begin refused because it came after its deadline. */
+  public static final byte PAST_DEADLINE = 2;
 
   public final SQLStmt exists = new SQLStmt("SELECT COUNT(*) FROM APIARY_INVOCATIONS WHERE invocation_id = ?;");
   public final SQLStmt begin = new SQLStmt("INSERT INTO APIARY_INVOCATIONS (invocation_id, graph, graph_version, "
@@ -43,8 +59,10 @@ public class InvocationLogBatch extends VoltProcedure {
    *
    * @param route an invocation ID of the batch (all hash to this partition)
    * @param batch the writes, encoded by {@link #encode}
-   * @return one row per write, in order: {@code APPLIED} 1 if the invocation began (was not logged yet) or its
-   *     outcome was stored (it was still running), else 0
+   * @return one row per write, in order: {@code APPLIED} {@value #APPLIED} if the invocation began (was not logged
+   *     yet) or its outcome was stored (it was still running), {@value #PAST_DEADLINE} if a begin came after its
+   *     deadline, else {@value #NOT_APPLIED}; {@code STARTED_AT}, for a begin that applied, its transaction's time
+   *     (milliseconds since the epoch: the invocation's start as logged), else 0
    */
   public VoltTable run(String route, byte[] batch) {
     List<Write> writes = decode(batch);
@@ -54,8 +72,10 @@ public class InvocationLogBatch extends VoltProcedure {
       }
     }
     VoltTable[] found = writes.stream().anyMatch(w -> w instanceof Begin) ? voltExecuteSQL() : new VoltTable[0];
-    VoltTable result = new VoltTable(new VoltTable.ColumnInfo("APPLIED", VoltType.TINYINT));
-    boolean[] applied = new boolean[writes.size()];
+    VoltTable result = new VoltTable(new VoltTable.ColumnInfo("APPLIED", VoltType.TINYINT),
+        new VoltTable.ColumnInfo("STARTED_AT", VoltType.BIGINT));
+    byte[] applied = new byte[writes.size()];
+    long now = getTransactionTime().getTime();
     java.util.Set<String> begun = new java.util.HashSet<>();
     int b = 0;
     int queued = 0;
@@ -63,11 +83,14 @@ public class InvocationLogBatch extends VoltProcedure {
     for (int i = 0; i < writes.size(); i++) {
       Write w = writes.get(i);
       if (w instanceof Begin begin) {
-        boolean absent = found[b++].asScalarLong() == 0 && begun.add(begin.invocationId());
-        if (absent) {
+        boolean absent = found[b++].asScalarLong() == 0 && !begun.contains(begin.invocationId());
+        if (absent && begin.deadline() > 0 && now > begin.deadline()) {
+          applied[i] = PAST_DEADLINE;
+        } else if (absent) {
+          begun.add(begin.invocationId());
           voltQueueSQL(this.begin, begin.invocationId(), begin.graph(), begin.graphVersion(), begin.request(),
               begin.frontend(), getTransactionTime());
-          applied[i] = true;
+          applied[i] = APPLIED;
           queued++;
         }
       } else {
@@ -77,12 +100,17 @@ public class InvocationLogBatch extends VoltProcedure {
       }
     }
     VoltTable[] done = queued == 0 ? new VoltTable[0] : voltExecuteSQL(true);
-    finishes.forEach((write, statement) -> applied[write] = done[statement].asScalarLong() == 1);
-    for (boolean a : applied) {
-      result.addRow(a ? (byte) 1 : (byte) 0);
+    finishes.forEach((write, statement) -> applied[write] = done[statement].asScalarLong() == 1 ? APPLIED
+        : NOT_APPLIED);
+    for (int i = 0; i < writes.size(); i++) {
+      result.addRow(applied[i], writes.get(i) instanceof Begin && applied[i] == APPLIED ? now : 0L);
     }
     return result;
   }
+
+  /** The type byte of a begin as earlier releases encode it, without a deadline. */
+  private static final byte BEGIN = 0;
+  private static final byte BEGIN_WITH_DEADLINE = 2;
 
   /** Encodes a batch for {@link #run}. */
   public static byte[] encode(List<? extends Write> writes) {
@@ -91,12 +119,13 @@ public class InvocationLogBatch extends VoltProcedure {
       out.writeInt(writes.size());
       for (Write w : writes) {
         if (w instanceof Begin b) {
-          out.writeByte(0);
+          out.writeByte(BEGIN_WITH_DEADLINE);
           out.writeUTF(b.invocationId());
           out.writeUTF(b.graph());
           out.writeInt(b.graphVersion());
           writeBytes(out, b.request());
           out.writeUTF(b.frontend());
+          out.writeLong(b.deadline());
         } else {
           Finish f = (Finish) w;
           out.writeByte(1);
@@ -121,8 +150,11 @@ public class InvocationLogBatch extends VoltProcedure {
       int n = in.readInt();
       List<Write> writes = new ArrayList<>(n);
       for (int i = 0; i < n; i++) {
-        if (in.readByte() == 0) {
-          writes.add(new Begin(in.readUTF(), in.readUTF(), in.readInt(), readBytes(in), in.readUTF()));
+        byte type = in.readByte();
+        if (type == BEGIN || type == BEGIN_WITH_DEADLINE) {
+          Begin b = new Begin(in.readUTF(), in.readUTF(), in.readInt(), readBytes(in), in.readUTF());
+          writes.add(type == BEGIN ? b : new Begin(b.invocationId(), b.graph(), b.graphVersion(), b.request(),
+              b.frontend(), in.readLong()));
         } else {
           writes.add(new Finish(in.readUTF(), in.readUTF(), readBytes(in)));
         }

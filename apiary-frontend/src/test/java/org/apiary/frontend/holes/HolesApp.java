@@ -57,7 +57,22 @@ public final class HolesApp {
       .addEdge(Graph.SOURCE, "h_lengthOf", ApiaryFunction.SOURCE, String.class)
       .addEdge("h_lengthOf", Graph.SINK, ApiaryFunction.SINK);
 
-  public static final Application APP = Application.of(SCHEMA, FLAKY, WRONG_KEY, BIG_REPLY, EVOLVING_V1, LENGTH);
+  /** source -> bump (writer, recorded) -> tally (writer, recorded: counts its runs in h_writes) -> sink. */
+  public static final Graph TWO_WRITERS = Graph.named("h_twoWriters")
+      .addLocalFunction("h_bump", HBump.class)
+      .addLocalFunction("h_tally", HTally.class)
+      .addEdge(Graph.SOURCE, "h_bump", ApiaryFunction.SOURCE, Long.class)
+      .addEdge("h_bump", "h_tally", "bumped")
+      .addEdge("h_tally", Graph.SINK, ApiaryFunction.SINK);
+
+  /** source -> bump (writer, recorded) -> sink: one recorded transaction, no log entry. */
+  public static final Graph ONE_BUMP = Graph.named("h_oneBump")
+      .addLocalFunction("h_bump", HBump.class)
+      .addEdge(Graph.SOURCE, "h_bump", ApiaryFunction.SOURCE, Long.class)
+      .addEdge("h_bump", Graph.SINK, "bumped");
+
+  public static final Application APP = Application.of(SCHEMA, FLAKY, WRONG_KEY, BIG_REPLY, EVOLVING_V1, LENGTH,
+      TWO_WRITERS, ONE_BUMP);
 
   private HolesApp() {}
 }
