@@ -83,6 +83,12 @@ public final class FrontendBenchmark implements Callable<Integer> {
         invocationId, true, "one_eo", null, true, true, null, 0L);
   }
 
+  /** A recorded execution of a logged invocation: it also reads retention's fence ({@link Invocation#notBefore}). */
+  private static Invocation recordedFenced(String invocationId) {
+    return new Invocation(java.util.Map.of(ApiaryFunction.SOURCE, List.of(org.apiary.internal.Json.tree(1L))),
+        invocationId, true, "one_eo", null, true, true, null, 0L, null, null, 0L, null);
+  }
+
   private final java.util.concurrent.atomic.AtomicLong directIds = new java.util.concurrent.atomic.AtomicLong();
 
   /** One measured variant: a name and how to start one request for a key. */
@@ -105,6 +111,8 @@ public final class FrontendBenchmark implements Callable<Integer> {
             new Variant("procedure, called directly", k -> direct.callAsync("add", k, Invocation.ofArguments(1L))),
             new Variant("procedure, called directly, recorded", k -> direct.callAsync("add", k,
                 recorded("direct-" + directIds.incrementAndGet()))),
+            new Variant("procedure, called directly, recorded, fenced", k -> direct.callAsync("add", k,
+                recordedFenced("fenced-" + directIds.incrementAndGet()))),
             new Variant("1-function graph, no recording, no log", k -> viaUnlogged.invokeAsync("one_none", k, 1L)),
             new Variant("1-function graph, no recording, log", k -> viaLogged.invokeAsync("one_none", k, 1L)),
             new Variant("1-function graph, exactly-once", k -> viaLogged.invokeAsync("one_eo", k, 1L)),
