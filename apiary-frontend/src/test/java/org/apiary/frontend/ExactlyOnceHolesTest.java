@@ -643,13 +643,37 @@ class ExactlyOnceHolesTest {
   // finished the invocation and retention deleted its records: when it resumes, what it had started must not run
   // again. Each test holds one frontend in a hook where a pause could strike, and the client goes to another.
 
-  /** Holds a frontend at a hook for one invocation until released; says when it got there. */
-  private static final class Pause {
+  /**
+   * Holds a frontend for one invocation until released, once: after {@code function} returned, or, with none, before
+   * the request is logged or run. Says when it got there.
+   */
+  private static final class Pause implements FrontendHooks {
     final java.util.concurrent.CountDownLatch reached = new java.util.concurrent.CountDownLatch(1);
     final java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
     final AtomicBoolean taken = new AtomicBoolean();
+    final String invocation;
+    final String function;
 
-    void hold() {
+    Pause(String invocation, String function) {
+      this.invocation = invocation;
+      this.function = function;
+    }
+
+    @Override
+    public void beforeStarting(String id) {
+      if (function == null && id.equals(invocation)) {
+        hold();
+      }
+    }
+
+    @Override
+    public void afterFunction(String graph, String id, String executed) {
+      if (executed.equals(function) && id.equals(invocation)) {
+        hold();
+      }
+    }
+
+    private void hold() {
       if (taken.compareAndSet(false, true)) {
         reached.countDown();
         try {
@@ -667,15 +691,14 @@ class ExactlyOnceHolesTest {
    *
    * @return what the client of the other frontend was told
    */
-  private String finishElsewhereThenResume(InvocationRequest request, Pause pause, FrontendHooks hooks)
-      throws Exception {
+  private String finishElsewhereThenResume(InvocationRequest request, Pause pause) throws Exception {
     // Retention longer than the clients' wait for a call (one attempt of 500 ms), no clock skew on one machine.
     FrontendConfig shortRetention = FAST.withRetention(Duration.ofMillis(1_500), Duration.ofHours(1))
         .withClockSkewAllowance(Duration.ZERO);
     // The held frontend has a database connection of its own: a hook holds its client's callback thread.
     try (ApiaryDatabase heldDb = ApiaryDatabase.open(org.apiary.database.DatabaseConfig.external(
              db.clientAddresses().toArray(String[]::new)));
-         FrontendServer held = FrontendServer.start(heldDb, shortRetention, hooks);
+         FrontendServer held = FrontendServer.start(heldDb, shortRetention, pause);
          FrontendServer other = FrontendServer.start(db, shortRetention);
          ApiaryClient toHeld = ApiaryClient.connect(ClientConfig.of(held.endpoint())
              .withAttemptTimeout(Duration.ofMillis(500)).withMaxAttempts(1));
@@ -703,15 +726,7 @@ class ExactlyOnceHolesTest {
   void aFrontendPausedPastTheRetentionBetweenTwoFunctionsDoesNotRunTheRestAgain() throws Exception {
     db.callAdmin("setting a counter", "@AdHoc", "INSERT INTO h_counters VALUES (24, 0)");
     InvocationRequest request = InvocationRequest.of("h_twoWriters", 24L, 1L);
-    Pause pause = new Pause();
-    String told = finishElsewhereThenResume(request, pause, new FrontendHooks() {
-      @Override
-      public void afterFunction(String graph, String invocation, String function) {
-        if (invocation.equals(request.id()) && function.equals("h_bump")) {
-          pause.hold();
-        }
-      }
-    });
+    String told = finishElsewhereThenResume(request, new Pause(request.id(), "h_bump"));
     assertEquals("ok [1]", told);
     assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 24"));
     assertEquals(1, scalar("SELECT n FROM h_writes WHERE k = 24"),
@@ -724,15 +739,7 @@ class ExactlyOnceHolesTest {
   void aFrontendPausedPastTheRetentionBeforeLoggingARequestDoesNotStartIt() throws Exception {
     db.callAdmin("setting a counter", "@AdHoc", "INSERT INTO h_counters VALUES (25, 0)");
     InvocationRequest request = InvocationRequest.of("h_twoWriters", 25L, 1L);
-    Pause pause = new Pause();
-    String told = finishElsewhereThenResume(request, pause, new FrontendHooks() {
-      @Override
-      public void beforeStarting(String invocation) {
-        if (invocation.equals(request.id())) {
-          pause.hold();
-        }
-      }
-    });
+    String told = finishElsewhereThenResume(request, new Pause(request.id(), null));
     assertEquals("ok [1]", told);
     assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 25"),
         "the paused frontend logged the request anew and ran it again after retention deleted its log entry");
@@ -744,15 +751,7 @@ class ExactlyOnceHolesTest {
   void aFrontendPausedPastTheRetentionBeforeRunningAOneTransactionRequestDoesNotRunIt() throws Exception {
     db.callAdmin("setting a counter", "@AdHoc", "INSERT INTO h_counters VALUES (26, 0)");
     InvocationRequest request = InvocationRequest.of("h_oneBump", 26L, 1L);
-    Pause pause = new Pause();
-    String told = finishElsewhereThenResume(request, pause, new FrontendHooks() {
-      @Override
-      public void beforeStarting(String invocation) {
-        if (invocation.equals(request.id())) {
-          pause.hold();
-        }
-      }
-    });
+    String told = finishElsewhereThenResume(request, new Pause(request.id(), null));
     assertEquals("ok [1]", told);
     assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 26"),
         "the paused frontend ran a one-transaction request again after retention deleted its record");
