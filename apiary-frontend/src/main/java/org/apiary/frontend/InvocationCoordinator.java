@@ -161,7 +161,7 @@ final class InvocationCoordinator {
     }
 
     /** The attempt of an invocation now logged: fenced by its start, no longer by its request's deadline. */
-    Attempt logged(long fence) {
+    Attempt logged(Long fence) {
       return new Attempt(invocation, graph, version, key, args, caller, purpose, roles, number, firstRun, fence, null);
     }
   }

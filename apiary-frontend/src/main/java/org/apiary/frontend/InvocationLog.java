@@ -37,8 +37,8 @@ final class InvocationLog {
    */
   public record Entry(String invocationId, String graph, int graphVersion, byte[] request, String frontend,
                       String status, int attempts, byte[] result, long startedAtMillis) {
-    /** The invocation's retention fence for its recorded executions ({@code Invocation.notBefore}). */
-    long notBefore() {
+    /** The invocation's retention fence for its recorded executions ({@code Invocation.notBefore}), if known. */
+    Long notBefore() {
       return InvocationLog.notBefore(startedAtMillis);
     }
   }
@@ -51,8 +51,8 @@ final class InvocationLog {
    * @param startedAtMillis if begun, its start as logged (database clock)
    */
   record Began(boolean begun, boolean pastDeadline, long startedAtMillis) {
-    /** The invocation's retention fence for its recorded executions ({@code Invocation.notBefore}). */
-    long notBefore() {
+    /** The invocation's retention fence for its recorded executions ({@code Invocation.notBefore}), if known. */
+    Long notBefore() {
       return InvocationLog.notBefore(startedAtMillis);
     }
   }
@@ -64,11 +64,12 @@ final class InvocationLog {
 
   /**
    * The earliest time (database clock) at which a record of an invocation that started at {@code startedAtMillis}
-   * can have been written; retention never deletes such a record while the invocation runs, since its cutoff stays
-   * before the oldest running invocation's start less the same margin.
+   * can have been written ({@code null} if the start is unknown); retention never deletes such a record while the
+   * invocation runs, since its cutoff stays before the oldest running invocation's start less the same margin.
    */
-  static long notBefore(long startedAtMillis) {
-    return startedAtMillis - SKEW_MARGIN_MS;
+  static Long notBefore(long startedAtMillis) {
+    // 0: a log procedure of an earlier release, which does not return the start; its attempts go unfenced.
+    return startedAtMillis > 0 ? startedAtMillis - SKEW_MARGIN_MS : null;
   }
 
   private final ApiaryDatabase db;
