@@ -160,6 +160,16 @@ final class InvocationCoordinator {
           notBefore, deadline);
     }
 
+    /**
+     * The next attempt at a logged invocation, from its log entry and its request: fenced by the logged start, not by
+     * the request's deadline.
+     */
+    static Attempt fromLog(InvocationLog.Entry e, RegisteredGraph graph, JsonNode key, List<JsonNode> args,
+                           WireRequest request) {
+      return new Attempt(e.invocationId(), graph, e.graphVersion(), key, args, request.caller(), request.purpose(),
+          request.roles(), e.attempts() + 1, false, e.notBefore(), null);
+    }
+
     /** The attempt of an invocation now logged: fenced by its start, no longer by its request's deadline. */
     Attempt logged(Long fence) {
       return new Attempt(invocation, graph, version, key, args, caller, purpose, roles, number, firstRun, fence, null);
@@ -314,14 +324,12 @@ final class InvocationCoordinator {
         if (graph.isEmpty()) { // registered after our last catalog load: load it off this (database) thread
           scheduler.execute(() -> guarded(invocation, () -> {
             catalog.reload();
-            claimAndRun(new Attempt(invocation, catalog.graph(e.graph(), e.graphVersion()).orElseThrow(() ->
+            claimAndRun(Attempt.fromLog(e, catalog.graph(e.graph(), e.graphVersion()).orElseThrow(() ->
                 new IllegalStateException("graph '" + e.graph() + "' version " + e.graphVersion() + " is not "
-                    + "registered")), e.graphVersion(), key, args, request.caller(), request.purpose(),
-                request.roles(), e.attempts() + 1, false, e.notBefore(), null));
+                    + "registered")), key, args, request));
           }));
         } else {
-          claimAndRun(new Attempt(invocation, graph.get(), e.graphVersion(), key, args, request.caller(),
-              request.purpose(), request.roles(), e.attempts() + 1, false, e.notBefore(), null));
+          claimAndRun(Attempt.fromLog(e, graph.get(), key, args, request));
         }
       }
     }));
@@ -735,8 +743,7 @@ final class InvocationCoordinator {
         LOG.log(Level.INFO, "frontend " + frontendId + ": recovering invocation " + e.invocationId() + " of graph "
             + e.graph() + " (attempt " + (e.attempts() + 1) + ")");
         hooks.recovering(e.invocationId());
-        claimAndRun(new Attempt(e.invocationId(), graph, e.graphVersion(), key, normalize(request.args()),
-            request.caller(), request.purpose(), request.roles(), e.attempts() + 1, false, e.notBefore(), null));
+        claimAndRun(Attempt.fromLog(e, graph, key, normalize(request.args()), request));
       });
     }
   }
