@@ -15,7 +15,6 @@ import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.examples.counter.CounterApp;
-import org.apiary.frontend.FrontendProcess;
 import org.apiary.frontend.Registrar;
 import org.voltdb.VoltTable;
 import picocli.CommandLine.Command;

@@ -37,7 +37,6 @@ import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.examples.drill.DrillApp;
-import org.apiary.frontend.FrontendProcess;
 import org.apiary.frontend.Registrar;
 import org.voltdb.VoltTable;
 
@@ -58,8 +57,9 @@ import org.voltdb.VoltTable;
  * <p><b>Faults</b>, at random from the seed: SIGKILL of a frontend and a replacement on the same port (sometimes one
  * that halts right after a given function; if that is the writer of a one-function graph, half the time an
  * invocation of that graph is sent to it at once), SIGSTOP for longer than the lease then SIGCONT, at most once a
- * SIGSTOP for longer than the retention (so that the other frontend finishes what the stopped one was running and
- * retention deletes its records before it resumes; the count of attempts retention's fence refused is shown), and
+ * SIGSTOP for longer than the retention, of a replacement that stops itself right after a writer returns mid-graph
+ * (so that the other frontend finishes what the stopped one was running and retention deletes its records before it
+ * resumes; the count of attempts retention's fence refused is shown), and
  * keys whose flaky writer fails switched on and off (all off at the end, so a re-run after a failure would succeed).
  *
  * <p><b>Check.</b> After the faults stop and recovery had its bounded time, every ID is resolved through
@@ -458,24 +458,49 @@ final class ExactlyOnceDrill {
         long longMs = settings.retentionMs() + 2 * settings.leaseMs() + 3_000;
         boolean longStop = !settings.skip().contains("longstop") && longPauses.get() == 0
             && random.nextDouble() < 0.3 && stopAt - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(longMs);
-        long ms = longStop ? longMs : settings.leaseMs() + 300 + random.nextLong(settings.leaseMs());
+        if (longStop) {
+          stopLong(i, longMs);
+          continue;
+        }
+        long ms = settings.leaseMs() + 300 + random.nextLong(settings.leaseMs());
         longestPauseMs.accumulateAndGet(ms, Math::max);
-        int fencedBefore = longStop ? count(FENCED, victim.output()) : 0;
         victim.pause();
-        (longStop ? longPauses : pauses).incrementAndGet();
-        fault("SIGSTOP frontend " + i + " (" + victim.id() + ") for " + ms + " ms"
-            + (longStop ? ", longer than the retention" : ""));
+        pauses.incrementAndGet();
+        fault("SIGSTOP frontend " + i + " (" + victim.id() + ") for " + ms + " ms");
         sleep(ms);
         victim.resume();
         fault("SIGCONT frontend " + i);
-        if (longStop) {
-          sleep(1_000); // what it resumes runs into the fence at once
-          int refused = count(FENCED, victim.output()) - fencedBefore;
-          fenced.addAndGet(refused);
-          fault("frontend " + i + " resumed; retention's fence refused " + refused + " of its attempts");
-        }
       }
     }
+  }
+
+  /**
+   * The long stop: replaces frontend {@code i} with one that stops itself (SIGSTOP) right after a writer returns,
+   * mid-graph, as soon as the load reaches it, and keeps it stopped for {@code ms}: long enough for the other frontend
+   * to take its invocation over and finish it, and for retention to delete the records, before it resumes into
+   * retention's fence. If the load does not reach it in time, the process is stopped from outside wherever it is.
+   */
+  private void stopLong(int i, long ms) {
+    replace(i, List.of("--stop-after", DrillApp.WRITE), "replaced for the long stop");
+    FrontendProcess victim = frontends.get(i);
+    int fencedBefore = count(FENCED, victim.output());
+    longestPauseMs.accumulateAndGet(ms, Math::max);
+    longPauses.incrementAndGet();
+    if (victim.awaitStoppedItself(Duration.ofSeconds(10))) {
+      fault("frontend " + i + " (" + victim.id() + ") stopped itself after '" + DrillApp.WRITE + "' returned, mid-graph; "
+          + "held for " + ms + " ms, longer than the retention");
+    } else {
+      victim.pause();
+      fault("SIGSTOP frontend " + i + " (" + victim.id() + ") for " + ms + " ms, longer than the retention (the load "
+          + "did not reach it mid-graph)");
+    }
+    sleep(ms);
+    victim.resume();
+    fault("SIGCONT frontend " + i);
+    sleep(1_000); // what it resumes runs into the fence at once
+    int refused = count(FENCED, victim.output()) - fencedBefore;
+    fenced.addAndGet(refused);
+    fault("frontend " + i + " resumed; retention's fence refused " + refused + " of its attempts");
   }
 
   private static int count(Pattern pattern, String text) {

@@ -7,8 +7,8 @@ import java.util.concurrent.CountDownLatch;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.DatabaseUsers;
-import org.apiary.frontend.FaultInjection;
 import org.apiary.frontend.FrontendConfig;
+import org.apiary.frontend.FrontendHooks;
 import org.apiary.frontend.FrontendServer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
 /** Runs a frontend against a running database until the process is stopped. */
 @Command(name = "frontend", mixinStandardHelpOptions = true,
     description = "Serve registered graphs to clients over ZeroMQ, against a running VoltDB.")
-public final class FrontendCommand implements Callable<Integer> {
+public class FrontendCommand implements Callable<Integer> {
   @Option(names = "--database", required = true, split = ",",
       description = "The database's client addresses, host:port[,host:port...].")
   List<String> database;
@@ -80,13 +80,10 @@ public final class FrontendCommand implements Callable<Integer> {
       + "${DEFAULT-VALUE}).")
   long maxInFlightMib;
 
-  @Option(names = "--crash-after", hidden = true, description = "Fault injection for Apiary's crash drills and tests: "
-      + "halt the process right after this function executes.")
-  String crashAfter;
-
-  @Option(names = "--fault", hidden = true, paramLabel = "socket-thread-error", description = "Fault injection for "
-      + "Apiary's tests and drills: socket-thread-error makes the socket thread throw an Error on the first request.")
-  String fault;
+  /** The faults to inject; none here ({@link DrillFrontendCommand} injects them for the drill harness). */
+  FrontendHooks hooks() {
+    return FrontendHooks.NONE;
+  }
 
   @Override
   public Integer call() throws InterruptedException {
@@ -99,13 +96,9 @@ public final class FrontendCommand implements Callable<Integer> {
     if (databaseUsers != null) {
       databaseConfig = databaseConfig.withLogin(DatabaseUsers.readFrom(databaseUsers).frontend());
     }
-    if (fault != null && (!fault.equals("socket-thread-error") || crashAfter != null)) {
-      throw new CliException("--fault takes socket-thread-error, and not with --crash-after", 2, null);
-    }
+    FrontendHooks hooks = hooks();
     ApiaryDatabase db = ApiaryDatabase.open(databaseConfig);
-    FrontendServer server = fault != null ? FaultInjection.startFailingSocketThread(db, config)
-        : crashAfter != null ? FaultInjection.startHaltingAfter(db, config, crashAfter)
-        : FrontendServer.start(db, config);
+    FrontendServer server = FrontendServer.start(db, config, hooks);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       server.close();

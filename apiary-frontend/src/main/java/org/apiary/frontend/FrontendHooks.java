@@ -1,10 +1,12 @@
 package org.apiary.frontend;
 
 /**
- * Points where tests inject faults into a frontend running in the test's own process: a hook may throw (the step
- * fails, as if the database had not answered) or block (the step is slow). Production frontends use {@link #NONE}.
+ * Points in a frontend's work where a fault can be injected, for Apiary's drill harness ({@code apiary drill}) and
+ * tests, not for applications: a hook may throw (the step fails, as if the database had not answered), block (the
+ * step is slow) or stop the process. Hooks run on the frontend's own threads, so one that blocks holds that thread's
+ * other work too. Production frontends use {@link #NONE}; the fault injections themselves live in the drill harness.
  */
-interface FrontendHooks {
+public interface FrontendHooks {
   FrontendHooks NONE = new FrontendHooks() {};
 
   /** On the socket thread, for each well-formed request, before it is handled. */

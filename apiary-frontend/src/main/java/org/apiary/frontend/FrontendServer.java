@@ -126,8 +126,11 @@ public final class FrontendServer implements AutoCloseable {
     return start(db, config, FrontendHooks.NONE);
   }
 
-  /** Starts a frontend with fault-injection hooks (tests). */
-  static FrontendServer start(ApiaryDatabase db, FrontendConfig config, FrontendHooks hooks) {
+  /**
+   * Starts a frontend whose steps call {@code hooks}: the seam through which Apiary's drill harness and tests inject
+   * faults (see {@link FrontendHooks}). Production frontends use {@link #start(ApiaryDatabase, FrontendConfig)}.
+   */
+  public static FrontendServer start(ApiaryDatabase db, FrontendConfig config, FrontendHooks hooks) {
     FrontendServer server = new FrontendServer(db, config, hooks);
     if (config.invocationLog()) {
       server.maintenance.start();

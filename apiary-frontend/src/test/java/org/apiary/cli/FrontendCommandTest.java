@@ -68,6 +68,26 @@ class FrontendCommandTest {
   }
 
   @Test
+  void faultInjectionIsNotPartOfTheProductionCommandAndTheDrillFrontendTakesExactlyOneFault() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = Main.commandLine();
+    cl.setErr(new PrintWriter(err));
+    for (String fault : new String[] {"--crash-after", "--stop-after", "--fault"}) {
+      assertEquals(2, cl.execute("frontend", "--database", "127.0.0.1:1", fault, "x"), fault);
+      assertTrue(err.toString().contains("Unknown option"), err.toString());
+    }
+    StringWriter out = new StringWriter();
+    cl.setOut(new PrintWriter(out));
+    assertEquals(0, cl.execute("--help"));
+    assertFalse(out.toString().contains("drill-frontend"), "the drill's frontend is listed:\n" + out);
+    // Checked before the database is reached (there is none at port 1).
+    assertEquals(2, cl.execute("drill-frontend", "--database", "127.0.0.1:1", "--crash-after", "f", "--stop-after", "f"));
+    assertEquals(2, cl.execute("drill-frontend", "--database", "127.0.0.1:1"));
+    assertEquals(2, cl.execute("drill-frontend", "--database", "127.0.0.1:1", "--fault", "disk-full"));
+    assertTrue(err.toString().contains("--fault takes socket-thread-error, not 'disk-full'"), err.toString());
+  }
+
+  @Test
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void aFrontendThatRequiresCredentialsRefusesCallsWithoutAValidKeyAndServesCallsWithOne(TestDatabase database)
       throws Exception {
@@ -112,8 +132,8 @@ class FrontendCommandTest {
     Registrar.register(db, CounterApp.APP);
     Path log = work.resolve("failing-frontend.log");
     // A lease far longer than the test: a lease expired when the process exits was released, not run out.
-    Process frontend = cli.start(log, "-Xmx384m", "frontend", "--database", String.join(",", db.clientAddresses()),
-        "--lease-ms", "600000", "--fault", "socket-thread-error");
+    Process frontend = cli.start(log, "-Xmx384m", "drill-frontend", "--database",
+        String.join(",", db.clientAddresses()), "--lease-ms", "600000", "--fault", "socket-thread-error");
     try {
       String listening = CliProcesses.await(frontend, log, "listening on ", START);
       String line = Files.readString(log).lines().filter(l -> l.contains(" listening on ")).findFirst().orElseThrow();

@@ -1,4 +1,4 @@
-package org.apiary.frontend;
+package org.apiary.cli;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -13,8 +13,9 @@ import java.util.regex.Pattern;
 import org.apiary.database.LocalCluster;
 
 /**
- * A frontend running as its own operating-system process ({@code apiary frontend}), on this JVM's classpath, for
- * fault drills and failure tests that must really kill one.
+ * A frontend running as its own operating-system process, on this JVM's classpath, for fault drills and failure
+ * tests that must really kill or stop one: {@code apiary frontend}, or {@code apiary drill-frontend} when the options
+ * inject a fault ({@code --crash-after}, {@code --stop-after}, {@code --fault}).
  */
 public final class FrontendProcess implements AutoCloseable {
   private static final Pattern LISTENING = Pattern.compile("frontend (\\S+) listening on (tcp://\\S+)");
@@ -44,7 +45,7 @@ public final class FrontendProcess implements AutoCloseable {
    * Starts a frontend process and waits until it listens.
    *
    * @param databaseHosts the database's client addresses (host:port)
-   * @param options further {@code apiary frontend} options, e.g. {@code --lease-ms 2000}
+   * @param options further {@code apiary frontend} options, e.g. {@code --lease-ms 2000}, and at most one fault
    */
   public static FrontendProcess start(List<String> databaseHosts, List<String> options, Duration timeout) {
     try {
@@ -56,7 +57,8 @@ public final class FrontendProcess implements AutoCloseable {
       cmd.add("-cp");
       cmd.add(System.getProperty("java.class.path"));
       cmd.add("org.apiary.cli.Main");
-      cmd.add("frontend");
+      cmd.add(options.stream().anyMatch(o -> DrillFrontendCommand.FAULT_OPTIONS.contains(o.split("=", 2)[0]))
+          ? "drill-frontend" : "frontend");
       cmd.add("--database");
       cmd.add(String.join(",", databaseHosts));
       cmd.addAll(options);
@@ -142,6 +144,33 @@ public final class FrontendProcess implements AutoCloseable {
   public void resume() {
     signal("CONT");
     paused = false;
+  }
+
+  /**
+   * Waits until a frontend started with {@code --stop-after} has stopped itself (it printed that it is stopping and
+   * the operating system shows it stopped); from then on it counts as {@link #pause() paused}.
+   *
+   * @return whether it stopped within {@code timeout}
+   */
+  public boolean awaitStoppedItself(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Path stat = Path.of("/proc", Long.toString(process.pid()), "stat");
+    while (System.nanoTime() < deadline && process.isAlive()) {
+      try {
+        if (output().contains(FaultInjection.LINE + "stopping after") && Files.exists(stat)
+            && Files.readString(stat).replaceFirst("^.*\\) ", "").startsWith("T")) {
+          paused = true;
+          return true;
+        }
+        Thread.sleep(20);
+      } catch (IOException e) {
+        return false; // the process ended between the checks
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return false;
   }
 
   /** Whether the process was paused and not resumed since. */
