@@ -31,10 +31,24 @@ import org.voltdb.client.ClientResponse;
 public final class FunctionInvoker {
   private final ApiaryDatabase db;
   private final FunctionCatalog catalog;
+  private final boolean forwardValues;
 
   public FunctionInvoker(ApiaryDatabase db, FunctionCatalog catalog) {
+    this(db, catalog, false);
+  }
+
+  private FunctionInvoker(ApiaryDatabase db, FunctionCatalog catalog, boolean forwardValues) {
     this.db = db;
     this.catalog = catalog;
+    this.forwardValues = forwardValues;
+  }
+
+  /**
+   * An invoker for a caller that only routes the values functions return (a frontend): output values that are
+   * arrays or objects come back as {@link org.apiary.internal.ForwardedJson}, their bytes unparsed.
+   */
+  public static FunctionInvoker forwarding(ApiaryDatabase db, FunctionCatalog catalog) {
+    return new FunctionInvoker(db, catalog, true);
   }
 
   /** Calls a local function with its partition key; the arguments arrive on the source edge. */
@@ -62,7 +76,8 @@ public final class FunctionInvoker {
       return future;
     }
     try {
-      boolean queued = db.client().callProcedure(response -> complete(future, function, response), function, params);
+      boolean queued = db.client().callProcedure(
+          response -> complete(future, function, response, forwardValues), function, params);
       if (!queued) {
         future.completeExceptionally(new DatabaseException("call to '" + function + "' was not queued: the client is "
             + "backed up or has no connection; it did not run"));
@@ -88,13 +103,15 @@ public final class FunctionInvoker {
     return new Object[] {partitionKey, payload};
   }
 
-  private static void complete(CompletableFuture<FunctionResult> future, String function, ClientResponse r) {
+  private static void complete(CompletableFuture<FunctionResult> future, String function, ClientResponse r,
+                               boolean forwardValues) {
     if (r.getStatus() == ClientResponse.SUCCESS) {
       try {
         VoltTable t = r.getResults()[0];
         t.advanceRow();
+        byte[] outputs = t.getVarbinary(FunctionProcedure.OUTPUTS_COLUMN);
         future.complete(new FunctionResult(function,
-            FunctionOutputs.decode(t.getVarbinary(FunctionProcedure.OUTPUTS_COLUMN)),
+            forwardValues ? FunctionOutputs.decodeForwarding(outputs) : FunctionOutputs.decode(outputs),
             t.getLong(FunctionProcedure.REPLAYED_COLUMN) != 0));
       } catch (RuntimeException e) {
         future.completeExceptionally(new ApiaryException("function '" + function + "' committed but its outputs "

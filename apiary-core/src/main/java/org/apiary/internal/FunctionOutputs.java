@@ -35,7 +35,20 @@ public final class FunctionOutputs {
   public static List<Output> decode(byte[] bytes) {
     try (JsonParser p = Json.MAPPER.createParser(bytes)) {
       p.nextToken();
-      return read(p);
+      return read(p, null);
+    } catch (IOException e) {
+      throw new IllegalStateException("malformed function outputs from the database: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Decodes outputs for a caller that only routes their values (a frontend): a value that is an array or an object
+   * is kept as its bytes ({@link ForwardedJson}) instead of becoming a tree; partition keys and scalars are parsed.
+   */
+  public static List<Output> decodeForwarding(byte[] bytes) {
+    try (JsonParser p = Json.MAPPER.createParser(bytes)) {
+      p.nextToken();
+      return read(p, bytes);
     } catch (IOException e) {
       throw new IllegalStateException("malformed function outputs from the database: " + e.getMessage(), e);
     }
@@ -60,8 +73,24 @@ public final class FunctionOutputs {
     g.writeEndArray();
   }
 
+  private static JsonNode forwarded(JsonParser p, byte[] source) throws IOException {
+    boolean array = p.currentToken() == JsonToken.START_ARRAY;
+    long from = p.currentTokenLocation().getByteOffset();
+    p.skipChildren();
+    long to = p.currentLocation().getByteOffset();
+    if (from < 0 || to > source.length || from >= to) {
+      throw new JsonParseException(p, "cannot tell where an output's value starts and ends");
+    }
+    return ForwardedJson.node(source, (int) from, (int) to, array);
+  }
+
   /** Reads the JSON array of outputs that starts at the parser's current token. */
   public static List<Output> read(JsonParser p) throws IOException {
+    return read(p, null);
+  }
+
+  /** As {@link #read(JsonParser)}; with {@code source}, the parser's whole input, containers are forwarded. */
+  private static List<Output> read(JsonParser p, byte[] source) throws IOException {
     if (p.currentToken() != JsonToken.START_ARRAY) {
       throw new JsonParseException(p, "expected an array of outputs but found " + p.currentToken());
     }
@@ -76,7 +105,8 @@ public final class FunctionOutputs {
         switch (field) {
           case "edge" -> edge = Json.text(p, "edge");
           case "partitionKey" -> key = Json.readTree(p);
-          case "value" -> value = Json.readTree(p);
+          case "value" -> value = source != null && (p.currentToken() == JsonToken.START_ARRAY
+              || p.currentToken() == JsonToken.START_OBJECT) ? forwarded(p, source) : Json.readTree(p);
           default -> p.skipChildren();
         }
       }

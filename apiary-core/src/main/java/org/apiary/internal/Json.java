@@ -147,7 +147,15 @@ public final class Json {
           default -> MAPPER.writeTree(g, node);
         }
       }
-      default -> MAPPER.writeTree(g, node); // binary, POJO, exact decimals: as data binding writes them
+      case POJO -> {
+        ForwardedJson forwarded = ForwardedJson.of(node);
+        if (forwarded != null) {
+          forwarded.write(g);
+        } else {
+          MAPPER.writeTree(g, node);
+        }
+      }
+      default -> MAPPER.writeTree(g, node); // binary, exact decimals: as data binding writes them
     }
   }
 

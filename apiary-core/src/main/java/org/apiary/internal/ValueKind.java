@@ -50,6 +50,10 @@ public enum ValueKind {
     if (value == null || value.isNull()) {
       return true;
     }
+    ForwardedJson forwarded = ForwardedJson.of(value);
+    if (forwarded != null) {
+      return this == ANY || this == (forwarded.isArray() ? ARRAY : OBJECT);
+    }
     return switch (this) {
       case INTEGER -> value.isIntegralNumber();
       case NUMBER -> value.isNumber();
@@ -91,6 +95,7 @@ public enum ValueKind {
     if (value.isBoolean()) {
       return "the boolean " + value;
     }
-    return value.isArray() ? "an array" : "an object";
+    ForwardedJson forwarded = ForwardedJson.of(value);
+    return (forwarded != null ? forwarded.isArray() : value.isArray()) ? "an array" : "an object";
   }
 }

@@ -143,6 +143,56 @@ class StreamingEncodingTest {
   }
 
   @Test
+  void valuesAFrontendForwardsWriteTheBytesTheTreesTheyStandForWrite() {
+    Random r = new Random(11);
+    for (int i = 0; i < 2000; i++) {
+      List<Output> outputs = new ArrayList<>();
+      for (int k = r.nextInt(4); k > 0; k--) {
+        outputs.add(new Output("e" + k, r.nextBoolean() ? null : value(r, 2), value(r, 0)));
+      }
+      byte[] bytes = FunctionOutputs.encode(outputs);
+      List<Output> trees = FunctionOutputs.decode(bytes);
+      List<Output> forwarded = FunctionOutputs.decodeForwarding(bytes);
+      // Read back, they are what the trees are (bytes may differ: a forwarded 12.50 stays 12.50).
+      assertEquals(trees, FunctionOutputs.decode(FunctionOutputs.encode(forwarded)), () -> new String(bytes));
+      Map<String, List<JsonNode>> treeInputs = new LinkedHashMap<>();
+      Map<String, List<JsonNode>> forwardedInputs = new LinkedHashMap<>();
+      for (int k = 0; k < trees.size(); k++) {
+        Output tree = trees.get(k);
+        Output passed = forwarded.get(k);
+        assertEquals(tree.partitionKey(), passed.partitionKey());
+        boolean container = tree.value().isArray() || tree.value().isObject();
+        assertEquals(container, ForwardedJson.of(passed.value()) != null, tree.value()::toString);
+        for (ValueKind kind : ValueKind.values()) {
+          assertEquals(kind.accepts(tree.value()), kind.accepts(passed.value()), kind + " " + tree.value());
+        }
+        assertEquals(ValueKind.describe(tree.value()), ValueKind.describe(passed.value()));
+        treeInputs.computeIfAbsent(tree.edge(), e -> new ArrayList<>()).add(tree.value());
+        forwardedInputs.computeIfAbsent(passed.edge(), e -> new ArrayList<>()).add(passed.value());
+      }
+      // Into the next function's invocation, and into the reply, they carry what the trees carry.
+      Invocation fromTrees = new Invocation(treeInputs, "id", true, "g", null, true, true, null);
+      Invocation fromForwarded = new Invocation(forwardedInputs, "id", true, "g", null, true, true, null);
+      assertEquals(Invocation.fromBytes(fromTrees.toBytes()), Invocation.fromBytes(fromForwarded.toBytes()));
+      assertEquals(WireReply.fromBytes(WireReply.ok("id", trees).toBytes()),
+          WireReply.fromBytes(WireReply.ok("id", forwarded).toBytes()));
+    }
+  }
+
+  @Test
+  void aForwardedValueIsExactlyItsOwnBytesWhateverSurroundsIt() throws Exception {
+    byte[] bytes = "[ {\"value\" :  {\"a\" : [1, \"]}\\\"\" ]} , \"edge\":\"e\"} ,{\"edge\":\"f\",\"value\":[]}]"
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    List<Output> forwarded = FunctionOutputs.decodeForwarding(bytes);
+    assertEquals("{\"a\" : [1, \"]}\\\"\" ]}", ForwardedJson.of(forwarded.get(0).value()).getValue());
+    assertEquals("[]", ForwardedJson.of(forwarded.get(1).value()).getValue());
+    assertEquals(FunctionOutputs.decode(bytes), FunctionOutputs.decode(FunctionOutputs.encode(forwarded)));
+    assertEquals(Json.MAPPER.readTree("{\"a\":[1,\"]}\\\"\"]}"), ForwardedJson.of(forwarded.get(0).value()).tree());
+    assertEquals("[{\"edge\":\"f\",\"partitionKey\":null,\"value\":[]}]",
+        Json.MAPPER.writeValueAsString(List.of(forwarded.get(1))), "data binding writes it too");
+  }
+
+  @Test
   void fieldsInAnyOrderAndUnknownFieldsAreRead() {
     Invocation inv = Invocation.fromBytes(("{\"future\":{\"x\":[1,2]},\"record\":true,\"invocationId\":\"i\","
         + "\"inputs\":{\"source\":[1,\"a\"]}}").getBytes(java.nio.charset.StandardCharsets.UTF_8));

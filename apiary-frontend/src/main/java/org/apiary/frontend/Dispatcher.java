@@ -146,7 +146,7 @@ public final class Dispatcher {
                                                  String callerRoles, boolean firstRun, Long requestHash,
                                                  Long notBefore, Long deadline) {
     Execution e = new Execution(plan(graph), invocationId, caller, purpose, callerRoles, firstRun, requestHash,
-        notBefore, deadline, new FunctionInvoker(db, catalog.functions()));
+        notBefore, deadline, FunctionInvoker.forwarding(db, catalog.functions()));
     e.start(key, args);
     return e.result;
   }
