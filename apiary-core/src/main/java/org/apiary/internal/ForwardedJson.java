@@ -15,8 +15,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * A JSON array or object that a frontend only routes (to the reply, or into the next function's invocation), kept
- * as the UTF-8 bytes it arrived in instead of being parsed into a tree and written out again. It travels as a
+ * A JSON array or object kept as its UTF-8 bytes instead of a tree: a value a function returned, written to JSON
+ * once on the site ({@link Json#output}), or one a frontend only routes (to the reply, or into the next function's
+ * invocation) and so need not parse and write out again. It travels as a
  * {@link POJONode} whose writers ({@link Json#writeTree}, Jackson's data binding) copy the bytes verbatim; its shape
  * (array or object) is kept so edge types can still be checked. The bytes come from a parser that read them as
  * well-formed JSON.
@@ -33,6 +34,11 @@ public final class ForwardedJson implements JsonSerializable, SerializableString
   /** A node holding {@code source[from, to)}, a complete JSON array or object. */
   static JsonNode node(byte[] source, int from, int to, boolean array) {
     return new POJONode(new ForwardedJson(Arrays.copyOfRange(source, from, to), array));
+  }
+
+  /** A node holding all of {@code utf8}, a complete JSON array or object; the array is not copied. */
+  static JsonNode node(byte[] utf8, boolean array) {
+    return new POJONode(new ForwardedJson(utf8, array));
   }
 
   /** The forwarded value a node holds, or {@code null} if it is an ordinary tree. */

@@ -59,6 +59,29 @@ public final class Json {
   }
 
   /**
+   * A value a function returns, ready to be encoded with its outputs: scalars and JSON trees as {@link #tree}; any
+   * other value written to JSON once, and kept as those bytes ({@link ForwardedJson}) if it is an array or an object,
+   * instead of being built into a tree and walked again. Its JSON is what {@link #tree} would have written.
+   */
+  public static JsonNode output(Object value) {
+    if (value == null || value instanceof JsonNode || value instanceof String || value instanceof Number
+        || value instanceof Boolean || value instanceof Character || value instanceof Enum<?>) {
+      return tree(value);
+    }
+    byte[] bytes;
+    try {
+      bytes = MAPPER.writeValueAsBytes(value);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException | IllegalArgumentException e) {
+      throw new IllegalArgumentException("value of type " + value.getClass().getName()
+          + " cannot be serialized to JSON: " + e.getMessage(), e);
+    }
+    if (bytes.length > 0 && (bytes[0] == '[' || bytes[0] == '{')) {
+      return ForwardedJson.node(bytes, bytes[0] == '[');
+    }
+    return parse(bytes); // a custom serializer that writes a scalar
+  }
+
+  /**
    * A JSON tree as a Java value.
    *
    * @param what names the value in the error message, for example "input on edge 'source' of function 'inc'"

@@ -431,7 +431,7 @@ public abstract class FunctionProcedure extends VoltProcedure {
         throw new IllegalArgumentException("function '" + functionName + "' returned an output without an edge");
       }
       JsonNode keyTree = key == null ? null : Json.tree(key);
-      JsonNode valueTree = Json.tree(value);
+      JsonNode valueTree = Json.output(value);
       Map<String, Invocation.OutputEdge> edges = invocation.outputEdges();
       if (edges != null) {
         checkOutput(edge, edges, valueTree, keyTree);

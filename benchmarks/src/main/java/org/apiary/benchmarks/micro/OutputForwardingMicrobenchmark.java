@@ -12,11 +12,12 @@ import org.apiary.internal.Output;
 import org.apiary.internal.wire.WireReply;
 
 /**
- * What a frontend's thread spends on one function's outputs between the database and the reply: decoding them as
- * they come back from the procedure, then writing them into the reply to the client. Trees (every value parsed) are
- * compared with forwarding (arrays and objects kept as their bytes, {@link FunctionOutputs#decodeForwarding}); the
- * outputs are a Retwis timeline's fan-out result, ten posts of one author. The figure is this thread's CPU in
- * microseconds per function result, per round.
+ * What one function's outputs cost on their way to the client, in two places. On the site: turning the value the
+ * function returned into its encoded outputs, through a tree ({@code Json.tree}, before) or written once
+ * ({@link Json#output}). On the frontend's thread: decoding them as they come back from the procedure, then writing
+ * them into the reply, every value parsed into a tree (before) or arrays and objects kept as their bytes
+ * ({@link FunctionOutputs#decodeForwarding}). The outputs are a Retwis timeline's fan-out result, ten posts of one
+ * author. The figures are this thread's CPU in microseconds per function result, per round.
  *
  * <pre>java -cp ... org.apiary.benchmarks.micro.OutputForwardingMicrobenchmark [results per round] [rounds]</pre>
  */
@@ -35,6 +36,17 @@ public final class OutputForwardingMicrobenchmark {
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     System.out.printf(Locale.ROOT, "%d bytes of outputs per result, %d results per round%n", outputs.length, n);
     for (int round = 0; round < rounds; round++) {
+      for (boolean once : new boolean[] {false, true}) {
+        long sink = 0;
+        long start = threads.getCurrentThreadCpuTime();
+        for (int i = 0; i < n; i++) {
+          sink += FunctionOutputs.encode(List.of(new Output("posts", null,
+              once ? Json.output(posts) : Json.tree(posts)))).length;
+        }
+        double us = (threads.getCurrentThreadCpuTime() - start) / 1000.0 / n;
+        System.out.printf(Locale.ROOT, "round %d site     %-10s %6.2f us per result (%d bytes)%n", round + 1,
+            once ? "once" : "tree", us, sink / n);
+      }
       for (boolean forwarding : new boolean[] {false, true}) {
         long sink = 0;
         long start = threads.getCurrentThreadCpuTime();
@@ -43,7 +55,7 @@ public final class OutputForwardingMicrobenchmark {
           sink += WireReply.ok("id-" + i, decoded).toBytes().length;
         }
         double us = (threads.getCurrentThreadCpuTime() - start) / 1000.0 / n;
-        System.out.printf(Locale.ROOT, "round %d %-10s %6.2f us per result (%d bytes written)%n", round + 1,
+        System.out.printf(Locale.ROOT, "round %d frontend %-10s %6.2f us per result (%d bytes)%n", round + 1,
             forwarding ? "forwarded" : "trees", us, sink / n);
       }
     }
