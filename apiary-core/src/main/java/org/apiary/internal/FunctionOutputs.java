@@ -33,12 +33,7 @@ public final class FunctionOutputs {
   }
 
   public static List<Output> decode(byte[] bytes) {
-    try (JsonParser p = Json.MAPPER.createParser(bytes)) {
-      p.nextToken();
-      return read(p, null);
-    } catch (IOException e) {
-      throw new IllegalStateException("malformed function outputs from the database: " + e.getMessage(), e);
-    }
+    return decode(bytes, false);
   }
 
   /**
@@ -46,9 +41,13 @@ public final class FunctionOutputs {
    * is kept as its bytes ({@link ForwardedJson}) instead of becoming a tree; partition keys and scalars are parsed.
    */
   public static List<Output> decodeForwarding(byte[] bytes) {
+    return decode(bytes, true);
+  }
+
+  private static List<Output> decode(byte[] bytes, boolean forwarding) {
     try (JsonParser p = Json.MAPPER.createParser(bytes)) {
       p.nextToken();
-      return read(p, bytes);
+      return read(p, forwarding ? bytes : null);
     } catch (IOException e) {
       throw new IllegalStateException("malformed function outputs from the database: " + e.getMessage(), e);
     }
