@@ -18,8 +18,9 @@ final class DrillFrontendCommand extends FrontendCommand {
       description = "Halt the process (exit status 137) right after this function executes.")
   String crashAfter;
 
-  @Option(names = "--stop-after", paramLabel = "FUNCTION",
-      description = "Stop the process with SIGSTOP, once, right after this function executes; SIGCONT lets it go on.")
+  @Option(names = "--stop-after", paramLabel = "[GRAPH:]FUNCTION",
+      description = "Stop the process with SIGSTOP, once, right after this function executes (in any graph, or in "
+          + "GRAPH only); SIGCONT lets it go on.")
   String stopAfter;
 
   @Option(names = "--fault", paramLabel = "socket-thread-error",

@@ -57,7 +57,7 @@ import org.voltdb.VoltTable;
  * <p><b>Faults</b>, at random from the seed: SIGKILL of a frontend and a replacement on the same port (sometimes one
  * that halts right after a given function; if that is the writer of a one-function graph, half the time an
  * invocation of that graph is sent to it at once), SIGSTOP for longer than the lease then SIGCONT, at most once a
- * SIGSTOP for longer than the retention, of a replacement that stops itself right after a writer returns mid-graph
+ * SIGSTOP for longer than the retention, of a replacement that stops itself between the two writers of a graph
  * (so that the other frontend finishes what the stopped one was running and retention deletes its records before it
  * resumes; the count of attempts retention's fence refused is shown), and
  * keys whose flaky writer fails switched on and off (all off at the end, so a re-run after a failure would succeed).
@@ -475,20 +475,21 @@ final class ExactlyOnceDrill {
   }
 
   /**
-   * The long stop: replaces frontend {@code i} with one that stops itself (SIGSTOP) right after a writer returns,
+   * The long stop: replaces frontend {@code i} with one that stops itself (SIGSTOP) between the two writers of a graph,
    * mid-graph, as soon as the load reaches it, and keeps it stopped for {@code ms}: long enough for the other frontend
    * to take its invocation over and finish it, and for retention to delete the records, before it resumes into
    * retention's fence. If the load does not reach it in time, the process is stopped from outside wherever it is.
    */
   private void stopLong(int i, long ms) {
-    replace(i, List.of("--stop-after", DrillApp.WRITE), "replaced for the long stop");
+    // In drill_two the writer is followed by another recorded writer, which the resumed attempt would run next.
+    replace(i, List.of("--stop-after", DrillApp.TWO.name() + ":" + DrillApp.WRITE), "replaced for the long stop");
     FrontendProcess victim = frontends.get(i);
     int fencedBefore = count(FENCED, victim.output());
     longestPauseMs.accumulateAndGet(ms, Math::max);
     longPauses.incrementAndGet();
     if (victim.awaitStoppedItself(Duration.ofSeconds(10))) {
-      fault("frontend " + i + " (" + victim.id() + ") stopped itself after '" + DrillApp.WRITE + "' returned, mid-graph; "
-          + "held for " + ms + " ms, longer than the retention");
+      fault("frontend " + i + " (" + victim.id() + ") stopped itself after '" + DrillApp.WRITE + "' returned in "
+          + DrillApp.TWO.name() + ", before its second writer; held for " + ms + " ms, longer than the retention");
     } else {
       victim.pause();
       fault("SIGSTOP frontend " + i + " (" + victim.id() + ") for " + ms + " ms, longer than the retention (the load "

@@ -36,16 +36,21 @@ final class FaultInjection {
   }
 
   /**
-   * Stops this process with SIGSTOP, once, right after {@code function} returns in any graph, as a host suspended
-   * mid-graph would: whoever started it lets it go on with SIGCONT. The process is frozen whole (heartbeats too), so
-   * its lease runs out and another frontend may take its invocations over meanwhile.
+   * Stops this process with SIGSTOP, once, right after {@code function} returns (in any graph, or only in the graph
+   * named before a colon: {@code graph:function}), as a host suspended mid-graph would: whoever started it lets it go
+   * on with SIGCONT. The process is frozen whole (heartbeats too), so its lease runs out and another frontend may take
+   * its invocations over meanwhile.
    */
-  static FrontendHooks stopAfter(String function) {
+  static FrontendHooks stopAfter(String where) {
+    int colon = where.indexOf(':');
+    String inGraph = colon < 0 ? null : where.substring(0, colon);
+    String function = where.substring(colon + 1);
     AtomicBoolean stopped = new AtomicBoolean();
     return new FrontendHooks() {
       @Override
       public void afterFunction(String graph, String invocation, String executed) {
-        if (executed.equals(function) && stopped.compareAndSet(false, true)) {
+        if (executed.equals(function) && (inGraph == null || inGraph.equals(graph))
+            && stopped.compareAndSet(false, true)) {
           System.err.println(LINE + "stopping after function '" + function + "' in graph '" + graph
               + "', invocation " + invocation);
           System.err.flush();
