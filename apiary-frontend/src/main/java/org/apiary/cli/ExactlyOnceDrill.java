@@ -487,7 +487,8 @@ final class ExactlyOnceDrill {
     int fencedBefore = count(FENCED, victim.output());
     longestPauseMs.accumulateAndGet(ms, Math::max);
     longPauses.incrementAndGet();
-    if (victim.awaitStoppedItself(Duration.ofSeconds(10))) {
+    boolean stoppedItself = victim.awaitStoppedItself(Duration.ofSeconds(10));
+    if (stoppedItself) {
       fault("frontend " + i + " (" + victim.id() + ") stopped itself after '" + DrillApp.WRITE + "' returned in "
           + DrillApp.TWO.name() + ", before its second writer; held for " + ms + " ms, longer than the retention");
     } else {
@@ -502,6 +503,9 @@ final class ExactlyOnceDrill {
     int refused = count(FENCED, victim.output()) - fencedBefore;
     fenced.addAndGet(refused);
     fault("frontend " + i + " resumed; retention's fence refused " + refused + " of its attempts");
+    if (!stoppedItself) { // its fault is still armed: it would stop itself later, with no one to continue it
+      replace(i, List.of(), "replaced, its stop-after fault unused");
+    }
   }
 
   private static int count(Pattern pattern, String text) {
