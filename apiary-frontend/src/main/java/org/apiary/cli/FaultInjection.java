@@ -1,8 +1,6 @@
 package org.apiary.cli;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apiary.frontend.FrontendHooks;
 
@@ -74,19 +72,7 @@ final class FaultInjection {
   }
 
   private static void signalSelf(String signal) {
-    long pid = ProcessHandle.current().pid();
-    try {
-      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
-      // SIGSTOP freezes this thread too: the wait ends once the process is continued.
-      if (!kill.waitFor(1, TimeUnit.DAYS) || kill.exitValue() != 0) {
-        throw new IllegalStateException("kill -" + signal + " " + pid + " failed: "
-            + new String(kill.getInputStream().readAllBytes()).trim());
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot send SIG" + signal + " to this process", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while stopping this process", e);
-    }
+    // SIGSTOP freezes the waiting thread too: the wait ends once the process is continued, however late.
+    Signals.send(ProcessHandle.current().pid(), signal, "this frontend", Duration.ofDays(1));
   }
 }

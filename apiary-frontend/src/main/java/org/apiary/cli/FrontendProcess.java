@@ -182,25 +182,9 @@ public final class FrontendProcess implements AutoCloseable {
     if (!process.isAlive()) {
       throw new IllegalStateException("frontend " + endpoint + " (pid " + process.pid() + ") is not running");
     }
-    try {
-      Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid()))
-          .redirectErrorStream(true).start();
-      if (!kill.waitFor(SIGNAL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-        kill.destroyForcibly();
-        throw new IllegalStateException("kill -" + name + " " + process.pid() + " did not finish within "
-            + SIGNAL_TIMEOUT);
-      }
-      if (kill.exitValue() != 0) {
-        throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed with exit code "
-            + kill.exitValue() + ": " + new String(kill.getInputStream().readAllBytes()).trim());
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot send SIG" + name + " to frontend " + endpoint, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while sending SIG" + name + " to frontend " + endpoint, e);
-    }
+    Signals.send(process.pid(), name, "frontend " + endpoint, SIGNAL_TIMEOUT);
   }
+
 
   public String endpoint() {
     return endpoint;

@@ -1,10 +1,7 @@
 package org.apiary.provenance;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -31,33 +28,40 @@ import java.util.zip.CRC32;
 
 /**
  * The spill file format: one file per segment, named {@code segment-<20-digit id>.spill}, ids increasing in offer
- * order. A file is the 8 ASCII bytes {@code APSPILL2} followed by units. A unit holds the rows of one append (for a
+ * order. A file is the 8 ASCII bytes {@code APSPILL3} followed by units. A unit holds the rows of one append (for a
  * durable offer, the rows of one function execution), and is read whole or not at all:
  * <pre>
  *   4 bytes  0xFF 'A' 'U' '2' (0xFF never occurs in UTF-8, so a reader can find the next unit after damage)
  *   int32    number of rows in the unit
  *   int32    n, the payload's length in bytes
  *   int32    CRC-32 of the 12 bytes above
- *   n bytes  payload: entries, each an int32 length and that many bytes of UTF-8 JSON, either a table definition
- *            {"define": {name, columns, key, recordKey}} (the first time a file holds rows of a table), or a row
- *            {"table": "name", "values": [v, ...]}
+ *   n bytes  payload: entries, each an int32 length and that many bytes: either 'D' and a table definition as UTF-8
+ *            JSON {"define": {name, columns, key, recordKey}} (the first time a file holds rows of a table), or 'R'
+ *            and a row: uint16 length and UTF-8 bytes of its table's name, uint16 number of values, the values
  *   int32    CRC-32 of the payload
  * </pre>
- * (all integers big-endian) where each value {@code v} is JSON {@code null} or a pair {@code [tag, payload]}:
- * {@code ["L", 1]} Long, {@code ["I", 1]} Integer, {@code ["S", 1]} Short, {@code ["B", 1]} Byte, {@code ["D",
- * "1.5"]} Double (its {@code toString}, exact, NaN and infinities included), {@code ["N", "1.50"]} BigDecimal (exact,
- * scale kept), {@code ["V", "text"]} String, {@code ["X", "AAE="]} byte[] (base64), {@code ["T",
- * "2024-03-01T12:00:00.123456789Z"]} Instant (ISO-8601, nanoseconds kept).
+ * (all integers big-endian) where each value is a tag byte and its payload: {@code 0} null (nothing), {@code 'L'}
+ * Long (int64), {@code 'I'} Integer (int32), {@code 'S'} Short (int16), {@code 'B'} Byte (one byte), {@code 'D'}
+ * Double (its IEEE 754 bits, int64: exact, NaN and infinities included), {@code 'N'} BigDecimal (int32 scale, int32
+ * length and the unscaled value's two's-complement bytes), {@code 'V'} String (int32 length and UTF-8 bytes),
+ * {@code 'X'} byte[] (int32 length and the bytes), {@code 'T'} Instant (int64 epoch seconds, int32 nanoseconds).
+ *
+ * <p>Rows are binary because spilling happens when the loader falls behind (at saturation, or while the sink is
+ * down), where each row's cost is paid twice, by the site that spills it and by the loader that reads it back.
  *
  * <p>A file carries the definitions of the tables its rows belong to, so it can be loaded by a spooler to which
  * nobody registers those tables. A unit cut short at the end of a file (the process stopped while appending it; its
  * append never returned) is ignored. A damaged unit (a checksum fails) is skipped, with a warning, and reading goes
  * on with the next intact unit: damage costs the rows written with it, never the rows after it. Files of the
- * earlier format {@code APSPILL1} (a record per row, no definitions) are still read.
+ * earlier formats are still read: {@code APSPILL2} (the same units, every entry JSON: a definition, or a row
+ * {"table": "name", "values": [v, ...]} with each value {@code null} or a pair {@code [tag, payload]} of the tags
+ * above, numbers as JSON numbers, Double, BigDecimal and Instant as text, byte[] as base64) and {@code APSPILL1} (a
+ * record per row, no definitions).
  */
 final class SpillFile {
   private static final System.Logger LOG = System.getLogger(SpillFile.class.getName());
-  private static final byte[] MAGIC = "APSPILL2".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] MAGIC = "APSPILL3".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] MAGIC_V2 = "APSPILL2".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] MAGIC_V1 = "APSPILL1".getBytes(StandardCharsets.US_ASCII);
   private static final int UNIT_MAGIC = 0xFF415532;
   private static final int UNIT_HEADER_BYTES = 16;
@@ -65,7 +69,6 @@ final class SpillFile {
   private static final int MAX_UNIT_BYTES = Integer.MAX_VALUE - 64;
   private static final Pattern NAME = Pattern.compile("segment-(\\d{20})\\.spill");
   private static final ObjectMapper MAPPER = new ObjectMapper();
-  private static final JsonFactory JSON = MAPPER.getFactory();
 
   private SpillFile() {}
 
@@ -94,31 +97,189 @@ final class SpillFile {
    * Encodes rows as one unit, with the definitions of their tables that {@code defined} does not name yet (those
    * are added to {@code newlyDefined}).
    */
-  private static byte[] encodeUnit(List<ProvenanceRow> rows, Map<String, ProvenanceTable> tables, Set<String> defined,
-                           Set<String> newlyDefined) {
-    ByteArrayOutputStream payload = new ByteArrayOutputStream(64 + rows.size() * 160);
+  private static ByteBuffer encodeUnit(List<ProvenanceRow> rows, Map<String, ProvenanceTable> tables,
+                                       Set<String> defined, Set<String> newlyDefined) {
+    Bytes unit = new Bytes(UNIT_HEADER_BYTES + 4 + rows.size() * 128);
+    unit.putInt(UNIT_MAGIC).putInt(rows.size()).putInt(0).putInt(0); // length and header CRC once known
     for (ProvenanceRow row : rows) {
       if (!defined.contains(row.table()) && newlyDefined.add(row.table())) {
         ProvenanceTable table = tables.get(row.table());
         if (table != null) {
-          writeEntry(payload, definition(table));
+          byte[] json = definition(table);
+          unit.putInt(1 + json.length).put(DEFINITION).put(json, 0, json.length);
         }
       }
-      writeEntry(payload, rowJson(row));
+      int entry = unit.length();
+      unit.putInt(0).put(ROW);
+      writeRow(unit, row);
+      unit.putInt(entry, unit.length() - entry - 4);
     }
-    byte[] body = payload.toByteArray();
-    ByteArrayOutputStream unit = new ByteArrayOutputStream(body.length + UNIT_HEADER_BYTES + 4);
-    ByteBuffer header = ByteBuffer.allocate(12).putInt(UNIT_MAGIC).putInt(rows.size()).putInt(body.length);
-    unit.writeBytes(header.array());
-    writeInt(unit, crc(header.array(), 0, 12));
-    unit.writeBytes(body);
-    writeInt(unit, crc(body, 0, body.length));
-    return unit.toByteArray();
+    int length = unit.length() - UNIT_HEADER_BYTES;
+    unit.putInt(8, length);
+    unit.putInt(12, crc(unit.array(), 0, 12));
+    unit.putInt(crc(unit.array(), UNIT_HEADER_BYTES, length));
+    return ByteBuffer.wrap(unit.array(), 0, unit.length());
   }
 
-  private static void writeEntry(ByteArrayOutputStream out, byte[] json) {
-    writeInt(out, json.length);
-    out.writeBytes(json);
+  private static final byte DEFINITION = 'D';
+  private static final byte ROW = 'R';
+
+  private static void writeRow(Bytes out, ProvenanceRow row) {
+    byte[] name = row.table().getBytes(StandardCharsets.UTF_8);
+    List<Object> values = row.values();
+    if (name.length > 0xFFFF || values.size() > 0xFFFF) {
+      throw new IllegalArgumentException("cannot spill a row of " + row.table() + ": its table name or its "
+          + values.size() + " values exceed 65,535");
+    }
+    out.putShort(name.length).put(name, 0, name.length).putShort(values.size());
+    for (Object value : values) {
+      if (value == null) {
+        out.put((byte) 0);
+      } else if (value instanceof Long v) {
+        out.put((byte) 'L').putLong(v);
+      } else if (value instanceof Integer v) {
+        out.put((byte) 'I').putInt(v);
+      } else if (value instanceof Short v) {
+        out.put((byte) 'S').putShort(v);
+      } else if (value instanceof Byte v) {
+        out.put((byte) 'B').put(v);
+      } else if (value instanceof Double v) {
+        out.put((byte) 'D').putLong(Double.doubleToRawLongBits(v));
+      } else if (value instanceof BigDecimal v) {
+        byte[] unscaled = v.unscaledValue().toByteArray();
+        out.put((byte) 'N').putInt(v.scale()).putInt(unscaled.length).put(unscaled, 0, unscaled.length);
+      } else if (value instanceof String v) {
+        byte[] utf8 = v.getBytes(StandardCharsets.UTF_8);
+        out.put((byte) 'V').putInt(utf8.length).put(utf8, 0, utf8.length);
+      } else if (value instanceof byte[] v) {
+        out.put((byte) 'X').putInt(v.length).put(v, 0, v.length);
+      } else if (value instanceof Instant v) {
+        out.put((byte) 'T').putLong(v.getEpochSecond()).putInt(v.getNano());
+      } else {
+        throw new IllegalArgumentException("cannot spill a value of type " + value.getClass().getName());
+      }
+    }
+  }
+
+  /** Reads a row written by {@link #writeRow} from {@code in}'s position to {@code end}. */
+  private static ProvenanceRow readRow(ByteBuffer in, int end) {
+    String table = utf8(in, in.getShort() & 0xFFFF);
+    int count = in.getShort() & 0xFFFF;
+    Object[] values = new Object[count];
+    for (int i = 0; i < count; i++) {
+      byte tag = in.get();
+      values[i] = switch (tag) {
+        case 0 -> null;
+        case 'L' -> in.getLong();
+        case 'I' -> in.getInt();
+        case 'S' -> in.getShort();
+        case 'B' -> in.get();
+        case 'D' -> Double.longBitsToDouble(in.getLong());
+        case 'N' -> {
+          int scale = in.getInt();
+          byte[] unscaled = new byte[length(in)];
+          in.get(unscaled);
+          yield new BigDecimal(new java.math.BigInteger(unscaled), scale);
+        }
+        case 'V' -> utf8(in, length(in));
+        case 'X' -> {
+          byte[] bytes = new byte[length(in)];
+          in.get(bytes);
+          yield bytes;
+        }
+        case 'T' -> Instant.ofEpochSecond(in.getLong(), in.getInt());
+        default -> throw new IllegalArgumentException("unknown value tag " + tag + " in value " + (i + 1) + " of a row "
+            + "of " + table);
+      };
+    }
+    if (in.position() != end) {
+      throw new IllegalArgumentException("a row of " + table + " ends " + (end - in.position()) + " bytes before its "
+          + "entry does");
+    }
+    return new ProvenanceRow(table, Arrays.asList(values));
+  }
+
+  private static int length(ByteBuffer in) {
+    int length = in.getInt();
+    if (length < 0 || length > in.remaining()) {
+      throw new IllegalArgumentException("a value's length " + length + " exceeds its entry");
+    }
+    return length;
+  }
+
+  private static String utf8(ByteBuffer in, int length) {
+    if (length > in.remaining()) {
+      throw new IllegalArgumentException("a string's length " + length + " exceeds its entry");
+    }
+    String text = new String(in.array(), in.arrayOffset() + in.position(), length, StandardCharsets.UTF_8);
+    in.position(in.position() + length);
+    return text;
+  }
+
+  /** A growable big-endian byte array (ByteArrayOutputStream synchronizes every write). */
+  private static final class Bytes {
+    private byte[] bytes;
+    private int length;
+
+    Bytes(int capacity) {
+      bytes = new byte[Math.max(capacity, 64)];
+    }
+
+    private void ensure(int more) {
+      if (length + more > bytes.length) {
+        long wanted = Math.max((long) bytes.length * 2, (long) length + more);
+        if (wanted > MAX_UNIT_BYTES) {
+          throw new IllegalArgumentException("a spill unit would exceed " + MAX_UNIT_BYTES + " bytes");
+        }
+        bytes = Arrays.copyOf(bytes, (int) wanted);
+      }
+    }
+
+    Bytes put(byte value) {
+      ensure(1);
+      bytes[length++] = value;
+      return this;
+    }
+
+    Bytes put(byte[] from, int offset, int count) {
+      ensure(count);
+      System.arraycopy(from, offset, bytes, length, count);
+      length += count;
+      return this;
+    }
+
+    Bytes putShort(int value) {
+      ensure(2);
+      bytes[length++] = (byte) (value >>> 8);
+      bytes[length++] = (byte) value;
+      return this;
+    }
+
+    Bytes putInt(int value) {
+      ensure(4);
+      putInt(length, value);
+      length += 4;
+      return this;
+    }
+
+    void putInt(int at, int value) {
+      bytes[at] = (byte) (value >>> 24);
+      bytes[at + 1] = (byte) (value >>> 16);
+      bytes[at + 2] = (byte) (value >>> 8);
+      bytes[at + 3] = (byte) value;
+    }
+
+    Bytes putLong(long value) {
+      return putInt((int) (value >>> 32)).putInt((int) value);
+    }
+
+    byte[] array() {
+      return bytes;
+    }
+
+    int length() {
+      return length;
+    }
   }
 
   private static byte[] definition(ProvenanceTable table) {
@@ -129,66 +290,10 @@ final class SpillFile {
     }
   }
 
-  private static byte[] rowJson(ProvenanceRow row) {
-    ByteArrayOutputStream payload = new ByteArrayOutputStream(128);
-    try (JsonGenerator json = JSON.createGenerator(payload)) {
-      json.writeStartObject();
-      json.writeStringField("table", row.table());
-      json.writeArrayFieldStart("values");
-      for (Object value : row.values()) {
-        writeValue(json, value);
-      }
-      json.writeEndArray();
-      json.writeEndObject();
-    } catch (IOException e) {
-      throw new UncheckedIOException("encoding a row of " + row.table() + " in memory failed", e);
-    }
-    return payload.toByteArray();
-  }
-
   private static int crc(byte[] bytes, int from, int length) {
     CRC32 crc = new CRC32();
     crc.update(bytes, from, length);
     return (int) crc.getValue();
-  }
-
-  private static void writeValue(JsonGenerator json, Object value) throws IOException {
-    if (value == null) {
-      json.writeNull();
-      return;
-    }
-    json.writeStartArray();
-    if (value instanceof Long v) {
-      json.writeString("L");
-      json.writeNumber(v);
-    } else if (value instanceof Integer v) {
-      json.writeString("I");
-      json.writeNumber(v);
-    } else if (value instanceof Short v) {
-      json.writeString("S");
-      json.writeNumber(v);
-    } else if (value instanceof Byte v) {
-      json.writeString("B");
-      json.writeNumber(v);
-    } else if (value instanceof Double v) {
-      json.writeString("D");
-      json.writeString(v.toString());
-    } else if (value instanceof BigDecimal v) {
-      json.writeString("N");
-      json.writeString(v.toString());
-    } else if (value instanceof String v) {
-      json.writeString("V");
-      json.writeString(v);
-    } else if (value instanceof byte[] v) {
-      json.writeString("X");
-      json.writeString(Base64.getEncoder().encodeToString(v));
-    } else if (value instanceof Instant v) {
-      json.writeString("T");
-      json.writeString(v.toString());
-    } else {
-      throw new IllegalArgumentException("cannot spill a value of type " + value.getClass().getName());
-    }
-    json.writeEndArray();
   }
 
   private static Object readValue(JsonNode node) {
@@ -262,8 +367,10 @@ final class SpillFile {
     if (Arrays.equals(magic, MAGIC_V1)) {
       return scanVersion1(file, bytes, end, rows);
     }
-    if (!Arrays.equals(magic, MAGIC)) {
-      throw new IOException(file + " is not a provenance spill file (it does not start with APSPILL2)");
+    boolean binaryRows = Arrays.equals(magic, MAGIC);
+    if (!binaryRows && !Arrays.equals(magic, MAGIC_V2)) {
+      throw new IOException(file + " is not a provenance spill file (it does not start with APSPILL3 or an earlier "
+          + "format's mark)");
     }
     int intact = 0;
     int damagedUnits = 0;
@@ -308,7 +415,7 @@ final class SpillFile {
       }
       intact += count;
       if (rows != null) {
-        readPayload(file, bytes, payload, length, tables, rows);
+        readPayload(file, bytes, payload, length, binaryRows, tables, rows);
       }
       at = (int) unitEnd;
     }
@@ -326,20 +433,32 @@ final class SpillFile {
     return -1;
   }
 
-  private static void readPayload(Path file, byte[] bytes, int from, int length, Map<String, ProvenanceTable> tables,
-                                  List<ProvenanceRow> rows) throws IOException {
+  private static void readPayload(Path file, byte[] bytes, int from, int length, boolean binaryRows,
+                                  Map<String, ProvenanceTable> tables, List<ProvenanceRow> rows) throws IOException {
     ByteBuffer in = ByteBuffer.wrap(bytes, from, length);
     int at = from;
     int end = from + length;
     while (at < end) {
       int entry = in.getInt(at);
       try {
-        JsonNode node = MAPPER.readTree(bytes, at + 4, entry);
-        if (node.has("define")) {
-          ProvenanceTable table = MAPPER.treeToValue(node.get("define"), ProvenanceTable.class);
-          tables.put(table.name(), table);
+        if (entry < (binaryRows ? 1 : 0) || entry > end - at - 4) {
+          throw new IllegalArgumentException("its length " + entry + " does not fit the unit");
+        }
+        int body = at + 4;
+        if (binaryRows && bytes[body] == ROW) {
+          rows.add(readRow(ByteBuffer.wrap(bytes, body + 1, entry - 1), body + entry));
+        } else if (binaryRows && bytes[body] != DEFINITION) {
+          throw new IllegalArgumentException("unknown entry kind " + bytes[body]);
         } else {
-          rows.add(decodeRow(node));
+          JsonNode node = binaryRows ? MAPPER.readTree(bytes, body + 1, entry - 1) : MAPPER.readTree(bytes, body, entry);
+          if (node.has("define")) {
+            ProvenanceTable table = MAPPER.treeToValue(node.get("define"), ProvenanceTable.class);
+            tables.put(table.name(), table);
+          } else if (binaryRows) {
+            throw new IllegalArgumentException("a definition entry without a definition");
+          } else {
+            rows.add(decodeRow(node));
+          }
         }
       } catch (IOException | RuntimeException e) {
         throw new IOException("an entry of spill file " + file + " at offset " + at + " passed its checksum but "
@@ -380,13 +499,6 @@ final class SpillFile {
   /** How many intact rows a spill file holds. */
   static int count(Path file) throws IOException {
     return census(file).rows();
-  }
-
-  private static void writeInt(ByteArrayOutputStream out, int value) {
-    out.write(value >>> 24);
-    out.write(value >>> 16);
-    out.write(value >>> 8);
-    out.write(value);
   }
 
   /**
@@ -465,10 +577,10 @@ final class SpillFile {
      */
     void append(List<ProvenanceRow> rows, Map<String, ProvenanceTable> tables) throws IOException {
       Set<String> newlyDefined = new HashSet<>();
-      byte[] unit = encodeUnit(rows, tables, defined, newlyDefined);
+      ByteBuffer unit = encodeUnit(rows, tables, defined, newlyDefined);
       long before = channel.position();
       try {
-        writeFully(ByteBuffer.wrap(unit));
+        writeFully(unit);
       } catch (IOException e) {
         try {
           rollBack(before);
@@ -487,10 +599,10 @@ final class SpillFile {
      */
     void appendDurably(List<ProvenanceRow> rows, Map<String, ProvenanceTable> tables) throws IOException {
       Set<String> newlyDefined = new HashSet<>();
-      byte[] unit = encodeUnit(rows, tables, defined, newlyDefined);
+      ByteBuffer unit = encodeUnit(rows, tables, defined, newlyDefined);
       long before = channel.position();
       try {
-        writeFully(ByteBuffer.wrap(unit));
+        writeFully(unit);
         channel.force(false);
       } catch (IOException e) {
         try {

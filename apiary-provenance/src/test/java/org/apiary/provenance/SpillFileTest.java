@@ -82,6 +82,34 @@ class SpillFileTest {
   }
 
   @Test
+  void aFileOfTheEarlierJsonFormatIsStillRead() throws IOException {
+    // Written by the APSPILL2 code (JSON entries) before rows became binary: 20 rows in units of 7.
+    Path file = SpillFile.path(dir, 5);
+    try (var in = SpillFileTest.class.getResourceAsStream("segment-version2.spill")) {
+      Files.copy(in, file);
+    }
+    ProvenanceTable table = SinkChecks.typedTable("legacy");
+    List<ProvenanceRow> expected = SinkChecks.typedRows(table, 0, 20, "v");
+    SpillFile.Contents contents = SpillFile.read(file);
+    assertEquals(java.util.Map.of(table.name(), table), contents.tables());
+    assertEquals(expected.size(), contents.rows().size());
+    for (int i = 0; i < expected.size(); i++) {
+      assertSameRow(expected.get(i), contents.rows().get(i));
+    }
+    assertEquals(20, SpillFile.count(file));
+  }
+
+  @Test
+  void rowsAreWrittenBinaryUnderTheCurrentMark() throws IOException {
+    ProvenanceTable table = SinkChecks.typedTable("current");
+    Path file = write(6, SinkChecks.typedRows(table, 0, 3, "v"));
+    byte[] bytes = Files.readAllBytes(file);
+    assertEquals("APSPILL3", new String(bytes, 0, 8, java.nio.charset.StandardCharsets.US_ASCII));
+    assertEquals(-1, new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1).indexOf("\"values\""),
+        "rows are not JSON");
+  }
+
+  @Test
   void namesCarryIncreasingIds() throws IOException {
     Path file = SpillFile.path(dir, 42);
     assertEquals("segment-00000000000000000042.spill", file.getFileName().toString());
