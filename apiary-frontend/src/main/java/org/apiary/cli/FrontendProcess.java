@@ -185,7 +185,6 @@ public final class FrontendProcess implements AutoCloseable {
     Signals.send(process.pid(), name, "frontend " + endpoint, SIGNAL_TIMEOUT);
   }
 
-
   public String endpoint() {
     return endpoint;
   }
