@@ -110,6 +110,41 @@ class SpillFileTest {
   }
 
   @Test
+  void anEntryThatPassesItsChecksumButIsNotARowIsAnErrorNamingTheFileAndOffset() throws IOException {
+    byte[] name = "tEvents".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    java.nio.ByteBuffer unknownTag = java.nio.ByteBuffer.allocate(1 + 2 + name.length + 2 + 1)
+        .put((byte) 'R').putShort((short) name.length).put(name).putShort((short) 1).put((byte) 'Q');
+    java.nio.ByteBuffer longString = java.nio.ByteBuffer.allocate(1 + 2 + name.length + 2 + 1 + 4)
+        .put((byte) 'R').putShort((short) name.length).put(name).putShort((short) 1).put((byte) 'V').putInt(1 << 20);
+    java.nio.ByteBuffer trailing = java.nio.ByteBuffer.allocate(1 + 2 + name.length + 2 + 1 + 3)
+        .put((byte) 'R').putShort((short) name.length).put(name).putShort((short) 1).put((byte) 0);
+    for (java.nio.ByteBuffer entry : List.of(unknownTag, longString, trailing)) {
+      Path file = SpillFile.path(dir, 100 + entry.capacity());
+      Files.write(file, unitFile(entry.array()));
+      IOException e = assertThrows(IOException.class, () -> SpillFile.read(file));
+      assertEquals(true, e.getMessage().contains(file.toString()) && e.getMessage().contains("offset 24")
+          && e.getMessage().contains("passed its checksum but cannot be read"), e.getMessage());
+    }
+  }
+
+  /** A spill file of the current format holding one unit of one entry, checksums right. */
+  private static byte[] unitFile(byte[] entry) {
+    java.nio.ByteBuffer payload = java.nio.ByteBuffer.allocate(4 + entry.length).putInt(entry.length).put(entry);
+    java.nio.ByteBuffer header = java.nio.ByteBuffer.allocate(12).putInt(0xFF415532).putInt(1)
+        .putInt(payload.capacity());
+    java.nio.ByteBuffer file = java.nio.ByteBuffer.allocate(8 + 16 + payload.capacity() + 4)
+        .put("APSPILL3".getBytes(java.nio.charset.StandardCharsets.US_ASCII)).put(header.array())
+        .putInt(crc(header.array())).put(payload.array()).putInt(crc(payload.array()));
+    return file.array();
+  }
+
+  private static int crc(byte[] bytes) {
+    java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+    crc.update(bytes);
+    return (int) crc.getValue();
+  }
+
+  @Test
   void namesCarryIncreasingIds() throws IOException {
     Path file = SpillFile.path(dir, 42);
     assertEquals("segment-00000000000000000042.spill", file.getFileName().toString());
