@@ -53,9 +53,13 @@ public final class Json {
     try {
       return MAPPER.valueToTree(value);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("value of type " + value.getClass().getName()
-          + " cannot be serialized to JSON: " + e.getMessage(), e);
+      throw notSerializable(value, e);
     }
+  }
+
+  private static IllegalArgumentException notSerializable(Object value, Exception e) {
+    return new IllegalArgumentException("value of type " + value.getClass().getName()
+        + " cannot be serialized to JSON: " + e.getMessage(), e);
   }
 
   /**
@@ -72,8 +76,7 @@ public final class Json {
     try {
       bytes = MAPPER.writeValueAsBytes(value);
     } catch (com.fasterxml.jackson.core.JsonProcessingException | IllegalArgumentException e) {
-      throw new IllegalArgumentException("value of type " + value.getClass().getName()
-          + " cannot be serialized to JSON: " + e.getMessage(), e);
+      throw notSerializable(value, e);
     }
     if (bytes.length > 0 && (bytes[0] == '[' || bytes[0] == '{')) {
       return ForwardedJson.node(bytes, bytes[0] == '[');

@@ -101,6 +101,8 @@ final class SpillFile {
                                        Set<String> defined, Set<String> newlyDefined) {
     Bytes unit = new Bytes(UNIT_HEADER_BYTES + 4 + rows.size() * 128);
     unit.putInt(UNIT_MAGIC).putInt(rows.size()).putInt(0).putInt(0); // length and header CRC once known
+    String lastTable = null;
+    byte[] name = null;
     for (ProvenanceRow row : rows) {
       if (!defined.contains(row.table()) && newlyDefined.add(row.table())) {
         ProvenanceTable table = tables.get(row.table());
@@ -111,7 +113,11 @@ final class SpillFile {
       }
       int entry = unit.length();
       unit.putInt(0).put(ROW);
-      writeRow(unit, row);
+      if (!row.table().equals(lastTable)) { // a unit's rows are mostly of one table
+        lastTable = row.table();
+        name = lastTable.getBytes(StandardCharsets.UTF_8);
+      }
+      writeRow(unit, name, row);
       unit.putInt(entry, unit.length() - entry - 4);
     }
     int length = unit.length() - UNIT_HEADER_BYTES;
@@ -124,8 +130,8 @@ final class SpillFile {
   private static final byte DEFINITION = 'D';
   private static final byte ROW = 'R';
 
-  private static void writeRow(Bytes out, ProvenanceRow row) {
-    byte[] name = row.table().getBytes(StandardCharsets.UTF_8);
+  /** Writes a row; {@code name} is its table's name in UTF-8. */
+  private static void writeRow(Bytes out, byte[] name, ProvenanceRow row) {
     List<Object> values = row.values();
     if (name.length > 0xFFFF || values.size() > 0xFFFF) {
       throw new IllegalArgumentException("cannot spill a row of " + row.table() + ": its table name or its "
@@ -161,8 +167,8 @@ final class SpillFile {
     }
   }
 
-  /** Reads a row written by {@link #writeRow} from {@code in}'s position to {@code end}. */
-  private static ProvenanceRow readRow(ByteBuffer in, int end) {
+  /** Reads a row written by {@link #writeRow}: all of {@code in} from its position to its limit. */
+  private static ProvenanceRow readRow(ByteBuffer in) {
     String table = utf8(in, in.getShort() & 0xFFFF);
     int count = in.getShort() & 0xFFFF;
     Object[] values = new Object[count];
@@ -192,8 +198,8 @@ final class SpillFile {
             + "of " + table);
       };
     }
-    if (in.position() != end) {
-      throw new IllegalArgumentException("a row of " + table + " ends " + (end - in.position()) + " bytes before its "
+    if (in.hasRemaining()) {
+      throw new IllegalArgumentException("a row of " + table + " ends " + in.remaining() + " bytes before its "
           + "entry does");
     }
     return new ProvenanceRow(table, Arrays.asList(values));
@@ -446,7 +452,7 @@ final class SpillFile {
         }
         int body = at + 4;
         if (binaryRows && bytes[body] == ROW) {
-          rows.add(readRow(ByteBuffer.wrap(bytes, body + 1, entry - 1), body + entry));
+          rows.add(readRow(ByteBuffer.wrap(bytes, body + 1, entry - 1)));
         } else if (binaryRows && bytes[body] != DEFINITION) {
           throw new IllegalArgumentException("unknown entry kind " + bytes[body]);
         } else {
