@@ -109,10 +109,10 @@ public final class FunctionInvoker {
       try {
         VoltTable t = r.getResults()[0];
         t.advanceRow();
-        byte[] outputs = t.getVarbinary(FunctionProcedure.OUTPUTS_COLUMN);
+        byte[] outputs = t.getVarbinary(FunctionProcedure.OUTPUTS_INDEX);
         future.complete(new FunctionResult(function,
             forwardValues ? FunctionOutputs.decodeForwarding(outputs) : FunctionOutputs.decode(outputs),
-            t.getLong(FunctionProcedure.REPLAYED_COLUMN) != 0));
+            t.getLong(FunctionProcedure.REPLAYED_INDEX) != 0));
       } catch (RuntimeException e) {
         future.completeExceptionally(new ApiaryException("function '" + function + "' committed but its outputs "
             + "could not be read: " + e.getMessage(), e));

@@ -181,7 +181,7 @@ final class ClientIoLoop {
     if (call.reply.isDone()) {
       return; // failed by close() before the I/O thread got to it
     }
-    PendingCall running = pending(call.kind).get(call.id);
+    PendingCall running = pending(call.kind).putIfAbsent(call.id, call);
     if (running != null) {
       share(running, call);
       return;
@@ -189,7 +189,6 @@ final class ClientIoLoop {
     if (call.kind == PendingCall.Kind.INVOKE) {
       call.expireAt(System.currentTimeMillis() + callBudgetMillis);
     }
-    pending(call.kind).put(call.id, call);
     call.firstFrontend = firstLiveFrontend(System.nanoTime());
     nextFrontend = (nextFrontend + 1) % frontendCount;
     sendNextAttempt(call);

@@ -50,7 +50,7 @@ final class InvocationCoordinator {
   private final ScheduledExecutorService scheduler;
   private final Map<String, Pending> inFlight = new ConcurrentHashMap<>();
   /** How many of {@link #inFlight} each client started ({@link Pending#owner}); clients with none are absent. */
-  private final Map<String, Integer> inFlightByClient = new ConcurrentHashMap<>();
+  private final Map<Object, Integer> inFlightByClient = new ConcurrentHashMap<>();
   /** The sum of {@link Pending#bytes} over {@link #inFlight}. */
   private final java.util.concurrent.atomic.AtomicLong inFlightBytes = new java.util.concurrent.atomic.AtomicLong();
   /** Invocations whose outcome this frontend stored recently (nanoTime), which recovery need not look at. */
@@ -92,13 +92,13 @@ final class InvocationCoordinator {
     /** For a one-transaction invocation, where its outcome is recorded; else {@code null}. */
     volatile OneTransactionOutcomes.Location oneTransaction;
     /** The client whose request started it here, counted against its in-flight limit; {@code null} if recovered. */
-    final String owner;
+    final Object owner;
     /** Who started the invocation, as its frontend established it ({@code null} without credentials). */
     final String caller;
     /** The size of its request, counted against {@link FrontendConfig#maxInFlightBytes()} while it is here. */
     final long bytes;
 
-    Pending(String graph, JsonNode key, List<JsonNode> args, String owner, String caller, long bytes) {
+    Pending(String graph, JsonNode key, List<JsonNode> args, Object owner, String caller, long bytes) {
       this.bytes = bytes;
       this.graph = graph;
       this.key = key;
@@ -197,7 +197,7 @@ final class InvocationCoordinator {
         "unknown graph '" + request.graph() + "'; registered graphs are " + catalog.graphNames()));
     Dispatcher.checkRequest(graph.graph(), key, args);
 
-    String owner = owner(client, request);
+    Object owner = owner(client, request);
     if (!inFlight.containsKey(request.id())
         && inFlightByClient.getOrDefault(owner, 0) >= config.maxInFlightPerClient()) {
       replies.reply(client, WireReply.error(request.id(), WireReply.OVERLOADED, "this client has "
@@ -561,9 +561,27 @@ final class InvocationCoordinator {
    * Who a request counts against for {@link FrontendConfig#maxInFlightPerClient()}: the key's identity where
    * credentials are required (however many connections it opens), else its connection.
    */
-  private String owner(byte[] client, WireRequest request) {
+  private Object owner(byte[] client, WireRequest request) {
     return config.credentialsRequired() && request.caller() != null ? "caller:" + request.caller()
-        : "connection:" + java.util.HexFormat.of().formatHex(client);
+        : new Connection(client);
+  }
+
+  /** A client connection, by its ZeroMQ routing ID (compared by content; cheaper per request than a hex string). */
+  private record Connection(byte[] routingId) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Connection c && java.util.Arrays.equals(routingId, c.routingId);
+    }
+
+    @Override
+    public int hashCode() {
+      return java.util.Arrays.hashCode(routingId);
+    }
+
+    @Override
+    public String toString() {
+      return "connection:" + java.util.HexFormat.of().formatHex(routingId);
+    }
   }
 
   /**

@@ -50,6 +50,10 @@ public abstract class FunctionProcedure extends VoltProcedure {
   public static final String OUTPUTS_COLUMN = "OUTPUTS";
   /** The column that says whether the outputs were replayed from a recorded earlier execution (1) or not (0). */
   public static final String REPLAYED_COLUMN = "REPLAYED";
+  /** {@link #OUTPUTS_COLUMN}'s position in the result (reading by position skips a lookup by name per call). */
+  public static final int OUTPUTS_INDEX = 0;
+  /** {@link #REPLAYED_COLUMN}'s position in the result. */
+  public static final int REPLAYED_INDEX = 1;
 
   private final String functionName;
   private final Map<String, StatementBinding> statements = new HashMap<>();
