@@ -178,10 +178,15 @@ final class InvocationCoordinator {
 
   /**
    * The latest time (database clock) at which a request may still start: its client's expiry plus the clock skew
-   * allowed; 0 if the client stamped no expiry.
+   * allowed; {@code null} if the client stamped no expiry.
    */
-  private long deadline(WireRequest request) {
-    return request.expires() == null ? 0L : request.expires() + config.clockSkewAllowance().toMillis();
+  private Long deadline(WireRequest request) {
+    return request.expires() == null ? null : request.expires() + config.clockSkewAllowance().toMillis();
+  }
+
+  /** A deadline as the invocation log and the recorded outputs store it: 0 for none. */
+  private static long stored(Long deadline) {
+    return deadline == null ? 0L : deadline;
   }
 
   /**
@@ -235,9 +240,9 @@ final class InvocationCoordinator {
       inFlightBytes.addAndGet(pending.bytes);
     }
     hooks.beforeStarting(request.id());
-    long deadline = deadline(request);
+    Long deadline = deadline(request);
     Attempt first = new Attempt(request.id(), graph.graph(), graph.version(), key, args, request.caller(),
-        request.purpose(), request.roles(), 1, true, null, deadline == 0 ? null : deadline);
+        request.purpose(), request.roles(), 1, true, null, deadline);
     if (!logged(graph.graph())) {
       pending.oneTransaction = oneTransactionLocation(first);
       execute(first);
@@ -245,7 +250,7 @@ final class InvocationCoordinator {
     }
     pending.logged = true;
     pending.checking = true;
-    log.begin(request.id(), graph.graph().name(), graph.version(), frame, frontendId, deadline)
+    log.begin(request.id(), graph.graph().name(), graph.version(), frame, frontendId, stored(deadline))
         .whenComplete((began, err) -> {
       if (err == null && began.begun()) {
         pending.checking = false;
@@ -282,7 +287,7 @@ final class InvocationCoordinator {
         attempt.invocation());
     return new OneTransactionOutcomes.Location(SystemSchema.recordedTable(node.local() ? node.keyType() : null),
         recordKey, node.function(), OneTransactionOutcomes.requestHash(graph.name(), attempt.key(), attempt.args()),
-        attempt.caller(), attempt.deadline() == null ? 0L : attempt.deadline());
+        attempt.caller(), stored(attempt.deadline()));
   }
 
   private Pending pending(String invocation) {
