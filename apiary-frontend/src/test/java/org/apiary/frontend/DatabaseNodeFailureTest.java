@@ -10,12 +10,13 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.apiary.ApiaryException;
+import org.apiary.Application;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
 import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.LocalCluster;
-import org.apiary.examples.counter.CounterApp;
+import org.apiary.frontend.holes.HolesApp;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.voltdb.VoltTable;
@@ -32,7 +33,7 @@ class DatabaseNodeFailureTest {
   void killingADatabaseNodeLosesAndDuplicatesNoIncrement() throws Exception {
     try (LocalCluster cluster = LocalCluster.start(2, 2, 1, Duration.ofSeconds(180));
          ApiaryDatabase db = ApiaryDatabase.open(cluster.config())) {
-      Registrar.register(db, CounterApp.APP);
+      Registrar.register(db, Application.of(HolesApp.SCHEMA, HolesApp.ONE_BUMP));
       int keys = 16;
       AtomicLongArray acknowledged = new AtomicLongArray(keys);
       AtomicLong unanswered = new AtomicLong();
@@ -49,7 +50,7 @@ class DatabaseNodeFailureTest {
               while (System.nanoTime() < stopAt) {
                 int key = random.nextInt(keys);
                 try {
-                  client.invoke(InvocationRequest.of("increment", (long) key, 1L));
+                  client.invoke(InvocationRequest.of("h_oneBump", (long) key, 1L));
                   acknowledged.incrementAndGet(key);
                 } catch (ApiaryException e) {
                   unanswered.incrementAndGet();
@@ -72,7 +73,7 @@ class DatabaseNodeFailureTest {
       }
       assertEquals(0, unanswered.get(), "every request got an answer in the end");
       long[] values = new long[keys];
-      VoltTable t = db.callAdmin("reading counters", "@AdHoc", "SELECT k, v FROM counters").getResults()[0];
+      VoltTable t = db.callAdmin("reading counters", "@AdHoc", "SELECT k, v FROM h_counters").getResults()[0];
       while (t.advanceRow()) {
         values[(int) t.getLong(0)] = t.getLong(1);
       }

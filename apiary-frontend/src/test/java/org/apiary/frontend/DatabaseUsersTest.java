@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
+import org.apiary.Application;
 import org.apiary.DatabaseException;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
@@ -16,7 +17,7 @@ import org.apiary.database.DatabaseConfig;
 import org.apiary.database.DatabaseLogin;
 import org.apiary.database.DatabaseUsers;
 import org.apiary.database.LocalCluster;
-import org.apiary.examples.counter.CounterApp;
+import org.apiary.frontend.holes.HolesApp;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -33,15 +34,15 @@ class DatabaseUsersTest {
     try (LocalCluster cluster = LocalCluster.start(ClusterConfig.of(1, 2, 0).withUsers(users)
         .withStartTimeout(Duration.ofSeconds(120)));
          ApiaryDatabase admin = ApiaryDatabase.open(cluster.config())) {
-      Registrar.register(admin, CounterApp.APP);
+      Registrar.register(admin, Application.of(HolesApp.SCHEMA, HolesApp.ONE_BUMP));
       DatabaseConfig asFrontend = DatabaseConfig.external(cluster.clientAddresses().toArray(String[]::new))
           .withLogin(users.frontend());
       try (ApiaryDatabase db = ApiaryDatabase.open(asFrontend);
            FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults());
            ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint())
                .withAttemptTimeout(Duration.ofSeconds(10)))) {
-        assertEquals(List.of(1L), client.invoke(InvocationRequest.of("increment", 7L, 1L)).values(Long.class));
-        assertEquals(List.of(2L), client.invoke(InvocationRequest.of("increment", 7L, 1L)).values(Long.class));
+        assertEquals(List.of(1L), client.invoke(InvocationRequest.of("h_oneBump", 7L, 1L)).values(Long.class));
+        assertEquals(List.of(2L), client.invoke(InvocationRequest.of("h_oneBump", 7L, 1L)).values(Long.class));
 
         // Maintenance under the same user: the takeover's reassignment, dead-lease lookup and retention's steps.
         InvocationLog log = new InvocationLog(db);
@@ -50,8 +51,8 @@ class DatabaseUsersTest {
         log.deleteOlderThan(Duration.ofHours(1));
 
         for (String[] call : List.of(
-            new String[] {"@AdHoc", "INSERT INTO counters (k, v) VALUES (99, 1)"},
-            new String[] {"@AdHoc", "DELETE FROM counters"},
+            new String[] {"@AdHoc", "INSERT INTO h_counters (k, v) VALUES (99, 1)"},
+            new String[] {"@AdHoc", "DELETE FROM h_counters"},
             new String[] {"@AdHoc", "CREATE TABLE sneaky (k BIGINT NOT NULL)"},
             new String[] {"@AdHoc", "DROP ROLE " + DatabaseUsers.FRONTEND_ROLE},
             new String[] {"@Pause"},
@@ -63,9 +64,9 @@ class DatabaseUsersTest {
           assertTrue(refused.getMessage().toLowerCase(java.util.Locale.ROOT).contains("permission"),
               refused.getMessage());
         }
-        assertEquals(2L, admin.callAdmin("reading", "@AdHoc", "SELECT v FROM counters WHERE k = 7")
+        assertEquals(2L, admin.callAdmin("reading", "@AdHoc", "SELECT v FROM h_counters WHERE k = 7")
             .getResults()[0].asScalarLong());
-        assertEquals(0L, admin.callAdmin("reading", "@AdHoc", "SELECT COUNT(*) FROM counters WHERE k = 99")
+        assertEquals(0L, admin.callAdmin("reading", "@AdHoc", "SELECT COUNT(*) FROM h_counters WHERE k = 99")
             .getResults()[0].asScalarLong());
       }
 

@@ -70,7 +70,7 @@ class DocSamplesTest {
   private static String sampleSources(Path root) throws IOException {
     StringBuilder all = new StringBuilder();
     for (Path dir : List.of(root.resolve("apiary-testing/src/test/java/org/apiary/docs"),
-        root.resolve("examples/shop/src"), root.resolve("apiary-frontend/src/main/java/org/apiary/examples"))) {
+        root.resolve("examples/shop/src"), root.resolve("apiary-cli/src/main/java/org/apiary/examples"))) {
       appendSources(dir, all);
     }
     return all.toString();

@@ -101,9 +101,9 @@ class PublicSurfaceTest {
     assertEquals(expected, apiary, "the public API's types changed");
   }
 
-  /** The modules whose packages users meet on their class path. */
+  /** The modules whose packages users meet on their class path, or in the command line's stack traces. */
   private static final List<String> MODULES = List.of("apiary-core", "apiary-provenance", "apiary-compiler",
-      "apiary-frontend", "apiary-testing");
+      "apiary-frontend", "apiary-cli", "apiary-drills", "apiary-testing");
 
   @Test
   void everyPackageSaysInItsDocumentationWhetherItIsAnApi() throws IOException {

@@ -1,0 +1,113 @@
+package org.apiary.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.apiary.AccessDeniedException;
+import org.apiary.Application;
+import org.apiary.Graph;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.Credentials;
+import org.apiary.frontend.Registrar;
+import org.apiary.testapp.Increment;
+import org.apiary.testapp.TestApp;
+import org.apiary.testing.DatabaseTest;
+import org.apiary.testing.TestDatabase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.voltdb.VoltTable;
+import picocli.CommandLine;
+
+/**
+ * {@code apiary frontend} in its own JVM against the test database (issue 14). With {@code --require-credentials} it
+ * refuses a call without a valid API key and runs nothing of it, and serves a call with one; the key lives in the
+ * database, never on the frontend's command line. (The frontend with a fault injected is the drills':
+ * {@code DrillFrontendCommandTest} in apiary-drills.)
+ */
+@DatabaseTest
+class FrontendCommandTest {
+  private static final Duration START = Duration.ofSeconds(60);
+
+  @TempDir
+  Path work;
+
+  private CliProcesses cli;
+
+  @BeforeEach
+  void processes() {
+    cli = new CliProcesses(work);
+  }
+
+  @AfterEach
+  void killWhatIsLeft() throws InterruptedException {
+    cli.killLeftovers();
+  }
+
+  @Test
+  void helpDescribesRequireCredentials() {
+    StringWriter out = new StringWriter();
+    CommandLine cl = Main.commandLine();
+    cl.setOut(new PrintWriter(out));
+    assertEquals(0, cl.execute("frontend", "--help"));
+    String help = out.toString().replaceAll("\\s+", " ");
+    assertTrue(help.contains("--require-credentials Refuse every call that does not carry a valid API key"), help);
+    assertTrue(help.contains("apiary credentials create"), help);
+  }
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void aFrontendThatRequiresCredentialsRefusesCallsWithoutAValidKeyAndServesCallsWithOne(TestDatabase database)
+      throws Exception {
+    ApiaryDatabase db = database.database();
+    // The shared test database holds the compiler tests' schema; its counter function is the application here.
+    Registrar.register(db, Application.of(TestApp.SCHEMA, Graph.ofFunction("increment", Increment.class)));
+    long key = 7_000_000L + System.nanoTime() % 1_000_000L;
+    Credentials.Issued issued = Credentials.create(db, "frontend-cli-test");
+    Path log = work.resolve("frontend.log");
+    Process frontend = cli.start(log, "-Xmx384m", "frontend", "--database",
+        String.join(",", db.clientAddresses()), "--require-credentials");
+    String listening = CliProcesses.await(frontend, log, "listening on ", START);
+    String endpoint = listening.substring("listening on ".length()).lines().findFirst().orElseThrow().strip();
+    assertTrue(java.nio.file.Files.readString(log).contains("every call needs a valid API key"),
+        java.nio.file.Files.readString(log));
+
+    ClientConfig config = ClientConfig.of(endpoint).withAttemptTimeout(Duration.ofSeconds(10));
+    for (String credential : new String[] {null, issued.apiKey().substring(0, issued.apiKey().length() - 1)
+        + (issued.apiKey().endsWith("A") ? "B" : "A")}) {
+      try (ApiaryClient anonymous = ApiaryClient.connect(credential == null ? config
+          : config.withCredential(credential))) {
+        AccessDeniedException e = assertThrows(AccessDeniedException.class,
+            () -> anonymous.invoke("increment", key, 5L), String.valueOf(credential));
+        assertFalse(e.getMessage().contains(issued.apiKey().substring(24)), "the refusal echoes the secret");
+      }
+    }
+    assertEquals(0L, counter(db, key), "a refused call ran");
+
+    try (ApiaryClient withKey = ApiaryClient.connect(config.withCredential(issued.apiKey()))) {
+      assertEquals(5L, withKey.invoke("increment", key, 5L).values(Long.class).get(0));
+    }
+    assertEquals(5L, counter(db, key));
+
+    frontend.destroy(); // SIGTERM: the frontend closes and exits
+    assertTrue(frontend.waitFor(30, TimeUnit.SECONDS), "the frontend exited on SIGTERM");
+  }
+
+  private static long counter(ApiaryDatabase db, long k) {
+    VoltTable t = db.callAdmin("reading a counter", "@AdHoc", "SELECT v FROM counters WHERE k = ?", k)
+        .getResults()[0];
+    return t.advanceRow() ? t.getLong(0) : 0L;
+  }
+}

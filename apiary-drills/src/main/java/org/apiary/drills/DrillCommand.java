@@ -1,0 +1,264 @@
+package org.apiary.drills;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.apiary.ApiaryException;
+import org.apiary.cli.ExtensionCommand;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
+import org.apiary.client.InvocationRequest;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.DatabaseConfig;
+import org.apiary.drills.counter.CounterApp;
+import org.apiary.frontend.Registrar;
+import org.voltdb.VoltTable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * Fault drills a user can run on one machine. {@code frontend-crash}: an embedded database, two frontend processes,
+ * clients incrementing counters through both; one frontend is killed with SIGKILL mid-run; clients retry with the
+ * same invocation IDs; then every counter is checked against the increments the clients saw acknowledged.
+ * {@code exactly-once}: the randomized checker of {@link ExactlyOnceDrill}. {@code provenance}: the randomized
+ * provenance checker of {@link ProvenanceDrill}. {@code overload}: far more calls than a frontend may run at once
+ * ({@link OverloadDrill}). {@code garbage}: malformed frames against a frontend while valid clients work
+ * ({@link GarbageDrill}).
+ */
+@Command(name = "drill", mixinStandardHelpOptions = true,
+    description = "Run a fault drill and check that no acknowledged work is lost or applied twice, or (provenance) "
+        + "that captured provenance matches what the workload did.")
+public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
+  @Parameters(index = "0", description = "The drill: frontend-crash, exactly-once, provenance, overload or garbage.")
+  String drill;
+
+  @Option(names = "--seconds", description = "How long clients send load (default 12; 20 for provenance; 30 for "
+      + "overload and garbage).")
+  Integer seconds;
+
+  @Option(names = "--kill-after", defaultValue = "4", description = "Seconds into the load when a frontend is killed (default ${DEFAULT-VALUE}).")
+  int killAfter;
+
+  @Option(names = "--clients", description = "Concurrent clients (default 8; 4 for provenance and overload).")
+  Integer clients;
+
+  @Option(names = "--keys", description = "Partition keys the load spreads over (default 64 for frontend-crash, "
+      + "16 for exactly-once).")
+  Integer keys;
+
+  @Option(names = "--seed", description = "exactly-once, provenance, garbage: the seed of every random choice (default: a "
+      + "fresh one, printed).")
+  Long seed;
+
+  @Option(names = "--lease-ms", defaultValue = "2000",
+      description = "exactly-once: the frontends' lease in ms (default ${DEFAULT-VALUE}).")
+  long leaseMs;
+
+  @Option(names = "--retention-ms", defaultValue = "8000",
+      description = "exactly-once: how long frontends keep ended invocations, in ms (default ${DEFAULT-VALUE}).")
+  long retentionMs;
+
+  @Option(names = "--recovery-seconds", defaultValue = "15",
+      description = "exactly-once: how long after the faults every invocation may take to end (default "
+          + "${DEFAULT-VALUE}).")
+  int recoverySeconds;
+
+  @Option(names = "--skip", split = ",", description = "Faults to leave out. exactly-once: among kill, stop, longstop "
+      + "(one SIGSTOP longer than the retention), flaky (keys whose writer fails), badkey (the graph whose output key has the wrong type); provenance: among cut "
+      + "(the sink cut off), kill (a database server killed).")
+  java.util.Set<String> skip = new java.util.LinkedHashSet<>();
+
+  @Option(names = "--sink-url", defaultValue = ProvenanceDrill.DEFAULT_SINK_URL,
+      description = "provenance: the PostgreSQL database to capture into; the drill creates a schema of its own there "
+          + "and drops it at the end (default ${DEFAULT-VALUE}). A password, if needed, comes from PGPASSWORD.")
+  String sinkUrl;
+
+  @Option(names = "--sink-user", defaultValue = "postgres",
+      description = "provenance: the sink's user (default ${DEFAULT-VALUE}).")
+  String sinkUser;
+
+  @Option(names = "--settle-seconds", defaultValue = "60",
+      description = "provenance: how long, at most, to wait for the sink to stop changing after the load (default "
+          + "${DEFAULT-VALUE}).")
+  int settleSeconds;
+
+  @Option(names = "--max-in-flight", defaultValue = "500",
+      description = "overload: the frontend's limit of invocations in flight (default ${DEFAULT-VALUE}).")
+  int maxInFlight;
+
+  @Option(names = "--outstanding", defaultValue = "5000",
+      description = "overload: calls each client keeps open at once (default ${DEFAULT-VALUE}).")
+  int outstanding;
+
+  private final PrintStream out = System.out;
+
+  @Override
+  public Integer call() throws Exception {
+    if (drill.equals("provenance")) {
+      int s = seconds == null ? 20 : seconds;
+      int c = clients == null ? 4 : clients;
+      if (s < 1 || c < 1 || settleSeconds < 1) {
+        out.println("provenance needs --seconds, --clients and --settle-seconds of at least 1");
+        return 2;
+      }
+      if (!ProvenanceDrill.FAULTS.containsAll(skip)) {
+        out.println("--skip takes " + ProvenanceDrill.FAULTS + " for provenance, not " + skip);
+        return 2;
+      }
+      String password = System.getenv("PGPASSWORD");
+      return new ProvenanceDrill(new ProvenanceDrill.Settings(seed != null ? seed
+          : new java.security.SecureRandom().nextLong(), s, c, sinkUrl, sinkUser,
+          password == null || password.isEmpty() ? null : password, java.util.Set.copyOf(skip), settleSeconds), out)
+          .run();
+    }
+    if (drill.equals("garbage")) {
+      int s = seconds == null ? 30 : seconds;
+      int c = clients == null ? 2 : clients;
+      if (s < 1 || c < 1) {
+        out.println("garbage needs --seconds and --clients of at least 1");
+        return 2;
+      }
+      return new GarbageDrill(new GarbageDrill.Settings(seed != null ? seed : new java.security.SecureRandom()
+          .nextLong(), s, c, 4), out).run();
+    }
+    if (drill.equals("overload")) {
+      int s = seconds == null ? 30 : seconds;
+      int c = clients == null ? 4 : clients;
+      if (s < 1 || c < 1 || maxInFlight < 1 || outstanding < 1) {
+        out.println("overload needs --seconds, --clients, --max-in-flight and --outstanding of at least 1");
+        return 2;
+      }
+      return new OverloadDrill(new OverloadDrill.Settings(s, c, maxInFlight, outstanding), out).run();
+    }
+    if (seconds == null) {
+      seconds = 12;
+    }
+    if (clients == null) {
+      clients = 8;
+    }
+    if (drill.equals("exactly-once")) {
+      if (seconds < 1 || clients < 1 || (keys != null && keys < 1) || leaseMs < 500
+          || retentionMs < ExactlyOnceDrill.MIN_RETENTION_MS || recoverySeconds < 1) {
+        out.println("exactly-once needs --seconds, --clients, --keys and --recovery-seconds of at least 1, "
+            + "--lease-ms of at least 500 and --retention-ms of at least " + ExactlyOnceDrill.MIN_RETENTION_MS
+            + " (longer than its clients wait for a call, or exactly-once does not promise what it checks)");
+        return 2;
+      }
+      if (!ExactlyOnceDrill.FAULTS.containsAll(skip)) {
+        out.println("--skip takes " + ExactlyOnceDrill.FAULTS + ", not " + skip);
+        return 2;
+      }
+      long s = seed != null ? seed : new java.security.SecureRandom().nextLong();
+      return new ExactlyOnceDrill(new ExactlyOnceDrill.Settings(s, seconds, clients, keys == null ? 16 : keys,
+          leaseMs, leaseMs / 5, retentionMs, recoverySeconds, java.util.Set.copyOf(skip)), out).run();
+    }
+    if (!drill.equals("frontend-crash")) {
+      out.println("unknown drill '" + drill + "'; available: frontend-crash, exactly-once, provenance, overload, garbage");
+      return 2;
+    }
+    if (keys == null) {
+      keys = 64;
+    }
+    if (killAfter >= seconds) {
+      out.println("--kill-after must be less than --seconds");
+      return 2;
+    }
+    try (ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.embedded(2))) {
+      out.println("-> embedded database on " + db.clientAddresses() + "; registering the counter application");
+      Registrar.register(db, CounterApp.APP);
+      List<String> options = List.of("--lease-ms", "2000", "--heartbeat-ms", "400");
+      try (FrontendProcess victim = FrontendProcess.start(db.clientAddresses(), options, Duration.ofSeconds(60));
+           FrontendProcess survivor = FrontendProcess.start(db.clientAddresses(), options, Duration.ofSeconds(60))) {
+        out.println("-> frontends " + victim.endpoint() + " (will be killed) and " + survivor.endpoint());
+        return run(db, victim, survivor);
+      }
+    }
+  }
+
+  private int run(ApiaryDatabase db, FrontendProcess victim, FrontendProcess survivor) throws InterruptedException {
+    AtomicLongArray acknowledged = new AtomicLongArray(keys);
+    AtomicLong unresolved = new AtomicLong();
+    long start = System.nanoTime();
+    long stopSending = start + Duration.ofSeconds(seconds).toNanos();
+    List<Thread> threads = new ArrayList<>();
+    for (int c = 0; c < clients; c++) {
+      // Alternate the first frontend so both carry load from the start.
+      List<String> order = c % 2 == 0 ? List.of(victim.endpoint(), survivor.endpoint())
+          : List.of(survivor.endpoint(), victim.endpoint());
+      SplittableRandom random = new SplittableRandom(c);
+      Thread t = new Thread(() -> {
+        // The client resends a request with the same ID, to the next frontend, until some frontend gives a
+        // definite answer or the attempts run out.
+        try (ApiaryClient client = ApiaryClient.connect(ClientConfig.of(order.toArray(String[]::new))
+            .withAttemptTimeout(Duration.ofSeconds(2)).withMaxAttempts(40))) {
+          while (System.nanoTime() < stopSending) {
+            int key = random.nextInt(keys);
+            try {
+              client.invoke(InvocationRequest.of("increment", (long) key, 1L));
+              acknowledged.incrementAndGet(key);
+            } catch (ApiaryException e) {
+              System.err.println("an increment got no definite answer: " + e.getMessage());
+              unresolved.incrementAndGet();
+            }
+          }
+        }
+      }, "drill-client-" + c);
+      threads.add(t);
+      t.start();
+    }
+    Thread.sleep(Duration.ofSeconds(killAfter).toMillis());
+    long before = sum(acknowledged);
+    victim.kill();
+    out.printf("-> killed frontend %s with SIGKILL at %.1f s, after %d acknowledged increments%n", victim.endpoint(),
+        (System.nanoTime() - start) / 1e9, before);
+    for (Thread t : threads) {
+      t.join(Duration.ofSeconds(seconds + 120).toMillis());
+      if (t.isAlive()) {
+        out.println("a client did not finish within its bound");
+        unresolved.incrementAndGet();
+      }
+    }
+    out.printf("-> load over after %.1f s: %d increments acknowledged after the kill%n",
+        (System.nanoTime() - start) / 1e9, sum(acknowledged) - before);
+
+    long ack = 0;
+    long applied = 0;
+    long duplicates = 0;
+    long lost = 0;
+    VoltTable t = db.callAdmin("reading counters", "@AdHoc", "SELECT k, v FROM counters ORDER BY k").getResults()[0];
+    long[] values = new long[keys];
+    while (t.advanceRow()) {
+      values[(int) t.getLong(0)] = t.getLong(1);
+    }
+    for (int k = 0; k < keys; k++) {
+      long a = acknowledged.get(k);
+      ack += a;
+      applied += values[k];
+      duplicates += Math.max(0, values[k] - a);
+      lost += Math.max(0, a - values[k]);
+    }
+    boolean ok = ack == applied && duplicates == 0 && lost == 0 && unresolved.get() == 0 && before > 0;
+    if (unresolved.get() > 0) {
+      out.println("-> " + unresolved.get() + " request(s) never got an answer");
+    }
+    if (before == 0) {
+      out.println("-> no increment was acknowledged before the kill, so the drill did not test a crash mid-run");
+    }
+    out.printf("drill frontend-crash: acknowledged=%d applied=%d duplicates=%d lost=%d%n", ack, applied, duplicates, lost);
+    return ok ? 0 : 1;
+  }
+
+  private static long sum(AtomicLongArray a) {
+    long s = 0;
+    for (int i = 0; i < a.length(); i++) {
+      s += a.get(i);
+    }
+    return s;
+  }
+}
