@@ -21,19 +21,34 @@ import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
 import org.apiary.Application;
 import org.apiary.database.LocalCluster;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The command line as a user runs it, for tests: each {@code apiary} command in its own JVM with this test's classpath
- * (every wait bounded), the processes remembered so a test can kill what is left, and application jars compiled at
- * test time from sources whose classes are nowhere on the classpath.
+ * (every wait bounded), and application jars compiled at test time from sources whose classes are nowhere on the
+ * classpath. A JUnit extension ({@code @RegisterExtension final CliProcesses cli = new CliProcesses();}): after each
+ * test it kills (SIGKILL) every process it started that is still alive and removes the commands' output files.
  */
-public final class CliProcesses {
-  private final Path work;
+public final class CliProcesses implements BeforeEachCallback, AfterEachCallback {
   private final List<Process> started = new ArrayList<>();
+  private Path work;
 
-  /** @param work a directory for the commands' output files */
-  public CliProcesses(Path work) {
-    this.work = work;
+  @Override
+  public void beforeEach(ExtensionContext context) throws IOException {
+    work = Files.createTempDirectory("apiary-cli-test-");
+  }
+
+  @Override
+  public void afterEach(ExtensionContext context) throws IOException, InterruptedException {
+    killLeftovers();
+    started.clear();
+    try (Stream<Path> files = Files.walk(work)) {
+      for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(f);
+      }
+    }
   }
 
   /** What a command printed and how it exited. */
@@ -117,7 +132,7 @@ public final class CliProcesses {
   }
 
   /** Kills (SIGKILL) every process started here that is still alive, waiting at most 30 s for each. */
-  public void killLeftovers() throws InterruptedException {
+  void killLeftovers() throws InterruptedException {
     for (Process p : started) {
       if (p.isAlive()) {
         p.destroyForcibly();

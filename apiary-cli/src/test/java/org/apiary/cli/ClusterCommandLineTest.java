@@ -16,9 +16,9 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apiary.cli.CliProcesses.Result;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -40,17 +40,12 @@ class ClusterCommandLineTest {
   @TempDir
   Path work;
 
-  private CliProcesses cli;
+  @RegisterExtension
+  final CliProcesses cli = new CliProcesses();
   private final List<Long> nodePids = new ArrayList<>();
 
-  @BeforeEach
-  void processes() {
-    cli = new CliProcesses(work);
-  }
-
   @AfterEach
-  void killWhatIsLeft() throws InterruptedException {
-    cli.killLeftovers();
+  void killTheNodesLeft() throws InterruptedException {
     for (long pid : nodePids) {
       Optional<ProcessHandle> node = ProcessHandle.of(pid).filter(ProcessHandle::isAlive);
       if (node.isPresent()) {

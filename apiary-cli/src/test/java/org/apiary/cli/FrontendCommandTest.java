@@ -23,10 +23,9 @@ import org.apiary.testapp.Increment;
 import org.apiary.testapp.TestApp;
 import org.apiary.testing.DatabaseTest;
 import org.apiary.testing.TestDatabase;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.voltdb.VoltTable;
 import picocli.CommandLine;
@@ -44,17 +43,8 @@ class FrontendCommandTest {
   @TempDir
   Path work;
 
-  private CliProcesses cli;
-
-  @BeforeEach
-  void processes() {
-    cli = new CliProcesses(work);
-  }
-
-  @AfterEach
-  void killWhatIsLeft() throws InterruptedException {
-    cli.killLeftovers();
-  }
+  @RegisterExtension
+  final CliProcesses cli = new CliProcesses();
 
   @Test
   void helpDescribesRequireCredentials() {

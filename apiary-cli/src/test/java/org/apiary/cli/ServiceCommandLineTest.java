@@ -16,9 +16,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apiary.cli.CliProcesses.Result;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -36,17 +35,8 @@ class ServiceCommandLineTest {
   @TempDir
   Path work;
 
-  private CliProcesses cli;
-
-  @BeforeEach
-  void processes() {
-    cli = new CliProcesses(work);
-  }
-
-  @AfterEach
-  void killWhatIsLeft() throws InterruptedException {
-    cli.killLeftovers();
-  }
+  @RegisterExtension
+  final CliProcesses cli = new CliProcesses();
 
   @Test
   void startDeployInvokeStopStartKeepsDataAndGraphs() throws Exception {

@@ -23,10 +23,9 @@ import org.apiary.frontend.Registrar;
 import org.apiary.runtime.SystemSchema;
 import org.apiary.testing.DatabaseTest;
 import org.apiary.testing.TestDatabase;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.voltdb.VoltTable;
 import picocli.CommandLine;
@@ -44,16 +43,15 @@ class DrillFrontendCommandTest {
   @TempDir
   Path work;
 
-  private CliProcesses cli;
+  @RegisterExtension
+  final CliProcesses cli = new CliProcesses();
 
-  @BeforeEach
-  void processes() {
-    cli = new CliProcesses(work);
-  }
-
-  @AfterEach
-  void killWhatIsLeft() throws InterruptedException {
-    cli.killLeftovers();
+  @Test
+  void theDrillsJoinTheCommandLineThroughServiceLoader() {
+    java.util.Map<String, CommandLine> commands = Main.commandLine().getSubcommands();
+    assertTrue(commands.get("drill").getCommand() instanceof DrillCommand, commands.keySet().toString());
+    assertTrue(commands.get("drill-frontend").getCommand() instanceof DrillFrontendCommand,
+        commands.keySet().toString());
   }
 
   @Test

@@ -21,10 +21,17 @@ import org.w3c.dom.NodeList;
 
 /**
  * The architecture document's table of what each module may depend on matches the poms: it names every module of
- * the build, and for each the Apiary modules it depends on outside its tests, no more and no fewer.
+ * the build, and for each the Apiary modules it depends on outside its tests, no more and no fewer. And the
+ * libraries an application's build meets bring no command-line parser and no logging binding.
  */
 class ModuleTableTest {
   private static final Pattern NAME = Pattern.compile("`([^`]+)`");
+  /** The modules an application or its tests depend on, and so everything they bring with them. */
+  private static final List<String> LIBRARIES = List.of("apiary-core", "apiary-provenance", "apiary-compiler",
+      "apiary-frontend", "apiary-testing");
+  /** What only a program (the CLI, the drills, the benchmarks) may choose, never a library. */
+  private static final Set<String> PROGRAMS_ONLY = Set.of("info.picocli:picocli", "org.slf4j:slf4j-nop",
+      "org.slf4j:slf4j-simple", "ch.qos.logback:logback-classic", "org.apiary:apiary-cli", "org.apiary:apiary-drills");
 
   @Test
   void theArchitectureDocsDependencyTableMatchesThePoms() throws Exception {
@@ -35,6 +42,20 @@ class ModuleTableTest {
       built.put(module, apiaryDependencies(root.resolve(module).resolve("pom.xml")));
     }
     assertEquals(built, documented, "docs/architecture.md's 'may depend on' table (left: the poms)");
+  }
+
+  @Test
+  void noLibraryBringsPicocliOrALoggingBindingOrTheCommandLine() throws Exception {
+    Path root = ProjectRoot.find();
+    List<String> found = new ArrayList<>();
+    for (String module : LIBRARIES) {
+      for (String dependency : dependencies(root.resolve(module).resolve("pom.xml"), null)) {
+        if (PROGRAMS_ONLY.contains(dependency)) {
+          found.add(module + " -> " + dependency);
+        }
+      }
+    }
+    assertEquals(List.of(), found, "libraries that bring what only a program may choose");
   }
 
   /** Module name to the Apiary modules named in its "may depend on" column. */
@@ -71,6 +92,15 @@ class ModuleTableTest {
   /** The org.apiary artifacts a pom depends on at compile or runtime scope (test jars and test scope left out). */
   private static Set<String> apiaryDependencies(Path pom) throws Exception {
     Set<String> names = new TreeSet<>();
+    for (String dependency : dependencies(pom, "org.apiary")) {
+      names.add(dependency.substring("org.apiary:".length()));
+    }
+    return names;
+  }
+
+  /** groupId:artifactId of what a pom depends on outside its tests, of one group or (null) of every group. */
+  private static Set<String> dependencies(Path pom, String group) throws Exception {
+    Set<String> names = new TreeSet<>();
     Element project = parse(pom).getDocumentElement();
     NodeList dependencies = project.getElementsByTagName("dependency");
     for (int i = 0; i < dependencies.getLength(); i++) {
@@ -80,8 +110,9 @@ class ModuleTableTest {
       }
       String scope = child(d, "scope");
       String type = child(d, "type");
-      if ("org.apiary".equals(child(d, "groupId")) && !"test".equals(scope) && !"test-jar".equals(type)) {
-        names.add(child(d, "artifactId"));
+      String groupId = child(d, "groupId");
+      if ((group == null || group.equals(groupId)) && !"test".equals(scope) && !"test-jar".equals(type)) {
+        names.add(groupId + ":" + child(d, "artifactId"));
       }
     }
     return names;
