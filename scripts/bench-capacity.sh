@@ -28,17 +28,17 @@ case "$variant" in
 esac
 (cd "$root" && mvn -q -B -DskipTests install) >&2
 source "$root/scripts/voltdb-jvm-flags.sh" # VoltDB's client needs them on Java 17 too
-cp="$root/benchmarks/target/classes:$(cat "$root/benchmarks/target/classpath.txt")" # the command line is ./apiary
+cp="$root/benchmarks/target/classes:$(cat "$root/benchmarks/target/classpath.txt")"
 dir=$(mktemp -d /tmp/apiary-capacity-XXXXXX)
 frontend_pids=()
 cleanup() {
   for p in "${frontend_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${frontend_pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  "$root/apiary" cluster stop --data "$dir/cluster" > /dev/null 2>&1 || true
+  java "${voltdb_jvm_flags[@]}" -cp "$cp" org.apiary.cli.Main cluster stop --data "$dir/cluster" > /dev/null 2>&1 || true
   rm -rf "$dir"
 }
 trap cleanup EXIT
-APIARY_JAVA_OPTS=-Xmx512m "$root/apiary" cluster start --nodes 1 --kfactor 0 --sites-per-host "$sites" \
+java "${voltdb_jvm_flags[@]}" -Xmx512m -cp "$cp" org.apiary.cli.Main cluster start --nodes 1 --kfactor 0 --sites-per-host "$sites" \
   --snapshot-interval-s 3600 --data "$dir/cluster" > "$dir/cluster.out"
 database=$(awk '$1 == "--database" {print $2; exit}' "$dir/cluster.out")
 db_pid=$(awk '$1 == "node" && $3 == "pid" {sub(",", "", $4); print $4; exit}' "$dir/cluster.out")
@@ -47,8 +47,7 @@ processes="database=$db_pid"
 endpoints=
 if [ "$variant" != raw-voltdb ]; then
   for i in $(seq 1 "$frontends"); do
-    # ./apiary execs java, so $! is the frontend's JVM.
-    APIARY_JAVA_OPTS=-Xmx1g "$root/apiary" frontend --database "$database" --port 0 $log $frontend_args \
+    java "${voltdb_jvm_flags[@]}" -Xmx1g -cp "$cp" org.apiary.cli.Main frontend --database "$database" --port 0 $log $frontend_args \
       > "$dir/frontend-$i.log" 2>&1 &
     frontend_pids+=($!)
     processes="$processes,frontend$i=$!"
