@@ -21,9 +21,9 @@ public final class Main implements Runnable {
   }
 
   /**
-   * The command line, with the commands other modules add ({@link ExtensionCommand}), and with failures reported as one line naming the command and what went wrong, never a stack
-   * trace (set the environment variable {@code APIARY_DEBUG} to have unexpected ones logged with theirs). Exit codes:
-   * 0 success, 1 failure, 2 bad usage.
+   * The command line, with the commands other modules add ({@link ExtensionCommand}), and with failures reported as
+   * one line naming the command and what went wrong, never a stack trace (set the environment variable
+   * {@code APIARY_DEBUG} to have unexpected ones logged with theirs). Exit codes: 0 success, 1 failure, 2 bad usage.
    */
   public static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new Main());

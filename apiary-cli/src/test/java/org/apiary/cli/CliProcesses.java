@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -45,7 +46,7 @@ public final class CliProcesses implements BeforeEachCallback, AfterEachCallback
     killLeftovers();
     started.clear();
     try (Stream<Path> files = Files.walk(work)) {
-      for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+      for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
         Files.delete(f);
       }
     }

@@ -12,13 +12,11 @@ import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
 import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
-import org.apiary.frontend.Registrar;
-import org.apiary.frontend.testapp.GraphApp;
+import org.apiary.frontend.TestGraphs;
 import org.apiary.testing.DatabaseTest;
 import org.apiary.testing.TestDatabase;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.voltdb.VoltTable;
 
 /**
  * A frontend process dies in the middle of a graph (right after its writing function committed, as if killed
@@ -33,8 +31,8 @@ class FrontendCrashTest {
   @BeforeEach
   void setUp(TestDatabase database) {
     db = database.database();
-    Registrar.register(db, GraphApp.APP);
-    db.callAdmin("clearing the counters", "@AdHoc", "DELETE FROM g_counters");
+    TestGraphs.registerOnce(db);
+    TestGraphs.clear(db);
   }
 
   private FrontendProcess crashingFrontend() {
@@ -57,11 +55,11 @@ class FrontendCrashTest {
       assertEquals(137, doomed.awaitExit(Duration.ofSeconds(30)), "the first frontend should have died mid-graph:\n"
           + doomed.output());
       assertEquals(List.of(5L, 5L), longs(r));
-      assertEquals(5L, counter(21L));
+      assertEquals(5L, TestGraphs.counter(db, 21L));
       // Asking again, anywhere, gives the same answer and changes nothing.
       assertEquals(r.values(JsonNode.class), client.invoke(InvocationRequest.of("bumpAndReport", 21L, 5L)
           .withId(r.invocationId())).values(JsonNode.class));
-      assertEquals(5L, counter(21L));
+      assertEquals(5L, TestGraphs.counter(db, 21L));
     }
   }
 
@@ -81,13 +79,7 @@ class FrontendCrashTest {
         GraphResult r = anyone.awaitResult(request.id(), Duration.ofSeconds(60));
         assertEquals(List.of(7L, 7L), longs(r));
       }
-      assertEquals(7L, counter(22L));
+      assertEquals(7L, TestGraphs.counter(db, 22L));
     }
-  }
-
-  private long counter(long k) {
-    VoltTable t = db.callAdmin("reading a counter", "@AdHoc", "SELECT v FROM g_counters WHERE k = ?", k)
-        .getResults()[0];
-    return t.advanceRow() ? t.getLong(0) : 0L;
   }
 }
