@@ -3,7 +3,6 @@ package org.apiary.database;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
@@ -69,7 +68,7 @@ final class EmbeddedServer implements AutoCloseable {
     Deployments.write(deployment, Deployments.inRoot(Deployments.singleNode(config.partitions(), config.provenance(),
         root.resolve("provenance-spill"), null, config.users()), root));
 
-    int[] ports = freePorts(4);
+    int[] ports = LocalCluster.freePorts(4);
     int clientPort = config.clientPort() == 0 ? ports[0] : config.clientPort();
     VoltDB.Configuration vc = new VoltDB.Configuration();
     vc.m_voltdbRoot = new File(root.toString());
@@ -110,7 +109,7 @@ final class EmbeddedServer implements AutoCloseable {
       throw new DatabaseException(root + " holds a database with " + sites + " partitions, not the " + config.partitions()
           + " configured: open it with DatabaseConfig.embedded(" + sites + ")");
     }
-    int[] ports = freePorts(5);
+    int[] ports = LocalCluster.freePorts(5);
     int clientPort = config.clientPort() == 0 ? ports[0] : config.clientPort();
     int internalPort = ports[1];
     int adminPort = ports[2];
@@ -230,34 +229,6 @@ final class EmbeddedServer implements AutoCloseable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new DatabaseException("interrupted while waiting for " + what, e);
-      }
-    }
-  }
-
-  /**
-   * {@code count} distinct free ports on loopback, all held open while they are chosen: a port picked earlier but
-   * not yet bound by the server it was picked for is otherwise free to be picked again (two nodes of a cluster got
-   * the same admin port that way, and the second died with "Address already in use").
-   */
-  static int[] freePorts(int count) {
-    List<ServerSocket> held = new java.util.ArrayList<>();
-    try {
-      int[] ports = new int[count];
-      for (int i = 0; i < count; i++) {
-        ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
-        held.add(s);
-        ports[i] = s.getLocalPort();
-      }
-      return ports;
-    } catch (IOException e) {
-      throw new UncheckedIOException("no " + count + " free TCP ports on loopback", e);
-    } finally {
-      for (ServerSocket s : held) {
-        try {
-          s.close();
-        } catch (IOException e) {
-          throw new UncheckedIOException("cannot release a probed port on loopback", e);
-        }
       }
     }
   }

@@ -2,6 +2,8 @@ package org.apiary.database;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -167,8 +169,8 @@ public final class LocalCluster implements AutoCloseable {
       throw new DatabaseException("cannot prepare a directory for the cluster: " + e.getMessage(), e);
     }
     Duration timeout = config.startTimeout();
-    // Every node's five ports at once, before any node starts: see EmbeddedServer.freePorts.
-    int[] ports = EmbeddedServer.freePorts(5 * hosts);
+    // Every node's five ports at once, before any node starts: see freePorts.
+    int[] ports = freePorts(5 * hosts);
     List<Node> nodes = new ArrayList<>();
     LocalCluster cluster = new LocalCluster(dir, nodes, config);
     try {
@@ -400,5 +402,34 @@ public final class LocalCluster implements AutoCloseable {
   /** The cluster's directory: deployment file, node roots and logs. */
   public File directory() {
     return directory.toFile();
+  }
+
+  /**
+   * {@code count} distinct free ports on loopback, all held open while they are chosen: a port picked earlier but
+   * not yet bound by the server it was picked for is otherwise free to be picked again (two nodes of a cluster got
+   * the same admin port that way, and the second died with "Address already in use"). For every process a test or
+   * benchmark starts on this machine with ports chosen in advance.
+   */
+  public static int[] freePorts(int count) {
+    List<ServerSocket> held = new ArrayList<>();
+    try {
+      int[] ports = new int[count];
+      for (int i = 0; i < count; i++) {
+        ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+        held.add(s);
+        ports[i] = s.getLocalPort();
+      }
+      return ports;
+    } catch (IOException e) {
+      throw new UncheckedIOException("no " + count + " free TCP ports on loopback", e);
+    } finally {
+      for (ServerSocket s : held) {
+        try {
+          s.close();
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot release a probed port on loopback", e);
+        }
+      }
+    }
   }
 }

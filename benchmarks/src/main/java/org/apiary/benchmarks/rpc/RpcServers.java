@@ -2,7 +2,6 @@ package org.apiary.benchmarks.rpc;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -29,9 +28,11 @@ public final class RpcServers implements AutoCloseable {
   /** Starts every service of {@code workload} against the database at {@code database} and waits until all listen. */
   public static RpcServers start(Workload workload, String database) throws IOException, InterruptedException {
     Path logs = Files.createTempDirectory("apiary-rpc-" + workload.name() + "-");
+    // All the services' ports at once: picked one by one, two services could get the same port.
+    int[] free = LocalCluster.freePorts(workload.rpcServices().size());
     Map<String, Integer> ports = new LinkedHashMap<>();
     for (ServiceDefinition s : workload.rpcServices()) {
-      ports.put(s.name(), freePort());
+      ports.put(s.name(), free[ports.size()]);
     }
     RpcServers servers = new RpcServers(ports.get(ServiceDefinition.FRONTEND));
     try {
@@ -80,12 +81,6 @@ public final class RpcServers implements AutoCloseable {
         throw new IllegalStateException("interrupted", e);
       }
     });
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
   }
 
   /** The frontend service's address, for an {@link org.apiary.client.ApiaryClient}. */
