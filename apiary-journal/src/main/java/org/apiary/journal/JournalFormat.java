@@ -1,0 +1,170 @@
+package org.apiary.journal;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.zip.CRC32C;
+
+/**
+ * The journal's file format, version {@value #VERSION} (docs/journal-format.md says the same for readers in other
+ * languages). All integers are big-endian.
+ *
+ * <p>A journal is a directory of segment files named {@code journal-<timeline, 16 hex digits>-<segment number, 8
+ * digits>.log}. A timeline is the run of transaction IDs between two restores: a start that restores a snapshot and
+ * replays begins a new one. Each segment starts with a {@value #HEADER_BYTES}-byte header:
+ * <pre>
+ *   magic "APJOURNL" (8) | version u16 | reserved u16 | timeline i64 | segment number i64 | first sequence i64 |
+ *   CRC32C of the preceding 36 bytes (4)
+ * </pre>
+ * then frames, each {@code length i32 | CRC32C of the body i32 | body (length bytes)}. A body starts with its type:
+ * <pre>
+ *   GROUP  (1): type u8 | first sequence i64 | last sequence i64 | record count i32 | written at, ms since epoch i64
+ *   RECORD (2): type u8 | sequence i64 | partition i32 | transaction ID i64 | unique ID i64 | result hash i64 |
+ *               procedure (u16 length, UTF-8) | invocation ID (i16 length, -1 for none, UTF-8) |
+ *               parameters (i32 length, bytes)
+ * </pre>
+ * The writer writes one GROUP frame before the records of each group it fsyncs together. After a crash only the last
+ * group can be torn (a later group is written only after the one before it is on disk), which is how the reader
+ * tells a torn tail from a damaged journal.
+ */
+public final class JournalFormat {
+  /** The format version this code writes and reads. */
+  public static final int VERSION = 1;
+  /** The bytes of a segment's header. */
+  public static final int HEADER_BYTES = 40;
+  /** The bytes before each frame's body: its length and its checksum. */
+  public static final int FRAME_PREFIX_BYTES = 8;
+  /** The largest body a frame may declare; longer declared lengths are damage, not data. */
+  public static final int MAX_BODY_BYTES = 64 << 20;
+  static final byte GROUP = 1;
+  static final byte RECORD = 2;
+  static final int GROUP_BODY_BYTES = 1 + 8 + 8 + 4 + 8;
+  private static final byte[] MAGIC = "APJOURNL".getBytes(StandardCharsets.US_ASCII);
+
+  private JournalFormat() {}
+
+  /** A segment's file name. */
+  public static String segmentName(long timeline, long segment) {
+    return String.format("journal-%016x-%08d.log", timeline, segment);
+  }
+
+  /** The header of a segment. */
+  static byte[] header(long timeline, long segment, long firstSequence) {
+    ByteBuffer b = ByteBuffer.allocate(HEADER_BYTES);
+    b.put(MAGIC).putShort((short) VERSION).putShort((short) 0).putLong(timeline).putLong(segment)
+        .putLong(firstSequence);
+    b.putInt((int) crc(b.array(), 0, HEADER_BYTES - 4));
+    return b.array();
+  }
+
+  /** A segment's header as read: its timeline, number and first sequence. */
+  record Header(long timeline, long segment, long firstSequence) {}
+
+  /** Parses a header, or explains in {@code IllegalArgumentException} why it is not one. */
+  static Header parseHeader(byte[] h) {
+    if (h.length < HEADER_BYTES) {
+      throw new IllegalArgumentException("the header is cut short (" + h.length + " of " + HEADER_BYTES + " bytes)");
+    }
+    ByteBuffer b = ByteBuffer.wrap(h);
+    byte[] magic = new byte[8];
+    b.get(magic);
+    if (!java.util.Arrays.equals(magic, MAGIC)) {
+      throw new IllegalArgumentException("it does not start with the journal's magic bytes APJOURNL");
+    }
+    int version = b.getShort() & 0xffff;
+    b.getShort();
+    long timeline = b.getLong();
+    long segment = b.getLong();
+    long first = b.getLong();
+    int stored = b.getInt();
+    if (stored != (int) crc(h, 0, HEADER_BYTES - 4)) {
+      throw new IllegalArgumentException("its header's checksum does not match");
+    }
+    if (version != VERSION) {
+      throw new IllegalArgumentException("it is in journal format version " + version + "; this Apiary reads version "
+          + VERSION);
+    }
+    return new Header(timeline, segment, first);
+  }
+
+  /** Appends a GROUP frame to {@code out}. */
+  static void writeGroup(GrowableBuffer out, long first, long last, int count, long writtenAtMillis) {
+    int start = out.reserveFramePrefix();
+    out.put(GROUP).putLong(first).putLong(last).putInt(count).putLong(writtenAtMillis);
+    out.finishFrame(start);
+  }
+
+  /** Appends a RECORD frame to {@code out}. */
+  static void writeRecord(GrowableBuffer out, long sequence, int partition, long txnId, long uniqueId,
+                          long resultHash, String procedure, String invocationId, byte[] parameters) {
+    int start = out.reserveFramePrefix();
+    byte[] name = procedure.getBytes(StandardCharsets.UTF_8);
+    byte[] id = invocationId == null ? null : invocationId.getBytes(StandardCharsets.UTF_8);
+    if (name.length > 0xffff || (id != null && id.length > Short.MAX_VALUE)) {
+      throw new IllegalArgumentException("a journal record's procedure name or invocation ID is too long");
+    }
+    out.put(RECORD).putLong(sequence).putInt(partition).putLong(txnId).putLong(uniqueId).putLong(resultHash)
+        .putShort((short) name.length).put(name);
+    if (id == null) {
+      out.putShort((short) -1);
+    } else {
+      out.putShort((short) id.length).put(id);
+    }
+    out.putInt(parameters.length).put(parameters);
+    out.finishFrame(start);
+  }
+
+  /** A GROUP frame's contents. */
+  record Group(long first, long last, int count, long writtenAtMillis) {}
+
+  /** Decodes a frame body: a {@link Group} or a {@link JournalRecord}. */
+  static Object decodeBody(byte[] body, int offset, int length) {
+    ByteBuffer b = ByteBuffer.wrap(body, offset, length);
+    byte type = b.get();
+    if (type == GROUP) {
+      return new Group(b.getLong(), b.getLong(), b.getInt(), b.getLong());
+    }
+    if (type != RECORD) {
+      throw new IllegalArgumentException("unknown frame type " + type);
+    }
+    long sequence = b.getLong();
+    int partition = b.getInt();
+    long txnId = b.getLong();
+    long uniqueId = b.getLong();
+    long resultHash = b.getLong();
+    byte[] name = new byte[b.getShort() & 0xffff];
+    b.get(name);
+    short idLength = b.getShort();
+    String id = null;
+    if (idLength >= 0) {
+      byte[] idBytes = new byte[idLength];
+      b.get(idBytes);
+      id = new String(idBytes, StandardCharsets.UTF_8);
+    }
+    byte[] parameters = new byte[b.getInt()];
+    b.get(parameters);
+    if (b.hasRemaining()) {
+      throw new IllegalArgumentException(b.remaining() + " bytes after the record's last field");
+    }
+    return new JournalRecord(sequence, partition, txnId, uniqueId, resultHash,
+        new String(name, StandardCharsets.UTF_8), id, parameters);
+  }
+
+  static long crc(byte[] bytes, int offset, int length) {
+    CRC32C c = new CRC32C();
+    c.update(bytes, offset, length);
+    return c.getValue();
+  }
+
+  /**
+   * A short hash of a transaction's result (FNV-1a, 64 bits) for {@link JournalRecord#resultHash()}: stable across
+   * JVMs and versions, unlike {@code Arrays.hashCode}.
+   */
+  public static long hash(byte[] bytes) {
+    long h = 0xcbf29ce484222325L;
+    for (byte x : bytes) {
+      h ^= x & 0xff;
+      h *= 0x100000001b3L;
+    }
+    return h;
+  }
+}

@@ -1,0 +1,52 @@
+package org.apiary.journal;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * One committed write transaction as its partition executed it: enough to run it again in its place.
+ *
+ * @param sequence the journal's position: strictly increasing, in an order consistent with the execution order of
+ *     every two transactions that touched a common partition
+ * @param partition the partition that executed it ({@link #MULTI_PARTITION} for a multi-partition transaction)
+ * @param txnId the database's transaction ID (for a single-partition transaction, its position in the partition)
+ * @param uniqueId the unique ID the transaction drew; its time and seeded random numbers derive from it, so a re-run
+ *     handed this value draws the same
+ * @param resultHash a short hash of the transaction's result, to tell a re-run that diverged
+ * @param procedure the stored procedure that ran
+ * @param invocationId the Apiary invocation it executed for, or {@code null} if none
+ * @param parameters the procedure's parameters as they arrived, in the database's own serialization
+ */
+public record JournalRecord(long sequence, int partition, long txnId, long uniqueId, long resultHash,
+                            String procedure, String invocationId, byte[] parameters) {
+  /** The partition number of multi-partition transactions (VoltDB's multi-partition initiator). */
+  public static final int MULTI_PARTITION = 16383;
+
+  public JournalRecord {
+    Objects.requireNonNull(procedure, "procedure");
+    Objects.requireNonNull(parameters, "parameters");
+  }
+
+  /** Whether this is a multi-partition transaction (a barrier on replay). */
+  public boolean multiPartition() {
+    return partition == MULTI_PARTITION;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof JournalRecord r && sequence == r.sequence && partition == r.partition && txnId == r.txnId
+        && uniqueId == r.uniqueId && resultHash == r.resultHash && procedure.equals(r.procedure)
+        && Objects.equals(invocationId, r.invocationId) && Arrays.equals(parameters, r.parameters);
+  }
+
+  @Override
+  public int hashCode() {
+    return Long.hashCode(sequence) * 31 + Arrays.hashCode(parameters);
+  }
+
+  @Override
+  public String toString() {
+    return "journal record " + sequence + " (" + procedure + ", partition " + partition + ", transaction " + txnId
+        + (invocationId == null ? "" : ", invocation " + invocationId) + ")";
+  }
+}
