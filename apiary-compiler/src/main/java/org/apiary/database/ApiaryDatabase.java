@@ -144,6 +144,14 @@ public final class ApiaryDatabase implements AutoCloseable {
    * @param what names the request in error messages, for example "schema"
    */
   public ClientResponse callAdmin(String what, String procedure, Object... params) {
+    DatabaseJournal journal = server == null ? null : server.journal();
+    if (journal != null && DatabaseJournal.changesOutsideTheJournal(procedure, params)) {
+      return journal.unjournaled(() -> call(what, procedure, params));
+    }
+    return call(what, procedure, params);
+  }
+
+  private ClientResponse call(String what, String procedure, Object... params) {
     try {
       return client.callProcedure(procedure, params);
     } catch (ProcCallException e) {
@@ -192,7 +200,9 @@ public final class ApiaryDatabase implements AutoCloseable {
   public void close() {
     String stopSnapshot = null;
     try {
-      if (server != null && server.durable()) {
+      if (server != null && server.journal() != null) {
+        server.journal().checkpointForStop();
+      } else if (server != null && server.durable()) {
         stopSnapshot = Snapshots.saveForStop(List.of("127.0.0.1:" + server.adminPort()), config.connectTimeout(),
             config.callTimeout(), false, DatabaseUsers.adminOf(config.users()));
       }

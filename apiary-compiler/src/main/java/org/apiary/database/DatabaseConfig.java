@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.apiary.journal.JournalMode;
 
 /**
  * Where Apiary's VoltDB is and how long to wait for it. Immutable; validated on construction.
@@ -36,6 +37,16 @@ import java.util.Objects;
  *     first open stay
  * @param login who this process connects as, or {@code null}: none for a database without security, the
  *     administrator of {@code users} for an embedded one with them ({@link #connectsAs()})
+ * @param journal embedded with a data directory only: Apiary's journal of committed write transactions, which a
+ *     start replays after restoring the newest checkpoint (VoltDB Community Edition has no command log).
+ *     {@link JournalMode#SYNCHRONOUS}: a write is acknowledged (by {@code FunctionInvoker} and the frontend of this
+ *     process) only once it is on disk, so a crash loses nothing acknowledged; {@link JournalMode#ASYNCHRONOUS}:
+ *     fsynced at least every 100 ms, so a crash loses at most that much acknowledged work; {@link JournalMode#NONE}
+ *     (the default): no journal, a crash loses what committed after the last automatic snapshot. A journaled
+ *     database takes its checkpoints (snapshots) itself, every {@code snapshotInterval}, instead of VoltDB's
+ *     automatic snapshots
+ * @param acceptJournalLoss with a journal: start even if the journal is damaged before its tail (see
+ *     {@link #withAcceptJournalLoss})
  */
 public record DatabaseConfig(
     Kind kind,
@@ -48,7 +59,9 @@ public record DatabaseConfig(
     Duration callTimeout,
     ProvenanceConfig provenance,
     DatabaseUsers users,
-    DatabaseLogin login) {
+    DatabaseLogin login,
+    JournalMode journal,
+    boolean acceptJournalLoss) {
 
   /** Where the database runs. */
   public enum Kind {
@@ -100,6 +113,12 @@ public record DatabaseConfig(
         parseHost(h);
       }
     }
+    journal = journal == null ? JournalMode.NONE : journal;
+    if (journal != JournalMode.NONE && (kind != Kind.EMBEDDED || dataDirectory == null)) {
+      throw new IllegalArgumentException("journal mode " + journal.name().toLowerCase(java.util.Locale.ROOT) + " needs "
+          + "an embedded database with a data directory (withDataDirectory): a temporary database has nothing to "
+          + "recover, and an external cluster's servers journal by their own configuration");
+    }
     if (kind == Kind.EXTERNAL && users != null) {
       throw new IllegalArgumentException("an external database's users are in its cluster's deployment (see "
           + "ClusterConfig.users); connect to it with withLogin");
@@ -124,13 +143,13 @@ public record DatabaseConfig(
   /** An embedded database with {@code partitions} partitions in a temporary directory, on a free port. */
   public static DatabaseConfig embedded(int partitions) {
     return new DatabaseConfig(Kind.EMBEDDED, partitions, null, DEFAULT_SNAPSHOT_INTERVAL, 0, List.of(),
-        DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null, null, null);
+        DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null, null, null, JournalMode.NONE, false);
   }
 
   /** A running VoltDB cluster, reached at one or more {@code host:port} client addresses. */
   public static DatabaseConfig external(String... hostPorts) {
     return new DatabaseConfig(Kind.EXTERNAL, 0, null, DEFAULT_SNAPSHOT_INTERVAL, 0, List.of(hostPorts),
-        DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null, null, null);
+        DEFAULT_CONNECT_TIMEOUT, DEFAULT_CALL_TIMEOUT, null, null, null, JournalMode.NONE, false);
   }
 
   /**
@@ -139,7 +158,7 @@ public record DatabaseConfig(
    */
   public DatabaseConfig withDataDirectory(Path directory) {
     return new DatabaseConfig(kind, partitions, directory, snapshotInterval, clientPort, hosts, connectTimeout,
-        callTimeout, provenance, users, login);
+        callTimeout, provenance, users, login, journal, acceptJournalLoss);
   }
 
   /**
@@ -148,25 +167,25 @@ public record DatabaseConfig(
    */
   public DatabaseConfig withSnapshotInterval(Duration interval) {
     return new DatabaseConfig(kind, partitions, dataDirectory, interval, clientPort, hosts, connectTimeout,
-        callTimeout, provenance, users, login);
+        callTimeout, provenance, users, login, journal, acceptJournalLoss);
   }
 
   /** This configuration with a fixed client port (embedded only). */
   public DatabaseConfig withClientPort(int port) {
     return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, port, hosts, connectTimeout,
-        callTimeout, provenance, users, login);
+        callTimeout, provenance, users, login, journal, acceptJournalLoss);
   }
 
   /** This configuration with other timeouts. */
   public DatabaseConfig withTimeouts(Duration connect, Duration call) {
     return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connect, call,
-        provenance, users, login);
+        provenance, users, login, journal, acceptJournalLoss);
   }
 
   /** This configuration with provenance capture into {@code value}'s sink ({@code null}: no capture). */
   public DatabaseConfig withProvenance(ProvenanceConfig value) {
     return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connectTimeout,
-        callTimeout, value, users, login);
+        callTimeout, value, users, login, journal, acceptJournalLoss);
   }
 
   /**
@@ -175,13 +194,30 @@ public record DatabaseConfig(
    */
   public DatabaseConfig withUsers(DatabaseUsers value) {
     return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connectTimeout,
-        callTimeout, provenance, value, login);
+        callTimeout, provenance, value, login, journal, acceptJournalLoss);
+  }
+
+  /**
+   * This configuration with the journal in {@code mode} (embedded with a data directory only): see {@link #journal()}.
+   */
+  public DatabaseConfig withJournal(JournalMode mode) {
+    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connectTimeout,
+        callTimeout, provenance, users, login, mode, acceptJournalLoss);
+  }
+
+  /**
+   * This configuration starting even if the journal is damaged before its tail, from what precedes the damage (the
+   * start says what it dropped); without it such a start fails, naming the file and offset.
+   */
+  public DatabaseConfig withAcceptJournalLoss(boolean value) {
+    return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connectTimeout,
+        callTimeout, provenance, users, login, journal, value);
   }
 
   /** This configuration connecting as {@code value} (a user of the database's deployment). */
   public DatabaseConfig withLogin(DatabaseLogin value) {
     return new DatabaseConfig(kind, partitions, dataDirectory, snapshotInterval, clientPort, hosts, connectTimeout,
-        callTimeout, provenance, users, value);
+        callTimeout, provenance, users, value, journal, acceptJournalLoss);
   }
 
   /** Who this process connects as: {@link #login()}, else the administrator of {@link #users()}, else nobody. */

@@ -31,6 +31,8 @@ final class EmbeddedServer implements AutoCloseable {
   private final boolean deleteRoot;
   private final int clientPort;
   private final int adminPort;
+  /** The journal, for a journaled database (set once recovery has opened the database). */
+  private DatabaseJournal journal;
 
   private EmbeddedServer(ServerThread thread, Path root, boolean deleteRoot, int clientPort, int adminPort) {
     this.thread = thread;
@@ -97,12 +99,38 @@ final class EmbeddedServer implements AutoCloseable {
   private static EmbeddedServer startDurable(DatabaseConfig config) throws IOException {
     Path root = config.dataDirectory().toAbsolutePath();
     Files.createDirectories(root);
+    // The journal is locked and read before VoltDB starts: a second server, or a damaged journal, stops the start.
+    DatabaseJournal journal = DatabaseJournal.journals(config.journal()) ? DatabaseJournal.open(root, config) : null;
+    try {
+      EmbeddedServer server = startDurable(config, root, journal != null);
+      if (journal != null) {
+        try {
+          journal.recover(server.adminPort);
+        } catch (RuntimeException e) {
+          server.close();
+          throw e;
+        }
+        server.journal = journal;
+      }
+      return server;
+    } catch (IOException | RuntimeException e) {
+      if (journal != null) {
+        journal.close();
+      }
+      throw e;
+    }
+  }
+
+  private static EmbeddedServer startDurable(DatabaseConfig config, Path root, boolean journaled) throws IOException {
     if (!Snapshots.isInitialized(root)) {
       Path deployment = root.resolve("apiary-deployment.xml");
+      // A journaled database checkpoints itself; VoltDB's automatic snapshots would carry no checkpoint marker.
       Deployments.write(deployment, Deployments.singleNode(config.partitions(), config.provenance(),
-          root.resolve("provenance-spill"), config.snapshotInterval(), config.users()));
+          root.resolve("provenance-spill"), journaled ? null : config.snapshotInterval(), config.users()));
       LocalCluster.run(List.of("initialize", "voltdbroot", root.toString(), "deployment", deployment.toString()),
           root.resolve("initialize.log"), config.connectTimeout());
+    } else if (journaled) {
+      DatabaseJournal.checkNoAutomaticSnapshots(root);
     }
     int sites = Snapshots.initializedSites(root);
     if (sites != -1 && sites != config.partitions()) {
@@ -113,14 +141,18 @@ final class EmbeddedServer implements AutoCloseable {
     int clientPort = config.clientPort() == 0 ? ports[0] : config.clientPort();
     int internalPort = ports[1];
     int adminPort = ports[2];
-    VoltDB.Configuration vc = new VoltDB.Configuration(new String[] {
+    List<String> args = new java.util.ArrayList<>(List.of(
         "probe", "voltdbroot", root.toString(), "mesh", "127.0.0.1:" + internalPort, "hostcount", "1",
         "port", "127.0.0.1:" + clientPort, "adminport", "127.0.0.1:" + adminPort,
         "internalport", String.valueOf(internalPort), "internalinterface", "127.0.0.1",
         "externalinterface", "127.0.0.1", "zkport", "127.0.0.1:" + ports[3],
         // No "httpport": given one, VoltDB starts its HTTP server on every interface despite the deployment's
         // <httpd enabled="false"/>.
-        "replicationport", String.valueOf(ports[4])});
+        "replicationport", String.valueOf(ports[4])));
+    if (journaled) {
+      args.add("paused"); // clients wait until the journal's replay is done
+    }
+    VoltDB.Configuration vc = new VoltDB.Configuration(args.toArray(new String[0]));
     vc.m_pathToLicense = root.resolve("license.xml").toString();
     ServerThread thread = new ServerThread(vc);
     // ServerThread's constructor sets m_forceVoltdbCreate, which makes a start ignore (and wipe) the data in the root;
@@ -152,6 +184,11 @@ final class EmbeddedServer implements AutoCloseable {
 
   Path root() {
     return root;
+  }
+
+  /** The journal of a journaled database, else {@code null}. */
+  DatabaseJournal journal() {
+    return journal;
   }
 
   /** Whether the data outlives this server (a data directory, snapshots), so a stop takes a snapshot. */
@@ -194,6 +231,9 @@ final class EmbeddedServer implements AutoCloseable {
       throw new DatabaseException("interrupted while stopping the embedded VoltDB", e);
     } finally {
       try {
+        if (journal != null) {
+          journal.close();
+        }
         if (deleteRoot) {
           deleteTree(root);
         }

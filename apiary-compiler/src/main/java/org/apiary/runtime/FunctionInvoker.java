@@ -15,6 +15,7 @@ import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.FunctionErrors;
 import org.apiary.internal.FunctionOutputs;
 import org.apiary.internal.Invocation;
+import org.apiary.runtime.journal.ServerJournal;
 import org.apiary.runtime.procedure.FunctionProcedure;
 import org.voltdb.VoltTable;
 import org.voltdb.client.ClientResponse;
@@ -76,8 +77,11 @@ public final class FunctionInvoker {
       return future;
     }
     try {
-      boolean queued = db.client().callProcedure(
-          response -> complete(future, function, response, forwardValues), function, params);
+      boolean queued = db.client().callProcedure(response -> ServerJournal.whenDurable(db,
+          () -> complete(future, function, response, forwardValues),
+          e -> future.completeExceptionally(new OutcomeUnknownException("call to '" + function + "' ran, but the "
+              + "journal could not make it durable, so a crash may undo it: " + e.getMessage(), e))),
+          function, params);
       if (!queued) {
         future.completeExceptionally(new DatabaseException("call to '" + function + "' was not queued: the client is "
             + "backed up or has no connection; it did not run"));

@@ -84,12 +84,16 @@ final class DurabilityFixture {
 
     /** As {@link #start}, in working directory {@code workingDirectory} ({@code null}: this JVM's). */
     static Child startIn(Path workingDirectory, String... args) throws IOException {
+      return startMain(EmbeddedDurabilityChild.class, workingDirectory, args);
+    }
+
+    /** A JVM running {@code main} with {@code args} in {@code workingDirectory} ({@code null}: this JVM's). */
+    static Child startMain(Class<?> main, Path workingDirectory, String... args) throws IOException {
       Path log = Files.createTempFile("apiary-durability-child-", ".log");
       List<String> cmd = new ArrayList<>();
       cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       cmd.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
-      cmd.addAll(List.of("-Xmx1g", "-cp", System.getProperty("java.class.path"),
-          EmbeddedDurabilityChild.class.getName()));
+      cmd.addAll(List.of("-Xmx1g", "-cp", System.getProperty("java.class.path"), main.getName()));
       cmd.addAll(List.of(args));
       ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
       if (workingDirectory != null) {

@@ -1,7 +1,6 @@
 package org.apiary.runtime.procedure;
 
 import org.voltdb.SQLStmt;
-import org.voltdb.VoltProcedure;
 import org.voltdb.VoltTable;
 import org.voltdb.types.TimestampType;
 
@@ -10,7 +9,7 @@ import org.voltdb.types.TimestampType;
  * never backwards: a recorded execution of an invocation that started before the fence refuses to run, because its
  * records may be gone. A multi-partition write of a replicated table, once per retention pass.
  */
-public class AdvanceRetention extends VoltProcedure {
+public class AdvanceRetention extends JournaledProcedure {
   public final SQLStmt read = new SQLStmt("SELECT cutoff FROM APIARY_RETENTION WHERE id = 0;");
   public final SQLStmt insert = new SQLStmt("INSERT INTO APIARY_RETENTION (id, cutoff) VALUES (0, ?);");
   public final SQLStmt advance = new SQLStmt("UPDATE APIARY_RETENTION SET cutoff = ? WHERE id = 0;");
@@ -33,6 +32,6 @@ public class AdvanceRetention extends VoltProcedure {
       return stored.getTimestampAsLong(0);
     }
     voltExecuteSQL(true);
-    return cutoff.getTime();
+    return committed(cutoff.getTime());
   }
 }

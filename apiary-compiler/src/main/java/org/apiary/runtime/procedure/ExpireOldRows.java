@@ -1,7 +1,6 @@
 package org.apiary.runtime.procedure;
 
 import org.voltdb.SQLStmt;
-import org.voltdb.VoltProcedure;
 import org.voltdb.types.TimestampType;
 
 /**
@@ -13,11 +12,11 @@ import org.voltdb.types.TimestampType;
  * the subclasses with its own class loader, which cannot reach package-private members of a class the application's
  * loader defined.
  */
-public abstract class ExpireOldRows extends VoltProcedure {
+public abstract class ExpireOldRows extends JournaledProcedure {
   /** Runs {@code expire} (parameters: cutoff, limit) and returns how many rows it deleted. */
   protected final long expire(SQLStmt expire, TimestampType cutoff, long limit) {
     voltQueueSQL(expire, cutoff, limit);
-    return voltExecuteSQL(true)[0].asScalarLong();
+    return committed(voltExecuteSQL(true)[0].asScalarLong());
   }
 
   /** The statement of a subclass: its table's rows with {@code time} before the cutoff, oldest first, at most LIMIT. */

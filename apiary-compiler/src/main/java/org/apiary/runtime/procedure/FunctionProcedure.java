@@ -27,7 +27,6 @@ import org.apiary.provenance.ProvenanceSchema;
 import org.apiary.runtime.provenance.CapturedValues;
 import org.apiary.runtime.provenance.ServerProvenance;
 import org.voltdb.SQLStmt;
-import org.voltdb.VoltProcedure;
 import org.voltdb.VoltTable;
 import org.voltdb.VoltType;
 import org.voltdb.exceptions.ConstraintFailureException;
@@ -45,7 +44,7 @@ import org.voltdb.types.TimestampType;
  * runs and inserts its outputs in the same transaction. VoltDB runs one transaction at a time per partition (and
  * global ones alone), so two concurrent executions of the same instance cannot both miss the record.
  */
-public abstract class FunctionProcedure extends VoltProcedure {
+public abstract class FunctionProcedure extends JournaledProcedure {
   /** The column of the table a function returns that holds its encoded outputs. */
   public static final String OUTPUTS_COLUMN = "OUTPUTS";
   /** The column that says whether the outputs were replayed from a recorded earlier execution (1) or not (0). */
@@ -254,6 +253,9 @@ public abstract class FunctionProcedure extends VoltProcedure {
             "provenance capture failed, so the transaction was rolled back: " + e.getMessage(), e)));
       }
     });
+    if (writes || call.record()) {
+      journal(call.invocationId(), org.apiary.journal.JournalFormat.hash(outputs));
+    }
     return result(outputs, false);
   }
 

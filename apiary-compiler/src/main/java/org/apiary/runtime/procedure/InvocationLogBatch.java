@@ -9,7 +9,6 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.voltdb.SQLStmt;
-import org.voltdb.VoltProcedure;
 import org.voltdb.VoltTable;
 import org.voltdb.VoltType;
 
@@ -19,7 +18,7 @@ import org.voltdb.VoltType;
  * batches the writes whose invocation IDs hash to the same partition, so under load the log costs a fraction of a
  * transaction per invocation instead of two. Routed by its first parameter, one of the batch's IDs.
  */
-public class InvocationLogBatch extends VoltProcedure {
+public class InvocationLogBatch extends JournaledProcedure {
   /** One write of a batch. */
   public sealed interface Write permits Begin, Finish {
     String invocationId();
@@ -105,7 +104,7 @@ public class InvocationLogBatch extends VoltProcedure {
     for (int i = 0; i < writes.size(); i++) {
       result.addRow(applied[i], writes.get(i) instanceof Begin && applied[i] == APPLIED ? now : 0L);
     }
-    return result;
+    return queued == 0 ? result : committed(result);
   }
 
   /** The type byte of a begin as earlier releases encode it, without a deadline. */

@@ -1,7 +1,6 @@
 package org.apiary.runtime.procedure;
 
 import org.voltdb.SQLStmt;
-import org.voltdb.VoltProcedure;
 import org.voltdb.VoltTable;
 
 /**
@@ -13,7 +12,7 @@ import org.voltdb.VoltTable;
  * subclass per recorded-outputs table, because a single-partition procedure's first parameter has its partition
  * column's type.
  */
-public abstract class RecordFailure extends VoltProcedure {
+public abstract class RecordFailure extends JournaledProcedure {
   /**
    * The statements of one recorded-outputs table. Public: VoltDB loads the subclasses with a class loader of its own,
    * so they cannot reach package-private members here.
@@ -56,6 +55,6 @@ public abstract class RecordFailure extends VoltProcedure {
       throw new VoltAbortException("the failure of function '" + function + "' for invocation " + invocationId
           + " was not recorded: the invocation started before retention's cutoff, so its records may be gone");
     }
-    return 1;
+    return committed(1);
   }
 }

@@ -1,7 +1,6 @@
 package org.apiary.runtime.procedure;
 
 import org.voltdb.SQLStmt;
-import org.voltdb.VoltProcedure;
 import org.voltdb.VoltTable;
 import org.voltdb.VoltType;
 import org.voltdb.types.TimestampType;
@@ -17,7 +16,7 @@ import org.voltdb.types.TimestampType;
  * partitioned procedure's routing parameter has its table's column type. Public, as are its members: VoltDB loads
  * the subclasses with its own class loader, which cannot reach package-private members.
  */
-public abstract class SweepRecordedOutputs extends VoltProcedure {
+public abstract class SweepRecordedOutputs extends JournaledProcedure {
   /** The statements of a subclass's table: the step's last ID, and the deletes up to it and to the end. */
   public static final class Statements {
     /**
@@ -55,6 +54,6 @@ public abstract class SweepRecordedOutputs extends VoltProcedure {
     VoltTable result = new VoltTable(new VoltTable.ColumnInfo("deleted", VoltType.BIGINT),
         new VoltTable.ColumnInfo("next_after", VoltType.STRING));
     result.addRow(deleted, next);
-    return new VoltTable[] {result};
+    return committed(new VoltTable[] {result});
   }
 }

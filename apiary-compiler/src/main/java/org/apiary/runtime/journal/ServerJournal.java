@@ -1,0 +1,174 @@
+package org.apiary.runtime.journal;
+
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.apiary.journal.JournalRecord;
+import org.apiary.journal.JournalUnavailableException;
+import org.apiary.journal.JournalWriter;
+import org.voltdb.VoltProcedure;
+
+/**
+ * The journal of the database server running in this process, as its procedures see it: while the server runs, the
+ * {@link JournalWriter} committed write transactions are appended to; while recovery replays, the records each
+ * partition is expected to run next. VoltDB loads procedures into the server's JVM, so a process-wide instance is
+ * how they reach it (as {@link org.apiary.runtime.provenance.ServerProvenance} does for provenance).
+ */
+public final class ServerJournal {
+  private static volatile ServerJournal current;
+
+  private volatile JournalWriter writer;
+  private volatile boolean replaying;
+  private final Map<Integer, ConcurrentLinkedQueue<JournalRecord>> expected = new ConcurrentHashMap<>();
+  private volatile String divergence;
+  private final java.util.Set<CompletableFuture<Void>> holds = ConcurrentHashMap.newKeySet();
+
+  private ServerJournal() {}
+
+  /** The server's journal, or {@code null} if the server in this process journals nothing. */
+  public static ServerJournal current() {
+    return current;
+  }
+
+  /** Installs a journal that replays first; {@link #startWriting} switches it to appending. */
+  public static ServerJournal installForReplay() {
+    ServerJournal j = new ServerJournal();
+    j.replaying = true;
+    current = j;
+    return j;
+  }
+
+  /** Removes the process's journal (the server stopped); closing its writer is the caller's. */
+  public static void uninstall(ServerJournal journal) {
+    if (current == journal) {
+      current = null;
+    }
+  }
+
+  /** Ends replay: from now on committed write transactions are appended to {@code w}. */
+  public void startWriting(JournalWriter w) {
+    writer = w;
+    replaying = false;
+    expected.clear();
+  }
+
+  /** The writer, or {@code null} while replaying. */
+  public JournalWriter writer() {
+    return writer;
+  }
+
+  /** Whether recovery is replaying the journal. */
+  public boolean replaying() {
+    return replaying;
+  }
+
+  /** Appends a committed transaction's record; see {@link JournalWriter#append}. */
+  public long append(int partition, long txnId, long uniqueId, long resultHash, String procedure,
+                     String invocationId, byte[] parameters) {
+    JournalWriter w = writer;
+    if (w == null) {
+      throw new JournalUnavailableException("the journal is not open for writing (recovery has not finished)");
+    }
+    return w.append(partition, txnId, uniqueId, resultHash, procedure, invocationId, parameters);
+  }
+
+  /**
+   * Completes once everything this server has committed so far is on disk: what a reply that was produced before
+   * this call depends on. Completed at once when nothing waits.
+   */
+  public CompletableFuture<Void> whenCommittedIsDurable() {
+    JournalWriter w = writer;
+    CompletableFuture<Void> durable = w == null ? CompletableFuture.completedFuture(null)
+        : w.whenDurable(w.lastAppended());
+    if (holds.isEmpty()) {
+      return durable;
+    }
+    return CompletableFuture.allOf(durable, CompletableFuture.allOf(holds.toArray(new CompletableFuture<?>[0])));
+  }
+
+  /**
+   * Holds every reply produced from now on until {@code checkpointed} completes: a change the journal does not
+   * record (a catalog change, an ad hoc write) is durable only once a checkpoint holds it, and transactions after it
+   * may depend on it. Fails those replies if {@code checkpointed} fails.
+   */
+  public void holdRepliesUntil(CompletableFuture<Void> checkpointed) {
+    holds.add(checkpointed);
+    checkpointed.whenComplete((done, error) -> holds.remove(checkpointed));
+  }
+
+  /**
+   * Runs {@code reply} once everything this process's database has committed so far is on disk, if {@code db} is that
+   * database and journals synchronously; otherwise at once. A reply produced before this call depends on nothing
+   * later, so it then leaves only once what it says is durable. If the journal failed for good, {@code failed} runs
+   * instead with the reason: the transactions may be lost on a crash, so the outcome is not acknowledged.
+   */
+  public static void whenDurable(org.apiary.database.ApiaryDatabase db, Runnable reply,
+                                 java.util.function.Consumer<Throwable> failed) {
+    ServerJournal j = current;
+    if (j == null || db.config().journal() != org.apiary.journal.JournalMode.SYNCHRONOUS || !db.dataDirectory()
+        .isPresent()) {
+      reply.run();
+      return;
+    }
+    j.whenCommittedIsDurable().whenComplete((done, error) -> {
+      if (error == null) {
+        reply.run();
+      } else {
+        failed.accept(error);
+      }
+    });
+  }
+
+  // ---- replay -----------------------------------------------------------------------------------------------
+
+  /** Queues {@code record} as the next transaction its partition must run (called by recovery before sending it). */
+  public void expectNext(JournalRecord record) {
+    expected.computeIfAbsent(record.partition(), p -> new ConcurrentLinkedQueue<>()).add(record);
+  }
+
+  /**
+   * The record a transaction starting now on {@code partition} replays, checked against what runs: the same
+   * procedure with the same parameters. Called on the database site.
+   *
+   * @throws VoltProcedure.VoltAbortException if something else runs there; recovery then stops with the reason
+   */
+  public JournalRecord expect(int partition, String procedure, byte[] parameters) {
+    ConcurrentLinkedQueue<JournalRecord> queue = expected.get(partition);
+    JournalRecord head = queue == null ? null : queue.peek();
+    if (head == null) {
+      return null;
+    }
+    if (!head.procedure().equals(procedure) || !Arrays.equals(head.parameters(), parameters)) {
+      throw diverged(head + " was expected next on partition " + partition + ", but " + procedure + " ran there "
+          + (head.procedure().equals(procedure) ? "with other parameters" : "instead"));
+    }
+    return head;
+  }
+
+  /** A replayed transaction committed with a result hashing to {@code resultHash}; checks it against its record. */
+  public void replayed(JournalRecord record, long resultHash) {
+    if (record.resultHash() != resultHash) {
+      throw diverged(record + " gave another result when run again than when it first ran: its function is not "
+          + "deterministic (it must reach data only through SQL and draw time and randomness only from its context)");
+    }
+    ConcurrentLinkedQueue<JournalRecord> queue = expected.get(record.partition());
+    if (queue == null || queue.poll() != record) {
+      throw diverged(record + " completed out of its turn");
+    }
+  }
+
+  private VoltProcedure.VoltAbortException diverged(String what) {
+    String message = "recovery diverged: " + what;
+    if (divergence == null) {
+      divergence = message;
+    }
+    return new VoltProcedure.VoltAbortException(message);
+  }
+
+  /** The first divergence replay saw, or {@code null}. */
+  public String divergence() {
+    return divergence;
+  }
+}
