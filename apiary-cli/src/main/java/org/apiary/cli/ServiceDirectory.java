@@ -31,6 +31,8 @@ import java.util.Optional;
  *   <li>{@value #BACKLOG}: the provenance spooler's backlog, rewritten by the service every
  *       {@link #BACKLOG_INTERVAL} while it captures provenance (the spooler lives in its process, so this is how
  *       {@code apiary status} learns it); removed on a clean stop.</li>
+ *   <li>{@value #JOURNAL_STATUS}: the journal's mode, size and durable lag, rewritten as often (the journal's writer
+ *       lives in the service's process too); removed on a clean stop.</li>
  * </ul>
  */
 final class ServiceDirectory {
@@ -44,7 +46,8 @@ final class ServiceDirectory {
   /** The database's VoltDB users' passwords ({@link org.apiary.database.DatabaseUsers}), readable by its owner only. */
   static final String DATABASE_USERS = "database-users.properties";
   static final String BACKLOG = "provenance-backlog.json";
-  /** How often the service rewrites {@value #BACKLOG}. */
+  static final String JOURNAL_STATUS = "journal-status.json";
+  /** How often the service rewrites {@value #BACKLOG} and {@value #JOURNAL_STATUS}. */
   static final java.time.Duration BACKLOG_INTERVAL = java.time.Duration.ofSeconds(2);
 
   static final ObjectMapper JSON = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT)
@@ -72,7 +75,12 @@ final class ServiceDirectory {
    * @param snapshotIntervalSeconds seconds between automatic snapshots
    * @param provenance whether provenance is captured (into {@value #PROVENANCE})
    */
-  record Settings(int partitions, long snapshotIntervalSeconds, boolean provenance) {}
+  record Settings(int partitions, long snapshotIntervalSeconds, boolean provenance, String journal) {
+    /** The journal mode of the first start; directories first started before the journal existed have none. */
+    org.apiary.journal.JournalMode journalMode() {
+      return journal == null ? org.apiary.journal.JournalMode.NONE : org.apiary.journal.JournalMode.parse(journal);
+    }
+  }
 
   /**
    * What the service writes to {@value #BACKLOG}: its provenance spooler's counts.
@@ -154,6 +162,29 @@ final class ServiceDirectory {
 
   void deleteBacklog() {
     delete(root.resolve(BACKLOG));
+    delete(root.resolve(JOURNAL_STATUS));
+  }
+
+  /**
+   * What the service writes to {@value #JOURNAL_STATUS}: its journal writer's counters.
+   *
+   * @param mode synchronous or asynchronous
+   * @param durable the sequence of the last record on disk
+   * @param durableLag records appended but not yet on disk
+   * @param bytes bytes written since the service started
+   * @param segments segment files of the current timeline
+   * @param failure why the journal refuses writes, or {@code null}
+   * @param at when the counters were taken (ISO-8601)
+   */
+  record JournalStatus(String mode, long durable, long durableLag, long groups, long records, long bytes, int segments,
+                       String failure, String at) {}
+
+  Optional<JournalStatus> readJournalStatus() {
+    return read(root.resolve(JOURNAL_STATUS), JournalStatus.class);
+  }
+
+  void writeJournalStatus(JournalStatus status) {
+    write(root.resolve(JOURNAL_STATUS), status);
   }
 
   private static void delete(Path file) {

@@ -24,6 +24,7 @@ import org.apiary.provenance.SpoolerStats;
 import org.apiary.runtime.SystemSchema;
 import org.apiary.runtime.provenance.ServerProvenance;
 import picocli.CommandLine.Command;
+import org.apiary.journal.JournalMode;
 import picocli.CommandLine.Option;
 
 /**
@@ -84,6 +85,19 @@ public final class StartCommand implements Callable<Integer> {
           + "first start on DIR.")
   Boolean provenance;
 
+  @Option(names = "--journal", paramLabel = "MODE",
+      description = "The journal of committed writes, replayed after a crash: synchronous (the default: a reply "
+          + "leaves only once what it reports is on disk, so a crash loses nothing acknowledged), asynchronous "
+          + "(fsynced every 100 ms: a crash loses at most that much), or none (a crash loses what committed after the "
+          + "last snapshot). Whether DIR is journaled is fixed by its first start; synchronous and asynchronous may "
+          + "change from one start to the next.")
+  String journal;
+
+  @Option(names = "--accept-journal-loss", description = "Start even if the journal is damaged before its tail, "
+      + "from what precedes the damage (the start reports what it dropped). Without it such a start fails, naming the "
+      + "file and offset.")
+  boolean acceptJournalLoss;
+
   private final PrintStream out = System.out;
   private final PrintStream err = System.err;
 
@@ -142,7 +156,8 @@ public final class StartCommand implements Callable<Integer> {
     ServiceDirectory.Settings s = new ServiceDirectory.Settings(
         partitions == null ? DatabaseConfig.DEFAULT_PARTITIONS : partitions,
         snapshotIntervalSeconds == null ? DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL_SECONDS : snapshotIntervalSeconds,
-        provenance == null || provenance);
+        provenance == null || provenance,
+        givenJournal().orElse(JournalMode.SYNCHRONOUS).name().toLowerCase(java.util.Locale.ROOT));
     if (s.partitions() < 1) {
       throw new CliException("--partitions must be at least 1, not " + s.partitions(), 2, null);
     }
@@ -151,6 +166,30 @@ public final class StartCommand implements Callable<Integer> {
     }
     dir.writeSettings(s);
     return s;
+  }
+
+  private Optional<JournalMode> givenJournal() {
+    try {
+      return Optional.ofNullable(journal).map(JournalMode::parse);
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--journal: " + e.getMessage(), 2, null);
+    }
+  }
+
+  /**
+   * This start's journal mode: the one given, if the directory's first start agrees on whether there is a journal
+   * (VoltDB's automatic snapshots are set up by the first start, and a journaled directory has none), else the first
+   * start's.
+   */
+  private JournalMode journalMode(ServiceDirectory.Settings settings) {
+    JournalMode kept = settings.journalMode();
+    JournalMode given = givenJournal().orElse(kept);
+    if ((given == JournalMode.NONE) != (kept == JournalMode.NONE)) {
+      throw new CliException(data + " was first started " + (kept == JournalMode.NONE ? "without a journal" : "with a "
+          + "journal") + ", and that is fixed by its first start: start it " + (kept == JournalMode.NONE
+          ? "with --journal none" : "with --journal synchronous or asynchronous") + ", or use a new directory", 2, null);
+    }
+    return given;
   }
 
   private static void checkSame(String option, Long given, long kept, ServiceDirectory dir) {
@@ -198,14 +237,18 @@ public final class StartCommand implements Callable<Integer> {
         dir.deleteState(); // left by a run that was killed
         dir.deleteBacklog();
         DatabaseUsers users = databaseUsers();
+        JournalMode journalMode = journalMode(settings);
         DatabaseConfig config = DatabaseConfig.embedded(settings.partitions())
             .withDataDirectory(dir.database())
             .withUsers(users)
             .withSnapshotInterval(Duration.ofSeconds(settings.snapshotIntervalSeconds()))
             .withClientPort(clientPort)
-            .withProvenance(settings.provenance() ? ProvenanceConfig.duckdb(dir.provenance()) : null);
+            .withProvenance(settings.provenance() ? ProvenanceConfig.duckdb(dir.provenance()) : null)
+            .withJournal(journalMode)
+            .withAcceptJournalLoss(acceptJournalLoss);
         out.println("apiary: starting the database in " + dir.database() + " (" + settings.partitions()
-            + " partitions, a snapshot every " + settings.snapshotIntervalSeconds() + " s"
+            + " partitions, a snapshot every " + settings.snapshotIntervalSeconds() + " s, journal "
+            + journalMode.name().toLowerCase(java.util.Locale.ROOT)
             + (settings.provenance() ? ", provenance into " + dir.provenance() : ", no provenance") + ")");
         out.flush();
         ApiaryDatabase opened = ApiaryDatabase.open(config);
@@ -296,13 +339,13 @@ public final class StartCommand implements Callable<Integer> {
     }
 
     /**
-     * Writes the provenance spooler's backlog to {@value ServiceDirectory#BACKLOG} every
-     * {@link ServiceDirectory#BACKLOG_INTERVAL}: the spooler runs in this process (the embedded database's), so this
-     * is how {@code apiary status} can tell how many rows wait.
+     * Writes the journal's status to {@value ServiceDirectory#JOURNAL_STATUS} and the provenance spooler's backlog to
+     * {@value ServiceDirectory#BACKLOG} every {@link ServiceDirectory#BACKLOG_INTERVAL}: both run in this process (the
+     * embedded database's), so this is how {@code apiary status} can tell.
      */
     private void reportBacklog() {
       ScheduledExecutorService reporter = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "apiary-provenance-backlog");
+        Thread t = new Thread(r, "apiary-status-reporter");
         t.setDaemon(true);
         return t;
       });
@@ -311,6 +354,17 @@ public final class StartCommand implements Callable<Integer> {
       }
       long every = ServiceDirectory.BACKLOG_INTERVAL.toMillis();
       reporter.scheduleWithFixedDelay(() -> {
+        try {
+          org.apiary.runtime.journal.ServerJournal journal = org.apiary.runtime.journal.ServerJournal.current();
+          if (journal != null && journal.writer() != null) {
+            org.apiary.journal.JournalWriter.Status j = journal.writer().status();
+            dir.writeJournalStatus(new ServiceDirectory.JournalStatus(j.mode().name().toLowerCase(
+                java.util.Locale.ROOT), j.durable(), j.durableLag(), j.groups(), j.records(), j.bytes(), j.segments(),
+                j.failure(), Instant.now().toString()));
+          }
+        } catch (RuntimeException e) {
+          err.println("apiary: could not report the journal's status in " + dir.root() + ": " + e.getMessage());
+        }
         try {
           ServerProvenance.active().ifPresent(p -> {
             SpoolerStats s = p.spooler().stats();

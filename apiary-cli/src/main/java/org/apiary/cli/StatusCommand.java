@@ -64,6 +64,7 @@ public final class StatusCommand implements Callable<Integer> {
       invocations(db);
       provenanceBacklog(db, target.data == null ? null : new ServiceDirectory(target.data));
     }
+    journal(target.data == null ? null : new ServiceDirectory(target.data));
     return 0;
   }
 
@@ -178,6 +179,28 @@ public final class StatusCommand implements Callable<Integer> {
         + " in memory, " + b.rowsOnDisk() + " in spill files; " + b.rowsLoaded() + " loaded since the start; as "
         + "reported " + seconds(Math.max(0, age)) + " ago" + (b.lastError() == null ? "" : "; last error: "
         + b.lastError()) + ")";
+  }
+
+  /** The journal as the `apiary start` process last reported it (its writer lives there), or why it is not known. */
+  private void journal(ServiceDirectory service) {
+    if (service == null) {
+      out.println("journal: known only to the database's process (with --data DIR, `apiary start` reports it)");
+      return;
+    }
+    Optional<ServiceDirectory.JournalStatus> reported = service.readJournalStatus();
+    if (reported.isEmpty()) {
+      String mode = service.readSettings().map(s -> s.journalMode().name().toLowerCase(java.util.Locale.ROOT))
+          .orElse("unknown");
+      out.println("journal: " + mode + (mode.equals("none") ? " (a crash loses what committed after the last "
+          + "snapshot)" : " (not reported yet: the service is starting or stopped)"));
+      return;
+    }
+    ServiceDirectory.JournalStatus j = reported.get();
+    long age = Duration.between(Instant.parse(j.at()), Instant.now()).toMillis();
+    out.println("journal: " + j.mode() + ", " + j.durableLag() + " record(s) not yet on disk, " + j.records()
+        + " written since the start in " + j.groups() + " group(s), " + j.bytes() + " bytes, " + j.segments()
+        + " segment(s); as reported " + seconds(Math.max(0, age)) + " ago" + (j.failure() == null ? ""
+        : "; REFUSING WRITES: " + j.failure()));
   }
 
   private static String seconds(long millis) {

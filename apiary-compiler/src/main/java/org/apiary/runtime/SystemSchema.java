@@ -69,19 +69,24 @@ public final class SystemSchema {
   /** What a recorded execution reads to learn retention's cutoff (milliseconds since the epoch; no row: none yet). */
   public static final String RETENTION_FENCE_SQL = "SELECT SINCE_EPOCH(MILLISECOND, cutoff) FROM " + RETENTION
       + " WHERE id = 0;";
-  /** Hands a running invocation to a frontend for its next attempt, under a graph version. */
-  public static final String CLAIM_INVOCATION = "ApiaryClaimInvocation";
+  /** Hands a running invocation to a frontend for its next attempt, under a graph version ({@code ClaimInvocation}). */
+  public static final String CLAIM_INVOCATION = "ClaimInvocation";
+  /** The SQL-only procedures the journal could not see, which version 13 replaced by journaled ones. */
+  private static final String CLAIM_INVOCATION_V4 = "ApiaryClaimInvocation";
+  private static final String RENEW_LEASE_V4 = "ApiaryRenewLease";
+  private static final String EXPIRE_LEASE_V4 = "ApiaryExpireLease";
+  private static final String REASSIGN_INVOCATIONS_V9 = "ApiaryReassignInvocations";
   /** Begins invocations and stores outcomes, many of one partition per transaction ({@code InvocationLogBatch}). */
   public static final String LOG_BATCH = "InvocationLogBatch";
   /** Extends (or creates) a frontend's lease: a single-partition write. */
-  public static final String RENEW_LEASE = "ApiaryRenewLease";
+  public static final String RENEW_LEASE = "RenewLease";
   /** Deletes a frontend's lease if it has expired. */
-  public static final String EXPIRE_LEASE = "ApiaryExpireLease";
+  public static final String EXPIRE_LEASE = "ExpireLease";
   /**
    * Moves every running invocation of a frontend to another (parameters: to, from), a multi-partition write: the
    * takeover of a dead frontend's invocations.
    */
-  public static final String REASSIGN_INVOCATIONS = "ApiaryReassignInvocations";
+  public static final String REASSIGN_INVOCATIONS = "ReassignInvocations";
   /** Records a call refused by a graph's access policy in provenance ({@code RecordDenial}). */
   public static final String RECORD_DENIAL = "RecordDenial";
 
@@ -153,7 +158,7 @@ public final class SystemSchema {
           + "takeover's reassignment, an ad-hoc UPDATE until now, becomes a procedure it may call", List.of(
               new Step(c -> List.of("DROP ROLE " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " IF EXISTS;",
                   "CREATE ROLE " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " WITH ALLPROC, SQLREAD;")),
-              Step.createProcedure(REASSIGN_INVOCATIONS, "CREATE PROCEDURE " + REASSIGN_INVOCATIONS + " AS UPDATE "
+              Step.createProcedure(REASSIGN_INVOCATIONS_V9, "CREATE PROCEDURE " + REASSIGN_INVOCATIONS_V9 + " AS UPDATE "
                   + INVOCATIONS + " SET frontend = ? WHERE frontend = ? AND status = 'RUNNING';"))),
       new Migration(10, "Recorded outputs without a time index (issue 10): maintaining it cost every recorded "
           + "execution an index insert and a delete; retention sweeps each partition in key order instead", version10()),
@@ -165,7 +170,23 @@ public final class SystemSchema {
           + "invocation that started before it refuses to run under (a frontend paused for longer than the retention "
           + "would otherwise run again what another frontend finished, once its records were deleted); the procedure "
           + "that advances it, a log read that returns each invocation's start, and failure records under the same "
-          + "fences", version12()));
+          + "fences", version12()),
+      new Migration(13, "Every write a journaled procedure (issue 40): the invocation log's claim and takeover and the "
+          + "frontends' leases become Java procedures that hand each committed write to the journal, instead of "
+          + "SQL-only procedures that run no code of Apiary's; leases expire by the transaction's time",
+          List.of(Step.dropProcedure(CLAIM_INVOCATION_V4), Step.dropProcedure(RENEW_LEASE_V4),
+              Step.dropProcedure(EXPIRE_LEASE_V4), Step.dropProcedure(REASSIGN_INVOCATIONS_V9),
+              Step.createProcedure(CLAIM_INVOCATION, "CREATE PROCEDURE PARTITION ON TABLE " + INVOCATIONS
+                  + " COLUMN invocation_id PARAMETER 2 FROM CLASS "
+                  + org.apiary.runtime.procedure.ClaimInvocation.class.getName() + ";"),
+              Step.createProcedure(RENEW_LEASE, "CREATE PROCEDURE PARTITION ON TABLE " + FRONTENDS
+                  + " COLUMN frontend PARAMETER 0 FROM CLASS " + org.apiary.runtime.procedure.RenewLease.class.getName()
+                  + ";"),
+              Step.createProcedure(EXPIRE_LEASE, "CREATE PROCEDURE PARTITION ON TABLE " + FRONTENDS
+                  + " COLUMN frontend PARAMETER 0 FROM CLASS " + org.apiary.runtime.procedure.ExpireLease.class.getName()
+                  + ";"),
+              Step.createProcedure(REASSIGN_INVOCATIONS, "CREATE PROCEDURE FROM CLASS "
+                  + org.apiary.runtime.procedure.ReassignInvocations.class.getName() + ";"))));
 
   private static List<Step> version12() {
     List<Step> steps = new ArrayList<>(List.of(
@@ -291,16 +312,16 @@ public final class SystemSchema {
     steps.add(Step.createProcedure(GET_INVOCATION_V4, "CREATE PROCEDURE " + GET_INVOCATION_V4
         + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0 AS SELECT invocation_id, graph, "
         + "graph_version, request, frontend, status, attempts, result FROM APIARY_INVOCATIONS WHERE invocation_id = ?;"));
-    steps.add(Step.createProcedure(CLAIM_INVOCATION, "CREATE PROCEDURE " + CLAIM_INVOCATION
+    steps.add(Step.createProcedure(CLAIM_INVOCATION_V4, "CREATE PROCEDURE " + CLAIM_INVOCATION_V4
         + " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 2 AS UPDATE APIARY_INVOCATIONS "
         + "SET frontend = ?, graph_version = ?, attempts = attempts + 1 WHERE invocation_id = ? AND status = 'RUNNING';"));
     steps.add(Step.createProcedure(LOG_BATCH, "CREATE PROCEDURE PARTITION ON TABLE APIARY_INVOCATIONS COLUMN "
         + "invocation_id PARAMETER 0 FROM CLASS " + org.apiary.runtime.procedure.InvocationLogBatch.class.getName()
         + ";"));
-    steps.add(Step.createProcedure(RENEW_LEASE, "CREATE PROCEDURE " + RENEW_LEASE
+    steps.add(Step.createProcedure(RENEW_LEASE_V4, "CREATE PROCEDURE " + RENEW_LEASE_V4
         + " PARTITION ON TABLE APIARY_FRONTENDS COLUMN frontend PARAMETER 0 AS UPSERT INTO APIARY_FRONTENDS "
         + "(frontend, endpoint, lease_expires_ms) VALUES (?, ?, SINCE_EPOCH(MILLISECOND, NOW) + ?);"));
-    steps.add(Step.createProcedure(EXPIRE_LEASE, "CREATE PROCEDURE " + EXPIRE_LEASE
+    steps.add(Step.createProcedure(EXPIRE_LEASE_V4, "CREATE PROCEDURE " + EXPIRE_LEASE_V4
         + " PARTITION ON TABLE APIARY_FRONTENDS COLUMN frontend PARAMETER 0 AS DELETE FROM APIARY_FRONTENDS "
         + "WHERE frontend = ? AND lease_expires_ms < SINCE_EPOCH(MILLISECOND, NOW);"));
     for (String[] r : recorded) {

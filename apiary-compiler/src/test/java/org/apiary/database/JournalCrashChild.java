@@ -18,7 +18,8 @@ import org.voltdb.VoltTable;
  *   <li>{@code load DIR MODE BASE}: opens DIR journaled in MODE, then adds k to counter k for k = BASE, BASE+1, ...
  *       with 32 calls in flight, printing {@code ACK k} once a call is acknowledged; prints {@code LOADING} after the
  *       first 200 and runs until killed;</li>
- *   <li>{@code count DIR MODE}: opens DIR and prints {@code COUNTER k v} for every counter, then {@code DONE}.</li>
+ *   <li>{@code count DIR MODE [accept-loss]}: opens DIR (accepting journal loss if asked) and prints
+ *       {@code COUNTER k v} for every counter, then {@code DONE}.</li>
  * </ul>
  */
 public final class JournalCrashChild {
@@ -39,7 +40,8 @@ public final class JournalCrashChild {
 
   private static void run(String[] args, PrintStream out) throws Exception {
     DatabaseConfig config = DatabaseConfig.embedded(2).withDataDirectory(Path.of(args[1]))
-        .withSnapshotInterval(Duration.ofSeconds(3)).withJournal(JournalMode.parse(args[2]));
+        .withSnapshotInterval(Duration.ofSeconds(3)).withJournal(JournalMode.parse(args[2]))
+        .withAcceptJournalLoss(args.length > 3 && args[3].equals("accept-loss"));
     try (ApiaryDatabase db = ApiaryDatabase.open(config)) {
       FunctionInvoker invoker = DurabilityFixture.deploy(db);
       if (args[0].equals("count")) {

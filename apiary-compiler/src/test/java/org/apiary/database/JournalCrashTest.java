@@ -72,6 +72,55 @@ class JournalCrashTest {
     assertEquals(List.of(), wrong, "counters applied other than exactly once");
   }
 
+  @Test
+  void aSecondServerOnTheSameJournalIsRefusedBeforeItStarts(@TempDir Path dir) throws Exception {
+    DurabilityFixture.Child first = start("load", dir.toString(), "synchronous", "1");
+    try {
+      first.awaitLine("LOADING", RUN);
+      DurabilityFixture.Child second = start("count", dir.toString(), "synchronous");
+      AssertionError refused = org.junit.jupiter.api.Assertions.assertThrows(AssertionError.class,
+          () -> second.finish(RUN));
+      assertTrue(refused.getMessage().contains("is in use by another server (process "
+          + first.process().pid() + ")"), refused.getMessage());
+      assertTrue(first.process().isAlive(), "the first server is untouched");
+    } finally {
+      first.kill();
+    }
+  }
+
+  /**
+   * Damage to a journal record that was fsynced (not a torn tail) stops the start, naming the file and offset; with
+   * loss accepted the start goes on from what precedes it and says what it dropped.
+   */
+  @Test
+  void damageBeforeTheTailStopsTheStartUnlessLossIsAccepted(@TempDir Path dir) throws Exception {
+    DurabilityFixture.Child load = start("load", dir.toString(), "synchronous", "1");
+    try {
+      load.awaitLine("LOADING", RUN);
+    } finally {
+      load.kill();
+    }
+    Path segment;
+    try (var files = Files.list(DatabaseJournal.directoryOf(dir))) {
+      segment = files.filter(f -> f.getFileName().toString().endsWith(".log")).sorted().reduce((a, b) -> b)
+          .orElseThrow();
+    }
+    long at = Files.size(segment) / 3;
+    try (var f = new java.io.RandomAccessFile(segment.toFile(), "rw")) {
+      f.seek(at);
+      int b = f.read();
+      f.seek(at);
+      f.write(b ^ 0xff);
+    }
+    AssertionError refused = org.junit.jupiter.api.Assertions.assertThrows(AssertionError.class,
+        () -> start("count", dir.toString(), "synchronous").finish(RUN));
+    assertTrue(refused.getMessage().contains(segment + " is damaged at offset")
+        && refused.getMessage().contains("--accept-journal-loss"), refused.getMessage());
+    String out = start("count", dir.toString(), "synchronous", "accept-loss").finish(RUN);
+    assertTrue(out.contains("DONE"), out);
+    assertTrue(out.contains("dropped it and everything after it"), "the start says what it dropped:\n" + out);
+  }
+
   private static Set<Long> acknowledged(DurabilityFixture.Child child) throws IOException {
     Set<Long> acks = new TreeSet<>();
     child.output().lines().filter(l -> l.startsWith("ACK ")).forEach(l -> acks.add(Long.parseLong(l.substring(4))));

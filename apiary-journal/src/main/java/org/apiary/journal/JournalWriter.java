@@ -349,12 +349,12 @@ public final class JournalWriter implements AutoCloseable {
       } catch (IOException e) {
         String reason = "the journal cannot write to " + directory.path() + " (" + JournalDirectory.describe(e)
             + "); writes are refused until it can, retried every " + settings.retryInterval().toMillis() + " ms";
-        boolean first;
+        boolean firstFailure;
         synchronized (lock) {
-          first = failure == null;
+          firstFailure = failure == null;
           failure = reason;
         }
-        if (first) {
+        if (firstFailure) {
           System.getLogger(JournalWriter.class.getName()).log(System.Logger.Level.ERROR, reason);
         }
         truncateTo(sizeBefore);
