@@ -49,6 +49,8 @@ final class DatabaseJournal implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(DatabaseJournal.class.getName());
   /** Replayed transactions in flight at once (all on one connection, so each partition keeps its order). */
   private static final int REPLAY_WINDOW = 256;
+  /** How often the checkpointer looks for a catalog change. */
+  private static final long CATALOG_POLL_MS = 20;
 
   private final Path root;
   private final DatabaseConfig config;
@@ -108,24 +110,32 @@ final class DatabaseJournal implements AutoCloseable {
             + "start with --accept-journal-loss to start from the snapshot alone and drop them");
       }
     } else if (timeline != null && timeline.records() > 0) {
-      replay(timeline, cutoffs(marker.nonce()));
+      replay(timeline, cutoffs(marker.nonce()), marker.catalogVersion());
     }
     checkpoint(new SecureRandom().nextLong() & Long.MAX_VALUE, true);
     call("opening the database to clients", "@Resume");
-    long interval = config.snapshotInterval().toMillis();
+    long interval = config.snapshotInterval().toNanos();
     checkpointer = new Thread(() -> {
+      long last = System.nanoTime();
       while (!closed) {
         try {
-          Thread.sleep(interval);
+          Thread.sleep(CATALOG_POLL_MS);
         } catch (InterruptedException e) {
           return;
         }
+        // A catalog change (a deployment from any process) is checkpointed at once: replies wait for it.
+        if (!server.catalogChanged() && System.nanoTime() - last < interval) {
+          continue;
+        }
+        last = System.nanoTime();
         try {
           checkpoint(0, false);
         } catch (RuntimeException e) {
+          server.checkpointFailed(e, new java.util.concurrent.CompletableFuture<>());
           if (!closed) {
             LOG.log(System.Logger.Level.WARNING, "a journal checkpoint failed (the journal keeps every record since "
-                + "the last one, so nothing is lost; it is tried again in " + interval + " ms): " + e.getMessage());
+                + "the last one, so nothing is lost; it is tried again in " + config.snapshotInterval().toMillis()
+                + " ms, at once after a catalog change): " + e.getMessage());
           }
         }
       }
@@ -139,7 +149,7 @@ final class DatabaseJournal implements AutoCloseable {
     return server.writer();
   }
 
-  private record Marker(long timeline, String nonce) {}
+  private record Marker(long timeline, String nonce, int catalogVersion) {}
 
   private void ensureCheckpointTable() {
     VoltTable tables = call("listing tables", "@SystemCatalog", "TABLES").getResults()[0];
@@ -149,13 +159,14 @@ final class DatabaseJournal implements AutoCloseable {
       }
     }
     call("creating the journal's checkpoint table", "@AdHoc", "CREATE TABLE " + CHECKPOINT
-        + " (id TINYINT NOT NULL, timeline BIGINT NOT NULL, nonce VARCHAR(128) NOT NULL, PRIMARY KEY (id));");
+        + " (id TINYINT NOT NULL, timeline BIGINT NOT NULL, nonce VARCHAR(128) NOT NULL, catalog_version INTEGER NOT "
+        + "NULL, PRIMARY KEY (id));");
   }
 
   private Marker readMarker() {
-    VoltTable t = call("reading the journal's checkpoint", "@AdHoc", "SELECT timeline, nonce FROM " + CHECKPOINT
-        + " WHERE id = 0;").getResults()[0];
-    return t.advanceRow() ? new Marker(t.getLong(0), t.getString(1)) : null;
+    VoltTable t = call("reading the journal's checkpoint", "@AdHoc", "SELECT timeline, nonce, catalog_version FROM "
+        + CHECKPOINT + " WHERE id = 0;").getResults()[0];
+    return t.advanceRow() ? new Marker(t.getLong(0), t.getString(1), (int) t.getLong(2)) : null;
   }
 
   /** Per partition, the last transaction ID the snapshot {@code nonce} holds. */
@@ -180,10 +191,17 @@ final class DatabaseJournal implements AutoCloseable {
     }
   }
 
-  private void replay(JournalReader.Timeline timeline, Map<Integer, Long> cutoffs) {
+  private void replay(JournalReader.Timeline timeline, Map<Integer, Long> cutoffs, int checkpointedCatalog) {
     List<JournalRecord> todo = new ArrayList<>();
     AtomicLong skipped = new AtomicLong();
+    AtomicLong afterCatalogChange = new AtomicLong();
     JournalReader.forEach(timeline, r -> {
+      if (r.catalogVersion() > checkpointedCatalog) {
+        // It ran after a catalog change that no checkpoint holds; replies waited for that checkpoint, so no client
+        // was told it happened, and it cannot run on the restored catalog.
+        afterCatalogChange.incrementAndGet();
+        return;
+      }
       Long cutoff = cutoffs.get(r.partition());
       if (cutoff == null) {
         throw new DatabaseException("the restored snapshot does not say where partition " + r.partition()
@@ -197,6 +215,12 @@ final class DatabaseJournal implements AutoCloseable {
     });
     LOG.log(System.Logger.Level.INFO, "journal: replaying " + todo.size() + " records after the snapshot ("
         + skipped.get() + " it already holds)");
+    if (afterCatalogChange.get() > 0) {
+      LOG.log(System.Logger.Level.WARNING, "journal: dropped " + afterCatalogChange.get() + " records of transactions "
+          + "that ran after a catalog change (a deployment) no checkpoint holds; none of them was acknowledged"
+          + (config.journal() == JournalMode.SYNCHRONOUS ? "" : " in synchronous mode (this journal is asynchronous: "
+          + "their replies did not wait, so these acknowledged transactions are lost)"));
+    }
     Semaphore window = new Semaphore(REPLAY_WINDOW);
     AtomicReference<String> failure = new AtomicReference<>();
     AtomicLong done = new AtomicLong();
@@ -285,8 +309,9 @@ final class DatabaseJournal implements AutoCloseable {
       long timeline = start ? newTimeline : writer.timeline();
       long before = start ? 0 : writer.lastAppended();
       String nonce = CHECKPOINT_PREFIX + Long.toHexString(timeline) + "_" + System.currentTimeMillis();
-      call("marking the journal's checkpoint", "@AdHoc", "UPSERT INTO " + CHECKPOINT + " (id, timeline, nonce) VALUES "
-          + "(0, " + timeline + ", '" + nonce + "');");
+      int catalog = ServerJournal.catalogVersion(); // read first: a change during the checkpoint gets the next one
+      call("marking the journal's checkpoint", "@AdHoc", "UPSERT INTO " + CHECKPOINT + " (id, timeline, nonce, "
+          + "catalog_version) VALUES (0, " + timeline + ", '" + nonce + "', " + catalog + ");");
       VoltTable result = call("the journal's checkpoint snapshot", "@SnapshotSave",
           "{nonce:\"" + nonce + "\",block:true,format:\"native\"}").getResults()[0];
       while (result.advanceRow()) {
@@ -301,6 +326,7 @@ final class DatabaseJournal implements AutoCloseable {
       } else {
         writer.deleteSegmentsBefore(before + 1);
       }
+      server.checkpointed(catalog, new java.util.concurrent.CompletableFuture<>());
       deleteSnapshotsOtherThan(nonce);
     }
   }

@@ -15,7 +15,9 @@ import org.voltdb.VoltTable;
  * lines, flushed as they happen.
  *
  * <ul>
- *   <li>{@code load DIR MODE BASE}: opens DIR journaled in MODE, then adds k to counter k for k = BASE, BASE+1, ...
+ *   <li>{@code load DIR MODE BASE [external-deploy]}: opens DIR journaled in MODE (with {@code external-deploy},
+ *       deploys through a second connection, as another process would, and takes no periodic checkpoint), then adds
+ *       k to counter k for k = BASE, BASE+1, ...
  *       with 32 calls in flight, printing {@code ACK k} once a call is acknowledged; prints {@code LOADING} after the
  *       first 200 and runs until killed;</li>
  *   <li>{@code count DIR MODE [accept-loss]}: opens DIR (accepting journal loss if asked) and prints
@@ -39,11 +41,23 @@ public final class JournalCrashChild {
   }
 
   private static void run(String[] args, PrintStream out) throws Exception {
+    boolean externalDeploy = args.length > 4 && args[4].equals("external-deploy");
     DatabaseConfig config = DatabaseConfig.embedded(2).withDataDirectory(Path.of(args[1]))
-        .withSnapshotInterval(Duration.ofSeconds(3)).withJournal(JournalMode.parse(args[2]))
+        .withSnapshotInterval(Duration.ofSeconds(externalDeploy ? 600 : 3)).withJournal(JournalMode.parse(args[2]))
         .withAcceptJournalLoss(args.length > 3 && args[3].equals("accept-loss"));
     try (ApiaryDatabase db = ApiaryDatabase.open(config)) {
-      FunctionInvoker invoker = DurabilityFixture.deploy(db);
+      FunctionInvoker invoker;
+      if (externalDeploy) {
+        // As `apiary deploy` does from its own process: the catalog changes through a connection the journal does
+        // not see, and no periodic checkpoint comes for 10 minutes.
+        try (ApiaryDatabase other = ApiaryDatabase.open(DatabaseConfig.external(db.clientAddresses()
+            .toArray(String[]::new)))) {
+          DurabilityFixture.deploy(other);
+        }
+        invoker = new FunctionInvoker(db, org.apiary.runtime.FunctionCatalog.load(db));
+      } else {
+        invoker = DurabilityFixture.deploy(db);
+      }
       if (args[0].equals("count")) {
         VoltTable t = db.callAdmin("reading", "@AdHoc", "SELECT k, v FROM counters ORDER BY k").getResults()[0];
         StringBuilder b = new StringBuilder();

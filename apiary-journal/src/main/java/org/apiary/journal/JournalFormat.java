@@ -18,7 +18,8 @@ import java.util.zip.CRC32C;
  * then frames, each {@code length i32 | CRC32C of the body i32 | body (length bytes)}. A body starts with its type:
  * <pre>
  *   GROUP  (1): type u8 | first sequence i64 | last sequence i64 | record count i32 | written at, ms since epoch i64
- *   RECORD (2): type u8 | sequence i64 | partition i32 | transaction ID i64 | unique ID i64 | result hash i64 |
+ *   RECORD (2): type u8 | sequence i64 | partition i32 | transaction ID i64 | unique ID i64 | catalog version i32 |
+ *               result hash i64 |
  *               procedure (u16 length, UTF-8) | invocation ID (i16 length, -1 for none, UTF-8) |
  *               parameters (i32 length, bytes)
  * </pre>
@@ -95,14 +96,15 @@ public final class JournalFormat {
 
   /** Appends a RECORD frame to {@code out}. */
   static void writeRecord(GrowableBuffer out, long sequence, int partition, long txnId, long uniqueId,
-                          long resultHash, String procedure, String invocationId, byte[] parameters) {
+                          int catalogVersion, long resultHash, String procedure, String invocationId, byte[] parameters) {
     int start = out.reserveFramePrefix();
     byte[] name = procedure.getBytes(StandardCharsets.UTF_8);
     byte[] id = invocationId == null ? null : invocationId.getBytes(StandardCharsets.UTF_8);
     if (name.length > 0xffff || (id != null && id.length > Short.MAX_VALUE)) {
       throw new IllegalArgumentException("a journal record's procedure name or invocation ID is too long");
     }
-    out.put(RECORD).putLong(sequence).putInt(partition).putLong(txnId).putLong(uniqueId).putLong(resultHash)
+    out.put(RECORD).putLong(sequence).putInt(partition).putLong(txnId).putLong(uniqueId).putInt(catalogVersion)
+        .putLong(resultHash)
         .putShort((short) name.length).put(name);
     if (id == null) {
       out.putShort((short) -1);
@@ -130,6 +132,7 @@ public final class JournalFormat {
     int partition = b.getInt();
     long txnId = b.getLong();
     long uniqueId = b.getLong();
+    int catalogVersion = b.getInt();
     long resultHash = b.getLong();
     byte[] name = new byte[b.getShort() & 0xffff];
     b.get(name);
@@ -145,7 +148,7 @@ public final class JournalFormat {
     if (b.hasRemaining()) {
       throw new IllegalArgumentException(b.remaining() + " bytes after the record's last field");
     }
-    return new JournalRecord(sequence, partition, txnId, uniqueId, resultHash,
+    return new JournalRecord(sequence, partition, txnId, uniqueId, catalogVersion, resultHash,
         new String(name, StandardCharsets.UTF_8), id, parameters);
   }
 

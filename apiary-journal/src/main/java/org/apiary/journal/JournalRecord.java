@@ -12,12 +12,14 @@ import java.util.Objects;
  * @param txnId the database's transaction ID (for a single-partition transaction, its position in the partition)
  * @param uniqueId the unique ID the transaction drew; its time and seeded random numbers derive from it, so a re-run
  *     handed this value draws the same
+ * @param catalogVersion the version of the database's catalog (schema and procedures) it ran under; a record under a
+ *     catalog newer than the restored checkpoint's ran after a catalog change no checkpoint holds
  * @param resultHash a short hash of the transaction's result, to tell a re-run that diverged
  * @param procedure the stored procedure that ran
  * @param invocationId the Apiary invocation it executed for, or {@code null} if none
  * @param parameters the procedure's parameters as they arrived, in the database's own serialization
  */
-public record JournalRecord(long sequence, int partition, long txnId, long uniqueId, long resultHash,
+public record JournalRecord(long sequence, int partition, long txnId, long uniqueId, int catalogVersion, long resultHash,
                             String procedure, String invocationId, byte[] parameters) {
   /** The partition number of multi-partition transactions (VoltDB's multi-partition initiator). */
   public static final int MULTI_PARTITION = 16383;
@@ -35,7 +37,7 @@ public record JournalRecord(long sequence, int partition, long txnId, long uniqu
   @Override
   public boolean equals(Object o) {
     return o instanceof JournalRecord r && sequence == r.sequence && partition == r.partition && txnId == r.txnId
-        && uniqueId == r.uniqueId && resultHash == r.resultHash && procedure.equals(r.procedure)
+        && uniqueId == r.uniqueId && catalogVersion == r.catalogVersion && resultHash == r.resultHash && procedure.equals(r.procedure)
         && Objects.equals(invocationId, r.invocationId) && Arrays.equals(parameters, r.parameters);
   }
 

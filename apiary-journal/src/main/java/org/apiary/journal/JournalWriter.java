@@ -160,7 +160,7 @@ public final class JournalWriter implements AutoCloseable {
    *
    * @throws JournalUnavailableException if the journal cannot take records now; the message says why
    */
-  public long append(int partition, long txnId, long uniqueId, long resultHash, String procedure,
+  public long append(int partition, long txnId, long uniqueId, int catalogVersion, long resultHash, String procedure,
                      String invocationId, byte[] parameters) {
     synchronized (lock) {
       String refused = failure;
@@ -175,7 +175,8 @@ public final class JournalWriter implements AutoCloseable {
             + "(at most " + (settings.maxPendingBytes() >> 20) + " MiB may wait); the write was refused");
       }
       long sequence = lastAppended + 1;
-      JournalFormat.writeRecord(pending, sequence, partition, txnId, uniqueId, resultHash, procedure, invocationId,
+      JournalFormat.writeRecord(pending, sequence, partition, txnId, uniqueId, catalogVersion, resultHash, procedure,
+          invocationId,
           parameters);
       lastAppended = sequence;
       pendingRecords++;

@@ -62,7 +62,7 @@ class JournalDiskFaultTest {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       while (refused == null && System.nanoTime() < deadline) {
         try {
-          appended = w.append(0, appended + 1, appended + 1, 0, "p", null, big);
+          appended = w.append(0, appended + 1, appended + 1, 0, 0, "p", null, big);
         } catch (JournalUnavailableException e) {
           refused = e;
         }
@@ -74,7 +74,7 @@ class JournalDiskFaultTest {
       assertEquals(0, run("mount", "-o", "remount,size=4m", fs.toString()));
       w.whenDurable(appended).get(30, TimeUnit.SECONDS);
       assertNull(w.failure());
-      long after = w.append(0, appended + 1, appended + 1, 0, "p", null, big);
+      long after = w.append(0, appended + 1, appended + 1, 0, 0, "p", null, big);
       assertEquals(appended + 1, after, "appends resume");
       w.whenDurable(after).get(30, TimeUnit.SECONDS);
       w.close();

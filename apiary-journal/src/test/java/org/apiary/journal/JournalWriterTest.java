@@ -27,7 +27,7 @@ class JournalWriterTest {
   }
 
   static long append(JournalWriter w, long i) {
-    return w.append((int) (i % 3), 1000 + i, 5000 + i, i * 7, "proc" + (i % 2), i % 4 == 0 ? null : "inv-" + i,
+    return w.append((int) (i % 3), 1000 + i, 5000 + i, (int) (i % 5), i * 7, "proc" + (i % 2), i % 4 == 0 ? null : "inv-" + i,
         params(i));
   }
 
@@ -36,6 +36,7 @@ class JournalWriterTest {
     assertEquals((int) (i % 3), r.partition());
     assertEquals(1000 + i, r.txnId());
     assertEquals(5000 + i, r.uniqueId());
+    assertEquals((int) (i % 5), r.catalogVersion());
     assertEquals(i * 7, r.resultHash());
     assertEquals("proc" + (i % 2), r.procedure());
     assertEquals(i % 4 == 0 ? null : "inv-" + i, r.invocationId());

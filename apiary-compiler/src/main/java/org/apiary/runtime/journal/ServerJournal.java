@@ -24,6 +24,8 @@ public final class ServerJournal {
   private final Map<Integer, ConcurrentLinkedQueue<JournalRecord>> expected = new ConcurrentHashMap<>();
   private volatile String divergence;
   private final java.util.Set<CompletableFuture<Void>> holds = ConcurrentHashMap.newKeySet();
+  private volatile int checkpointedCatalog = -1;
+  private volatile CompletableFuture<Void> nextCheckpoint;
 
   private ServerJournal() {}
 
@@ -65,13 +67,55 @@ public final class ServerJournal {
   }
 
   /** Appends a committed transaction's record; see {@link JournalWriter#append}. */
-  public long append(int partition, long txnId, long uniqueId, long resultHash, String procedure,
+  public long append(int partition, long txnId, long uniqueId, int catalogVersion, long resultHash, String procedure,
                      String invocationId, byte[] parameters) {
     JournalWriter w = writer;
     if (w == null) {
       throw new JournalUnavailableException("the journal is not open for writing (recovery has not finished)");
     }
-    return w.append(partition, txnId, uniqueId, resultHash, procedure, invocationId, parameters);
+    return w.append(partition, txnId, uniqueId, catalogVersion, resultHash, procedure, invocationId, parameters);
+  }
+
+  /** The version of the running server's catalog (schema and procedures). */
+  public static int catalogVersion() {
+    return org.voltdb.VoltDB.instance().getCatalogContext().catalogVersion;
+  }
+
+  /**
+   * A checkpoint holding catalog version {@code version} completed; {@code next} completes with the one after it.
+   * Replies wait for a checkpoint whenever the catalog is newer than the last one's: the journal's records after a
+   * catalog change can be replayed only on a snapshot that has the new catalog.
+   */
+  public void checkpointed(int version, CompletableFuture<Void> next) {
+    CompletableFuture<Void> done = nextCheckpoint;
+    checkpointedCatalog = version;
+    nextCheckpoint = next;
+    if (done != null) {
+      done.complete(null);
+    }
+  }
+
+  /** Completes once a checkpoint holding catalog version {@code needed} (or a later one) has completed. */
+  private CompletableFuture<Void> catalogCheckpointed(int needed) {
+    CompletableFuture<Void> next = nextCheckpoint; // read before the version: checkpointed() sets them the other way
+    if (checkpointedCatalog >= needed || next == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return next.thenCompose(done -> catalogCheckpointed(needed));
+  }
+
+  /** Whether the catalog changed since the last checkpoint (the checkpointer then takes one at once). */
+  public boolean catalogChanged() {
+    return writer != null && catalogVersion() != checkpointedCatalog;
+  }
+
+  /** Fails the replies waiting for the next checkpoint (it failed); the next one is awaited afresh. */
+  public void checkpointFailed(Throwable cause, CompletableFuture<Void> next) {
+    CompletableFuture<Void> failed = nextCheckpoint;
+    nextCheckpoint = next;
+    if (failed != null) {
+      failed.completeExceptionally(cause);
+    }
   }
 
   /**
@@ -82,6 +126,9 @@ public final class ServerJournal {
     JournalWriter w = writer;
     CompletableFuture<Void> durable = w == null ? CompletableFuture.completedFuture(null)
         : w.whenDurable(w.lastAppended());
+    if (w != null) {
+      durable = CompletableFuture.allOf(durable, catalogCheckpointed(catalogVersion()));
+    }
     if (holds.isEmpty()) {
       return durable;
     }

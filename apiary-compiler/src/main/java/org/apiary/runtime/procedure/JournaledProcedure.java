@@ -119,7 +119,8 @@ public abstract class JournaledProcedure extends VoltProcedure {
     }
     TransactionState txn = transaction();
     try {
-      journal.append(partition(), txn.txnId, drawn, resultHash, procedureName(), invocationId, parameters());
+      journal.append(partition(), txn.txnId, drawn, ServerJournal.catalogVersion(), resultHash, procedureName(),
+          invocationId, parameters());
     } catch (JournalUnavailableException e) {
       throw new VoltAbortException("the write was refused and rolled back: " + e.getMessage());
     }
