@@ -97,7 +97,8 @@ class PublicSurfaceTest {
         "org.apiary.client.ApiaryClient", "org.apiary.client.ClientConfig", "org.apiary.client.GraphResult",
         "org.apiary.client.InvocationRequest", "org.apiary.server.Apiary", "org.apiary.testing.ApiaryExtension",
         "org.apiary.database.DatabaseConfig$Kind", "org.apiary.provenance.ProvenanceQueries$DeniedCall",
-        "org.apiary.provenance.ProvenanceQueries$RecordRead", "org.apiary.provenance.ProvenanceQueries$WrittenRecord"));
+        "org.apiary.provenance.ProvenanceQueries$RecordRead", "org.apiary.provenance.ProvenanceQueries$WrittenRecord",
+        "org.apiary.frontend.FrontendConfig$Wire"));
     expected.addAll(ALSO_PUBLIC);
     assertEquals(expected, apiary, "the public API's types changed");
   }
