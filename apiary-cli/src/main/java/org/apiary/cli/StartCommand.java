@@ -125,7 +125,8 @@ public final class StartCommand implements Callable<Integer> {
     FrontendServer serving = service.frontend();
     // A frontend that stops itself (its socket thread failed) stops the service, which then exits with status 1.
     serving.stopped().thenRun(() -> serving.failure().ifPresent(e -> {
-      err.println("apiary: the frontend stopped: its socket thread failed (" + e + "); stopping the service");
+      err.println("apiary: the frontend stopped: its socket thread or JeroMQ's I/O thread failed (" + e + "); "
+          + "stopping the service");
       service.close();
     }));
     service.awaitStopped(); // the service's life: until SIGTERM, Ctrl-C, `apiary stop` or a failed frontend

@@ -39,12 +39,72 @@ import java.util.Objects;
  *     by more than this. Exactly-once then holds for copies delivered late (queued for a frontend that was down or
  *     paused) as long as {@link #retention()} exceeds the clients' {@code maxAttempts * attemptTimeout} plus twice
  *     this
+ * @param wire the limits on connections and what they send before a request is read ({@link Wire})
  */
 public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
                              Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
                              int maxRequestBytes, int maxInFlight,
                              boolean credentialsRequired, int maxInFlightPerClient, long maxInFlightBytes,
-                             Duration clockSkewAllowance) {
+                             Duration clockSkewAllowance, Wire wire) {
+  /**
+   * What the frontend's socket allows its connections, before any request is read (see the operations guide, "The
+   * frontend's wire"). A connection over a limit is closed by JeroMQ's I/O thread and counted by reason
+   * ({@link FrontendServer#wireStats()}); the frontend serves every other one.
+   *
+   * @param maxConnections connections held at once; in effect at most half the process's file-descriptor limit
+   *     ({@link #effectiveMaxConnections}), so the frontend never takes the descriptors that an embedded database in
+   *     the same process needs for its snapshots, logs and connections
+   * @param maxConnectionsPerAddress of those, from one remote IP address, so one host cannot take them all
+   * @param maxUnfinishedBytesPerConnection bytes one connection may hold in a message it has not finished (frames sent
+   *     with ZeroMQ's MORE flag, each counted at its declared size); in effect at least {@link #maxFrameBytes()}
+   * @param maxUnfinishedBytes the same over all connections; in effect at least the bound per connection
+   * @param timeout idle timeout after the handshake (a connection that answers no heartbeat, sent every third of
+   *     it, and completes no frame), and the longest a started frame or multi-frame message may take
+   */
+  public record Wire(int maxConnections, int maxConnectionsPerAddress, long maxUnfinishedBytesPerConnection,
+                     long maxUnfinishedBytes, Duration timeout) {
+    /** 4,096 connections, 256 per address, 32 MiB unfinished per connection (64 requests of 512 KiB, a client's
+     * largest batch), 256 MiB in all, a 30 s timeout. */
+    public static final Wire DEFAULTS = new Wire(4096, 256, 32L << 20, 256L << 20, Duration.ofSeconds(30));
+
+    public Wire {
+      if (maxConnections < 1 || maxConnectionsPerAddress < 1) {
+        throw new IllegalArgumentException("maxConnections and maxConnectionsPerAddress must be at least 1, not "
+            + maxConnections + " and " + maxConnectionsPerAddress);
+      }
+      if (maxUnfinishedBytesPerConnection < 1 || maxUnfinishedBytes < 1) {
+        throw new IllegalArgumentException("the unfinished-message bounds must be at least 1 byte, not "
+            + maxUnfinishedBytesPerConnection + " and " + maxUnfinishedBytes);
+      }
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.toMillis() < 30) {
+        throw new IllegalArgumentException("the wire timeout must be at least 30 ms, not " + timeout);
+      }
+    }
+  }
+
+  /** The 13 components before {@link #wire()}, with {@link Wire#DEFAULTS}. */
+  public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
+                        Duration heartbeatInterval, Duration retention, Duration cleanupInterval, int maxRequestBytes,
+                        int maxInFlight, boolean credentialsRequired, int maxInFlightPerClient, long maxInFlightBytes,
+                        Duration clockSkewAllowance) {
+    this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance,
+        Wire.DEFAULTS);
+  }
+
+  /** {@link Wire#maxConnections()} as it applies under a file-descriptor limit: at most half of it. */
+  public int effectiveMaxConnections(long fileDescriptorLimit) {
+    return (int) Math.max(1, Math.min(wire.maxConnections(), fileDescriptorLimit / 2));
+  }
+
+  /** A copy with other {@link #wire()} limits. */
+  public FrontendConfig withWire(Wire value) {
+    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
+        clockSkewAllowance, Objects.requireNonNull(value, "wire"));
+  }
+
   /** The default {@link #maxInFlight()}. */
   public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
   /** The default {@link #maxInFlightPerClient()}: half of {@link #DEFAULT_MAX_IN_FLIGHT}. */
@@ -82,6 +142,7 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
     if (clockSkewAllowance.isNegative()) {
       throw new IllegalArgumentException("clockSkewAllowance must not be negative, not " + clockSkewAllowance);
     }
+    Objects.requireNonNull(wire, "wire");
     if (maxRequestBytes < 1024) {
       throw new IllegalArgumentException("maxRequestBytes must be at least 1024, not " + maxRequestBytes);
     }
@@ -110,62 +171,62 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   public static FrontendConfig defaults() {
     return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
         Duration.ofMinutes(15), 512 * 1024, DEFAULT_MAX_IN_FLIGHT, false, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT,
-        DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_CLOCK_SKEW_ALLOWANCE);
+        DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_CLOCK_SKEW_ALLOWANCE, Wire.DEFAULTS);
   }
 
   /** A copy listening on another address. */
   public FrontendConfig withBindAddress(String value) {
     return new FrontendConfig(value, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
   }
 
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
     return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
     return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
+        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
   }
 
   public FrontendConfig withMaxInFlight(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
         cleanupInterval, maxRequestBytes, value, credentialsRequired,
-        Math.min(value, maxInFlightPerClient), maxInFlightBytes, clockSkewAllowance);
+        Math.min(value, maxInFlightPerClient), maxInFlightBytes, clockSkewAllowance, wire);
   }
 
   /** A copy with another {@link #maxInFlightPerClient()}. */
   public FrontendConfig withMaxInFlightPerClient(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes, clockSkewAllowance);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes, clockSkewAllowance, wire);
   }
 
   public FrontendConfig withCredentialsRequired(boolean value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance);
+        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
   }
 
   /** A copy with another {@link #clockSkewAllowance()}. */
   public FrontendConfig withClockSkewAllowance(Duration value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
         cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
-        value);
+        value, wire);
   }
 
   /** The default {@link #clockSkewAllowance()}: clocks kept by NTP agree far more closely. */
@@ -174,6 +235,6 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   /** A copy with another {@link #maxInFlightBytes()}. */
   public FrontendConfig withMaxInFlightBytes(long value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value, clockSkewAllowance);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value, clockSkewAllowance, wire);
   }
 }

@@ -9,6 +9,12 @@ package org.apiary.frontend;
 public interface FrontendHooks {
   FrontendHooks NONE = new FrontendHooks() {};
 
+  /**
+   * On JeroMQ's I/O thread, as an inbound frame of {@code bytes} is allocated, before its bytes are read. What it
+   * throws is thrown in that thread: an {@link Error} ends it, as an {@link OutOfMemoryError} there would.
+   */
+  default void receivingFrame(int bytes) {}
+
   /** On the socket thread, for each well-formed request, before it is handled. */
   default void receivedRequest(String invocation) {}
 

@@ -21,6 +21,7 @@ import org.apiary.AccessPolicy;
 import org.apiary.InvalidRequestException;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.wire.SocketLoop;
+import org.apiary.internal.wire.WireGuard;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.apiary.runtime.SystemSchema;
@@ -60,6 +61,10 @@ public final class FrontendServer implements AutoCloseable {
   /** Owns the ROUTER socket clients connect to; replies from other threads reach it as tasks. */
   private final SocketLoop sockets = new SocketLoop("apiary-frontend-io");
   private final ZMQ.Socket router;
+  /** The limits on the router's connections, enforced in JeroMQ's I/O thread. */
+  private final WireGuard guard;
+  /** The refusals last summarized in the log ({@link #logWireRefusals}); the summarizing thread only. */
+  private Map<WireGuard.Refusal, Long> loggedRefusals;
   /** Replies queued by the socket thread's current round, per client connection (identity); socket thread only. */
   private final Map<ByteBuffer, List<byte[]>> queuedReplies = new LinkedHashMap<>();
   private final String endpoint;
@@ -107,12 +112,32 @@ public final class FrontendServer implements AutoCloseable {
     // ZeroMQ drops a peer that sends a frame above this hard cap; frames between the configured limit and the cap
     // are read whole and get a "too large" reply, so a client that sent one learns why and keeps its connection.
     router.setMaxMsgSize(config.maxFrameBytes());
+    this.guard = WireGuard.install(router, wireLimits(config), hooks::receivingFrame);
+    this.loggedRefusals = guard.refusals();
     String bound = config.port() == 0 ? "tcp://" + config.bindAddress() + ":*" : "tcp://" + config.bindAddress() + ":" + config.port();
     router.bind(bound);
     this.endpoint = router.getLastEndpoint();
     sockets.register(router, this::receiveAll);
     sockets.onFlush(this::sendQueuedReplies);
     this.maintenance = new FrontendMaintenance(db, config, id, endpoint, catalog, coordinator, hooks, scheduler);
+  }
+
+  /** The guard's limits: the configured ones as they apply in this process (see {@link FrontendConfig.Wire}). */
+  static WireGuard.Limits wireLimits(FrontendConfig config) {
+    FrontendConfig.Wire wire = config.wire();
+    long perConnection = Math.max(wire.maxUnfinishedBytesPerConnection(), config.maxFrameBytes());
+    return new WireGuard.Limits(config.effectiveMaxConnections(fileDescriptorLimit()),
+        wire.maxConnectionsPerAddress(), perConnection, Math.max(perConnection, wire.maxUnfinishedBytes()),
+        wire.timeout());
+  }
+
+  /** The process's file-descriptor limit, or a conservative 4,096 where the platform does not tell it. */
+  static long fileDescriptorLimit() {
+    if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
+      return unix.getMaxFileDescriptorCount();
+    }
+    return 4096;
   }
 
   private static Thread daemon(Runnable r, String name) {
@@ -138,8 +163,43 @@ public final class FrontendServer implements AutoCloseable {
     if (server.credentials != null) {
       server.scheduler.scheduleWithFixedDelay(server::reloadCredentials, 1, 1, TimeUnit.SECONDS);
     }
+    server.scheduler.scheduleWithFixedDelay(server::logWireRefusals, WIRE_LOG_SECONDS, WIRE_LOG_SECONDS,
+        TimeUnit.SECONDS);
     server.sockets.start(server::socketThreadFailed);
+    LOG.log(Level.INFO, () -> "frontend " + server.id + " on " + server.endpoint + ": wire limits " + server.guard.limits());
     return server;
+  }
+
+  /** How often refusals on the wire are summarized in the log, in one line, if there were any. */
+  static final long WIRE_LOG_SECONDS = 10;
+
+  /**
+   * What the wire refused so far and what it holds now: connections refused or closed by reason (a connection limit,
+   * an unfinished message too large or too slow, a stalled frame, an idle connection), open connections, and bytes
+   * held in unfinished messages.
+   */
+  public WireStats wireStats() {
+    Map<String, Long> refusals = new java.util.TreeMap<>();
+    guard.refusals().forEach((reason, n) -> refusals.put(reason.name().toLowerCase(java.util.Locale.ROOT), n));
+    return new WireStats(guard.connections(), guard.unfinishedBytes(), refusals);
+  }
+
+  /** One log line for the refusals since the last one, so a flood of bad connections never floods the log. */
+  private void logWireRefusals() {
+    Map<WireGuard.Refusal, Long> now = guard.refusals();
+    StringBuilder line = new StringBuilder();
+    now.forEach((reason, n) -> {
+      long since = n - loggedRefusals.getOrDefault(reason, 0L);
+      if (since > 0) {
+        line.append(line.length() == 0 ? "" : ", ").append(reason.name().toLowerCase(java.util.Locale.ROOT))
+            .append('=').append(since);
+      }
+    });
+    loggedRefusals = now;
+    if (line.length() > 0) {
+      LOG.log(Level.WARNING, "frontend " + id + ": connections refused or closed on the wire in the last "
+          + WIRE_LOG_SECONDS + " s: " + line + "; " + guard.connections() + " open");
+    }
   }
 
   /** The ZeroMQ endpoint clients connect to, e.g. {@code tcp://127.0.0.1:5555}. */
@@ -185,7 +245,11 @@ public final class FrontendServer implements AutoCloseable {
     return read;
   }
 
-  /** The socket thread failed (logged by the loop): stop visibly, so other frontends take over what ran here. */
+  /**
+   * The socket thread failed, or the loop found JeroMQ's I/O thread dead (logged by the loop): stop visibly, so other
+   * frontends take over what ran here. The process that runs the frontend learns it through {@link #stopped()} and
+   * {@link #failure()} (the command line then exits with a non-zero status).
+   */
   private void socketThreadFailed(Throwable e) {
     failure = e;
     LOG.log(Level.ERROR, "frontend " + id + ": the socket thread stopped; this frontend answers no one and "

@@ -94,6 +94,11 @@ public final class SocketLoop {
   private RoundStart roundStart = now -> MAX_POLL_MILLIS;
   private Runnable flush = () -> { };
   private Consumer<Throwable> onFailure = e -> { };
+  /** JeroMQ's threads of {@link #context} (its I/O thread and its reaper), made by the context's thread factory. */
+  private final List<Thread> zmqThreads = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** Set when one of {@link #zmqThreads} died: the sockets can no longer move a byte. */
+  private volatile Throwable transportFailure;
+  private long lastWatchNanos = System.nanoTime();
   private volatile boolean stopRequested;
   private volatile boolean started;
   /** Rounds run; written by the loop thread only. */
@@ -106,6 +111,18 @@ public final class SocketLoop {
    */
   public SocketLoop(String threadName) {
     this.name = threadName;
+    // The watchdog on JeroMQ's threads: an Error there (OutOfMemoryError) ends the thread, and with it every
+    // connection of the context, while this loop and its caller would go on as if serving.
+    context.setThreadFactor((runnable, zmqName) -> {
+      Thread t = new Thread(runnable, zmqName);
+      t.setDaemon(true);
+      t.setUncaughtExceptionHandler(this::zmqThreadDied);
+      zmqThreads.add(t);
+      return t;
+    });
+    // What JeroMQ's I/O thread survives (a RuntimeException in one connection's handling) is logged, not printed.
+    context.setNotificationExceptionHandler((t, e) -> LOG.log(Level.WARNING, name + ": JeroMQ's thread " + t.getName()
+        + " recovered from an error in a connection's handling", e));
     try {
       selector = Selector.open();
     } catch (IOException e) {
@@ -167,6 +184,34 @@ public final class SocketLoop {
     if (started) {
       throw new IllegalStateException("socket loop " + name + " has already started");
     }
+  }
+
+  private void zmqThreadDied(Thread t, Throwable e) {
+    transportFailure = new IllegalStateException(name + ": JeroMQ's thread " + t.getName() + " died of " + e
+        + "; this loop's sockets can no longer send or receive", e);
+    wakeUp();
+  }
+
+  /** Throws if one of JeroMQ's threads has ended while the loop runs; looks at most every {@link #MAX_POLL_MILLIS}. */
+  private void checkTransport(long nowNanos) {
+    if (transportFailure == null && nowNanos - lastWatchNanos >= MAX_POLL_MILLIS * 1_000_000) {
+      lastWatchNanos = nowNanos;
+      for (Thread t : zmqThreads) {
+        if (!t.isAlive() && transportFailure == null) {
+          transportFailure = new IllegalStateException(name + ": JeroMQ's thread " + t.getName() + " has ended; this "
+              + "loop's sockets can no longer send or receive");
+        }
+      }
+    }
+    Throwable failure = transportFailure;
+    if (failure != null) {
+      throw failure instanceof IllegalStateException ise ? ise : new IllegalStateException(failure);
+    }
+  }
+
+  /** JeroMQ's threads of this loop's context (tests). */
+  List<Thread> zmqThreads() {
+    return List.copyOf(zmqThreads);
   }
 
   /** How many rounds the loop has run (tests count the rounds an exchange costs). */
@@ -245,6 +290,12 @@ public final class SocketLoop {
     } catch (IOException e) {
       LOG.log(Level.WARNING, name + ": closing the selector failed: " + e.getMessage());
     }
+    if (transportFailure != null) {
+      // Closing waits for JeroMQ's I/O thread to acknowledge each socket's end, which a dead thread never does.
+      LOG.log(Level.WARNING, name + ": JeroMQ's context is left unclosed, its I/O thread being dead; its sockets "
+          + "go with the process");
+      return;
+    }
     context.close();
   }
 
@@ -252,7 +303,9 @@ public final class SocketLoop {
     boolean busy = false;
     while (!stopRequested) {
       rounds++;
-      long maxWait = roundStart.run(System.nanoTime());
+      long now = System.nanoTime();
+      checkTransport(now);
+      long maxWait = roundStart.run(now);
       flush.run();
       // The hook may have sent on a socket, and a send processes the socket's commands, which can take the signal that
       // announced a message: then the message waits with nothing to wake this thread. Ask each socket first.

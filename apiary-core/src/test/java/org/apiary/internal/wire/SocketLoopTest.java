@@ -286,4 +286,43 @@ class SocketLoopTest {
     assertTrue(loop.stop(STOP));
     assertFalse(loop.inLoop());
   }
+
+  /**
+   * Issue 45: when JeroMQ's I/O thread died (of an {@link OutOfMemoryError} where it allocates an inbound frame), the
+   * loop went on as if serving while no socket of its context could move a byte. Now the loop fails, naming the
+   * thread, so its owner stops (a frontend releases its lease and its process exits non-zero).
+   */
+  @Test
+  void aDeadJeroMqIoThreadFailsTheLoop() throws Exception {
+    SocketLoop loop = new SocketLoop("test-dead-io");
+    ZMQ.Socket router = loop.socket(SocketType.ROUTER);
+    router.setMsgAllocator(size -> {
+      if (size == 4321) {
+        throw new OutOfMemoryError("injected: allocating a frame of " + size + " bytes");
+      }
+      return new zmq.Msg(size);
+    });
+    router.bind("tcp://127.0.0.1:*");
+    String endpoint = router.getLastEndpoint();
+    loop.register(router, (s, max) -> {
+      int n = 0;
+      while (n < max && s.recv(ZMQ.DONTWAIT) != null) {
+        n++;
+      }
+      return n;
+    });
+    CompletableFuture<Throwable> failed = new CompletableFuture<>();
+    loop.start(failed::complete);
+    try (ZContext ctx = new ZContext()) {
+      ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
+      dealer.setLinger(0);
+      dealer.connect(endpoint);
+      dealer.send(new byte[4321], 0);
+      Throwable e = failed.get(10, TimeUnit.SECONDS);
+      assertTrue(e.getMessage().contains("JeroMQ's thread"), e.toString());
+      assertTrue(loop.zmqThreads().stream().anyMatch(t -> !t.isAlive()), "no JeroMQ thread died");
+    } finally {
+      loop.stop(STOP);
+    }
+  }
 }

@@ -1,0 +1,280 @@
+package org.apiary.internal.wire;
+
+import java.io.IOException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntConsumer;
+import zmq.Msg;
+import zmq.ZMQ;
+import zmq.msg.MsgAllocator;
+
+/**
+ * The limits a server socket (the frontend's ROUTER) holds its peers to, enforced inside JeroMQ's I/O thread, so a
+ * refused peer is disconnected and counted there and never reaches the socket's queues:
+ * <ul>
+ *   <li>connections, in all and per remote address: JeroMQ calls this guard ({@link #consume}, an event hook) as it
+ *   accepts a connection, on its I/O thread; one over a limit is shut down at once, before its handshake;</li>
+ *   <li>bytes held in unfinished messages (frames sent with the MORE flag and no last frame yet, which JeroMQ keeps
+ *   out of its queue limit, which counts finished messages), per connection and in all, and how long one message
+ *   may take: Apiary's {@code zmq.io.coder.v2.V2Decoder}, the decoder of every ZMTP connection, asks this guard (the
+ *   socket's message allocator) before it allocates a frame, and a refusal ends that connection;</li>
+ *   <li>an idle timeout after the handshake and a deadline for a started frame: JeroMQ's heartbeats, a PING every
+ *   third of {@link Limits#timeout()}; a connection that completes no frame (a PONG is one) within two thirds of it
+ *   after a PING is closed by JeroMQ, so a peer that stopped, or stalled inside a frame, is gone within the timeout,
+ *   while a live ZMTP peer, which answers PINGs by itself, stays however long it is quiet.</li>
+ * </ul>
+ *
+ * <p>Why here rather than a proxy in front of the socket: JeroMQ has no bound on unfinished messages nor a
+ * connection limit, but the decoder and the event hook are the two points where it sees each frame and each new
+ * connection; a proxy would have added a hop and a copy to every request, three descriptors per connection, and a
+ * port behind it that local users could reach unguarded. The ZAP domain this guard sets makes JeroMQ refuse ZMTP 1.0
+ * and 2.0 peers (with no ZAP handler, it authenticates nothing else), whose framing would bypass the decoder.
+ */
+public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
+  private static final Logger LOG = System.getLogger(WireGuard.class.getName());
+
+  /** Why a connection was refused or closed by the guard. */
+  public enum Refusal {
+    /** Accepted while the socket already had {@link Limits#maxConnections()}. */
+    CONNECTIONS,
+    /** Accepted while its remote address already had {@link Limits#maxConnectionsPerAddress()}. */
+    CONNECTIONS_PER_ADDRESS,
+    /** Its unfinished message would have held more than {@link Limits#maxUnfinishedBytesPerConnection()}. */
+    UNFINISHED_BYTES,
+    /** Its frame would have taken all connections' unfinished messages past {@link Limits#maxUnfinishedBytes()}. */
+    UNFINISHED_BYTES_TOTAL,
+    /** A command frame (as a handshake's READY) above {@code V2Decoder.MAX_GUARDED_COMMAND_BYTES}. */
+    COMMAND_TOO_LARGE,
+    /** A multi-frame message still unfinished {@link Limits#timeout()} after its first frame. */
+    MESSAGE_DEADLINE,
+    /** Closed by the heartbeat timeout while a frame it had started was still incomplete. */
+    STALLED_FRAME,
+    /** Closed by the heartbeat timeout after its handshake, between frames: it answered no PING. */
+    IDLE
+  }
+
+  /**
+   * The limits.
+   *
+   * @param maxConnections connections the socket holds at once
+   * @param maxConnectionsPerAddress of those, from one remote IP address
+   * @param maxUnfinishedBytesPerConnection bytes of frames one connection may have sent in a message it has not
+   *     finished, counting each frame at its declared size (JeroMQ allocates that much when the size arrives)
+   * @param maxUnfinishedBytes the same over all connections
+   * @param timeout idle timeout after the handshake, and the longest a frame or a multi-frame message may take
+   */
+  public record Limits(int maxConnections, int maxConnectionsPerAddress, long maxUnfinishedBytesPerConnection,
+                       long maxUnfinishedBytes, Duration timeout) {
+    public Limits {
+      if (maxConnections < 1 || maxConnectionsPerAddress < 1) {
+        throw new IllegalArgumentException("connection limits must be at least 1, not " + maxConnections + " and "
+            + maxConnectionsPerAddress);
+      }
+      if (maxUnfinishedBytesPerConnection < 1 || maxUnfinishedBytes < maxUnfinishedBytesPerConnection) {
+        throw new IllegalArgumentException("the unfinished-message bound per connection (" + maxUnfinishedBytesPerConnection
+            + " bytes) must be at least 1 and at most the bound over all connections (" + maxUnfinishedBytes + ")");
+      }
+      if (timeout.toMillis() < 30) {
+        throw new IllegalArgumentException("the wire timeout must be at least 30 ms, not " + timeout);
+      }
+    }
+  }
+
+  private final Limits limits;
+  private final long timeoutNanos;
+  /** What the decoder counts as "nothing received for a heartbeat timeout": two thirds of the timeout. */
+  private final long silenceNanos;
+  private final IntConsumer onFrame;
+  private final Map<Refusal, LongAdder> refused = new EnumMap<>(Refusal.class);
+  private final AtomicLong unfinished = new AtomicLong();
+  /** Open connections and their remote addresses; on JeroMQ's I/O thread, under this guard's lock. */
+  private final Map<SelectableChannel, String> open = new IdentityHashMap<>();
+  private final Map<String, Integer> perAddress = new HashMap<>();
+  private volatile int connections;
+
+  private WireGuard(Limits limits, IntConsumer onFrame) {
+    this.limits = limits;
+    this.timeoutNanos = limits.timeout().toNanos();
+    this.silenceNanos = timeoutNanos * 2 / 3;
+    this.onFrame = onFrame;
+    for (Refusal r : Refusal.values()) {
+      refused.put(r, new LongAdder());
+    }
+  }
+
+  /**
+   * Puts a guard on a server socket, before it binds.
+   *
+   * @param onFrame called on JeroMQ's I/O thread with each inbound frame's size as it is allocated (fault injection in
+   *     tests and drills; a no-op otherwise)
+   * @throws IllegalStateException if JeroMQ's own {@code V2Decoder} was loaded instead of Apiary's (apiary-core must
+   *     precede the JeroMQ jar on the class path): the bounds on unfinished messages would not hold
+   */
+  public static WireGuard install(org.zeromq.ZMQ.Socket socket, Limits limits, IntConsumer onFrame) {
+    checkDecoder();
+    WireGuard guard = new WireGuard(limits, onFrame);
+    int ping = (int) Math.max(10, limits.timeout().toMillis() / 3);
+    socket.setHeartbeatIvl(ping);
+    socket.setHeartbeatTimeout((int) Math.max(20, limits.timeout().toMillis() - ping));
+    socket.setZAPDomain("apiary");
+    socket.setMsgAllocator(guard);
+    socket.base().setEventHook(guard, ZMQ.ZMQ_EVENT_ACCEPTED | ZMQ.ZMQ_EVENT_DISCONNECTED);
+    return guard;
+  }
+
+  private static void checkDecoder() {
+    try {
+      Class.forName("zmq.io.coder.v2.V2Decoder", false, WireGuard.class.getClassLoader())
+          .getDeclaredField("APIARY_GUARDED");
+    } catch (ClassNotFoundException | NoSuchFieldException e) {
+      throw new IllegalStateException("JeroMQ's own zmq.io.coder.v2.V2Decoder was loaded instead of Apiary's: put "
+          + "apiary-core before the jeromq jar on the class path; without it a peer's unfinished messages are not "
+          + "bounded", e);
+    }
+  }
+
+  /** The limits this guard holds connections to. */
+  public Limits limits() {
+    return limits;
+  }
+
+  /** Connections refused or closed so far, by reason (every reason present). */
+  public Map<Refusal, Long> refusals() {
+    Map<Refusal, Long> copy = new EnumMap<>(Refusal.class);
+    refused.forEach((r, n) -> copy.put(r, n.sum()));
+    return Collections.unmodifiableMap(copy);
+  }
+
+  /** Connections open now (accepted and not refused, handshake done or not). */
+  public int connections() {
+    return connections;
+  }
+
+  /** Bytes of all connections' unfinished messages (and frames being received) now. */
+  public long unfinishedBytes() {
+    return unfinished.get();
+  }
+
+  // ---------------------------------------------------------------- JeroMQ's I/O thread
+
+  @Override
+  public Msg allocate(int size) {
+    onFrame.accept(size);
+    return zmq.ZMQ.DEFAULT_MSG_ALLOCATOR.allocate(size);
+  }
+
+  @Override
+  public void consume(ZMQ.Event event) {
+    if (!(event.arg instanceof SocketChannel channel)) {
+      return;
+    }
+    if (event.event == ZMQ.ZMQ_EVENT_ACCEPTED) {
+      accepted(channel);
+    } else if (event.event == ZMQ.ZMQ_EVENT_DISCONNECTED) {
+      disconnected(channel);
+    }
+  }
+
+  private synchronized void accepted(SocketChannel channel) {
+    String address;
+    try {
+      address = ((InetSocketAddress) channel.getRemoteAddress()).getAddress().getHostAddress();
+    } catch (IOException | RuntimeException e) {
+      return; // already gone: JeroMQ's engine finds it closed and drops it
+    }
+    if (open.size() >= limits.maxConnections() || perAddress.getOrDefault(address, 0) >= limits.maxConnectionsPerAddress()) {
+      forgetClosed(); // a connection JeroMQ ended without a disconnection event still had its place
+    }
+    Refusal refusal = open.size() >= limits.maxConnections() ? Refusal.CONNECTIONS
+        : perAddress.getOrDefault(address, 0) >= limits.maxConnectionsPerAddress() ? Refusal.CONNECTIONS_PER_ADDRESS
+        : null;
+    if (refusal != null) {
+      count(refusal);
+      try {
+        // JeroMQ's engine, about to be plugged, then reads end-of-stream (or fails its first write) and closes the
+        // connection as any other that ended; the peer sees the connection closed at once.
+        channel.shutdownInput();
+        channel.shutdownOutput();
+      } catch (IOException e) {
+        LOG.log(Level.DEBUG, () -> "shutting down a refused connection from " + address + ": " + e.getMessage());
+      }
+      return;
+    }
+    open.put(channel, address);
+    perAddress.merge(address, 1, Integer::sum);
+    connections = open.size();
+  }
+
+  private synchronized void disconnected(SelectableChannel channel) {
+    String address = open.remove(channel);
+    if (address != null) {
+      perAddress.computeIfPresent(address, (a, n) -> n == 1 ? null : n - 1);
+      connections = open.size();
+    }
+  }
+
+  private void forgetClosed() {
+    for (Iterator<Map.Entry<SelectableChannel, String>> it = open.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<SelectableChannel, String> e = it.next();
+      if (!e.getKey().isOpen()) {
+        it.remove();
+        perAddress.computeIfPresent(e.getValue(), (a, n) -> n == 1 ? null : n - 1);
+      }
+    }
+    connections = open.size();
+  }
+
+  // ---------------------------------------------------------------- for the decoder (JeroMQ's I/O thread)
+
+  /** Counts a refusal (the decoder's, or a connection limit's). */
+  public void count(Refusal refusal) {
+    refused.get(refusal).increment();
+  }
+
+  /** Takes {@code bytes} of the bound over all connections; false (nothing taken) if it would pass the bound. */
+  public boolean reserve(long bytes) {
+    long now = unfinished.addAndGet(bytes);
+    if (now > limits.maxUnfinishedBytes()) {
+      unfinished.addAndGet(-bytes);
+      return false;
+    }
+    return true;
+  }
+
+  /** Gives back bytes taken with {@link #reserve}. */
+  public void release(long bytes) {
+    if (bytes != 0) {
+      unfinished.addAndGet(-bytes);
+    }
+  }
+
+  /** {@link Limits#maxUnfinishedBytesPerConnection()}. */
+  public long maxUnfinishedBytesPerConnection() {
+    return limits.maxUnfinishedBytesPerConnection();
+  }
+
+  /** {@link Limits#timeout()} in nanoseconds: the longest a multi-frame message may take. */
+  public long timeoutNanos() {
+    return timeoutNanos;
+  }
+
+  /**
+   * How long a connection must have completed no frame for its end to be the heartbeat timeout's doing: a live peer
+   * answers a PING within a third of the timeout, and a silent one is closed two thirds of it after a PING.
+   */
+  public long silenceNanos() {
+    return silenceNanos;
+  }
+}
