@@ -47,10 +47,9 @@ public final class Deployer {
       db.callAdmin("creating procedures", "@AdHoc", String.join("\n", creates));
     }
     for (CompiledFunction f : app.functions()) {
-      db.callAdmin("recording function '" + f.name() + "'", "@AdHoc",
-          "UPSERT INTO " + SystemSchema.FUNCTIONS + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, NOW())",
+      db.callAdmin("recording function '" + f.name() + "'", SystemSchema.STORE_FUNCTION,
           f.name(), f.kind().name(), f.keyType() == null ? null : f.keyType().name(), f.partitionTable(),
-          f.partitionColumn(), f.hasWrites() ? 1 : 0, f.functionClass(), f.procedureClass());
+          f.partitionColumn(), (byte) (f.hasWrites() ? 1 : 0), f.functionClass(), f.procedureClass());
     }
   }
 }

@@ -87,6 +87,10 @@ public final class SystemSchema {
    * takeover of a dead frontend's invocations.
    */
   public static final String REASSIGN_INVOCATIONS = "ReassignInvocations";
+  /** Records a deployed function ({@code StoreFunction}): parameters as the columns of {@link #FUNCTIONS}. */
+  public static final String STORE_FUNCTION = "StoreFunction";
+  /** Stores a graph's next version ({@code StoreGraph}): parameters name, version, definition. */
+  public static final String STORE_GRAPH = "StoreGraph";
   /** Records a call refused by a graph's access policy in provenance ({@code RecordDenial}). */
   public static final String RECORD_DENIAL = "RecordDenial";
 
@@ -173,7 +177,8 @@ public final class SystemSchema {
           + "fences", version12()),
       new Migration(13, "Every write a journaled procedure (issue 40): the invocation log's claim and takeover and the "
           + "frontends' leases become Java procedures that hand each committed write to the journal, instead of "
-          + "SQL-only procedures that run no code of Apiary's; leases expire by the transaction's time",
+          + "SQL-only procedures that run no code of Apiary's; leases expire by the transaction's time; and "
+          + "registered graphs and deployed functions are stored by journaled procedures instead of ad hoc writes",
           List.of(Step.dropProcedure(CLAIM_INVOCATION_V4), Step.dropProcedure(RENEW_LEASE_V4),
               Step.dropProcedure(EXPIRE_LEASE_V4), Step.dropProcedure(REASSIGN_INVOCATIONS_V9),
               Step.createProcedure(CLAIM_INVOCATION, "CREATE PROCEDURE PARTITION ON TABLE " + INVOCATIONS
@@ -186,7 +191,11 @@ public final class SystemSchema {
                   + " COLUMN frontend PARAMETER 0 FROM CLASS " + org.apiary.runtime.procedure.ExpireLease.class.getName()
                   + ";"),
               Step.createProcedure(REASSIGN_INVOCATIONS, "CREATE PROCEDURE FROM CLASS "
-                  + org.apiary.runtime.procedure.ReassignInvocations.class.getName() + ";"))));
+                  + org.apiary.runtime.procedure.ReassignInvocations.class.getName() + ";"),
+              Step.createProcedure(STORE_GRAPH, "CREATE PROCEDURE FROM CLASS "
+                  + org.apiary.runtime.procedure.StoreGraph.class.getName() + ";"),
+              Step.createProcedure(STORE_FUNCTION, "CREATE PROCEDURE FROM CLASS "
+                  + org.apiary.runtime.procedure.StoreFunction.class.getName() + ";"))));
 
   private static List<Step> version12() {
     List<Step> steps = new ArrayList<>(List.of(

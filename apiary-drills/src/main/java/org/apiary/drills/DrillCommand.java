@@ -29,13 +29,14 @@ import picocli.CommandLine.Parameters;
  * {@code exactly-once}: the randomized checker of {@link ExactlyOnceDrill}. {@code provenance}: the randomized
  * provenance checker of {@link ProvenanceDrill}. {@code overload}: far more calls than a frontend may run at once
  * ({@link OverloadDrill}). {@code garbage}: malformed frames against a frontend while valid clients work
- * ({@link GarbageDrill}).
+ * ({@link GarbageDrill}). {@code durability}: SIGKILLs of the whole service under load ({@link DurabilityDrill}).
  */
 @Command(name = "drill", mixinStandardHelpOptions = true,
     description = "Run a fault drill and check that no acknowledged work is lost or applied twice, or (provenance) "
         + "that captured provenance matches what the workload did.")
 public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
-  @Parameters(index = "0", description = "The drill: frontend-crash, exactly-once, provenance, overload or garbage.")
+  @Parameters(index = "0", description = "The drill: frontend-crash, exactly-once, provenance, overload, garbage or "
+      + "durability.")
   String drill;
 
   @Option(names = "--seconds", description = "How long clients send load (default 12; 20 for provenance; 30 for "
@@ -88,6 +89,15 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
           + "${DEFAULT-VALUE}).")
   int settleSeconds;
 
+  @Option(names = "--kills", defaultValue = "10",
+      description = "durability: SIGKILLs of the service during the load (default ${DEFAULT-VALUE}).")
+  int kills;
+
+  @Option(names = "--journal", defaultValue = "synchronous",
+      description = "durability: the service's journal mode (default ${DEFAULT-VALUE}; none shows what a crash loses "
+          + "without one).")
+  String journal;
+
   @Option(names = "--max-in-flight", defaultValue = "500",
       description = "overload: the frontend's limit of invocations in flight (default ${DEFAULT-VALUE}).")
   int maxInFlight;
@@ -115,6 +125,17 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
       return new ProvenanceDrill(new ProvenanceDrill.Settings(seed != null ? seed
           : new java.security.SecureRandom().nextLong(), s, c, sinkUrl, sinkUser,
           password == null || password.isEmpty() ? null : password, java.util.Set.copyOf(skip), settleSeconds), out)
+          .run();
+    }
+    if (drill.equals("durability")) {
+      int s = seconds == null ? 30 : seconds;
+      int c = clients == null ? 4 : clients;
+      if (s < 2 || c < 1 || kills < 0) {
+        out.println("durability needs --seconds of at least 2, --clients of at least 1 and --kills of at least 0");
+        return 2;
+      }
+      long sd = seed != null ? seed : new java.security.SecureRandom().nextLong();
+      return new DurabilityDrill(new DurabilityDrill.Settings(sd, s, kills, c, keys == null ? 16 : keys, journal), out)
           .run();
     }
     if (drill.equals("garbage")) {
@@ -159,7 +180,8 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
           leaseMs, leaseMs / 5, retentionMs, recoverySeconds, java.util.Set.copyOf(skip)), out).run();
     }
     if (!drill.equals("frontend-crash")) {
-      out.println("unknown drill '" + drill + "'; available: frontend-crash, exactly-once, provenance, overload, garbage");
+      out.println("unknown drill '" + drill + "'; available: frontend-crash, exactly-once, provenance, overload, garbage, "
+          + "durability");
       return 2;
     }
     if (keys == null) {

@@ -11,6 +11,28 @@ import org.junit.jupiter.api.Test;
 
 /** Runs {@code apiary drill ...} as a user would: its own process, its own embedded database. */
 class DrillCommandTest {
+  /**
+   * Issue 40's crash checker, short form (the full one: {@code ./apiary drill durability --kills 10}): the whole
+   * service SIGKILLed twice under load and restarted; every acknowledged invocation there exactly once, none run
+   * again when resent, recovery never stopped.
+   */
+  @Test
+  void theDurabilityDrillLosesNothingAcknowledgedAcrossSigkillsOfTheService() throws Exception {
+    CommandProcess drill = CommandProcess.run(Duration.ofSeconds(300),
+        "drill", "durability", "--seconds", "6", "--kills", "2");
+    String output = drill.output();
+    Matcher m = Pattern.compile("drill durability: acknowledged=(\\d+) present=(\\d+) lost=(\\d+) duplicated=(\\d+) "
+        + "resend_rerun=(\\d+) diverged=(\\d+)").matcher(output);
+    assertTrue(m.find(), output);
+    assertTrue(Long.parseLong(m.group(1)) > 0, "the load ran:\n" + output);
+    assertEquals(m.group(1), m.group(2), output);
+    assertEquals("0", m.group(3), output);
+    assertEquals("0", m.group(4), output);
+    assertEquals("0", m.group(5), output);
+    assertEquals("0", m.group(6), output);
+    assertEquals(0, drill.exitCode(), output);
+  }
+
   @Test
   void theFrontendCrashDrillLosesAndDuplicatesNothing() throws Exception {
     CommandProcess drill = CommandProcess.run(Duration.ofSeconds(240),

@@ -97,8 +97,7 @@ public final class Registrar {
       }
       version = (int) latest.getLong(0) + 1;
     }
-    db.callAdmin("storing graph '" + graph.name() + "'", "@AdHoc",
-        "INSERT INTO " + SystemSchema.GRAPHS + " VALUES (?, ?, ?, NOW())", graph.name(), version, definition);
+    db.callAdmin("storing graph '" + graph.name() + "'", SystemSchema.STORE_GRAPH, graph.name(), version, definition);
   }
 
   /** Functions recorded by registered graphs that this registration does not replace. */
