@@ -77,11 +77,17 @@ public final class FunctionInvoker {
       return future;
     }
     try {
-      boolean queued = db.client().callProcedure(response -> ServerJournal.whenDurable(db,
-          () -> complete(future, function, response, forwardValues),
-          e -> future.completeExceptionally(new OutcomeUnknownException("call to '" + function + "' ran, but the "
-              + "journal could not make it durable, so a crash may undo it: " + e.getMessage(), e))),
-          function, params);
+      // A direct call's answer waits until the journal holds the call (in synchronous mode). A frontend's does not:
+      // its graph's later steps are journaled after this one, and its reply to the client waits for them all.
+      boolean queued = db.client().callProcedure(response -> {
+        if (forwardValues) {
+          complete(future, function, response, true);
+          return;
+        }
+        ServerJournal.whenDurable(db, () -> complete(future, function, response, false),
+            e -> future.completeExceptionally(new OutcomeUnknownException("call to '" + function + "' ran, but the "
+                + "journal could not make it durable, so a crash may undo it: " + e.getMessage(), e)));
+      }, function, params);
       if (!queued) {
         future.completeExceptionally(new DatabaseException("call to '" + function + "' was not queued: the client is "
             + "backed up or has no connection; it did not run"));

@@ -53,7 +53,7 @@ final class VariantRun {
    */
   record Plan(Workload.Scale scale, Duration warmup, Duration measure, int doublings, int bisections,
               double p99BoundMs, int partitions, OpenLoop.Arrivals arrivals, Double hold, boolean timeline,
-              Duration progress, Duration retention) {}
+              Duration progress, Duration retention, org.apiary.journal.JournalMode journal) {}
 
   /** What a variant achieved; serialized as one JSON line for the parent process. */
   record Outcome(String variant, List<OpenLoop.Point> fixed, List<OpenLoop.Point> sweep, long provenanceRows,
@@ -123,6 +123,9 @@ final class VariantRun {
 
   private static Outcome run(Workload workload, Variant variant, Plan plan, Path dir) throws Exception {
     DatabaseConfig config = DatabaseConfig.embedded(plan.partitions());
+    if (plan.journal() != org.apiary.journal.JournalMode.NONE) {
+      config = config.withDataDirectory(dir.resolve("database")).withJournal(plan.journal());
+    }
     if (variant.capture() == Variant.Capture.WRITES || variant.capture() == Variant.Capture.READS_AND_WRITES) {
       config = config.withProvenance(ProvenanceConfig.duckdb(dir.resolve("provenance.duckdb"))
           .withSpillDirectory(dir.resolve("spill"))

@@ -79,6 +79,11 @@ public final class WorkloadBenchmark implements Callable<Integer> {
   @Option(names = "--arrivals", defaultValue = "UNIFORM", description = "UNIFORM (as in the paper) or EXPONENTIAL.")
   OpenLoop.Arrivals arrivals;
 
+  @Option(names = "--journal", defaultValue = "none", description = "The database's journal: none (a temporary "
+      + "database, the default), asynchronous or synchronous (a data directory in the run's temporary directory, "
+      + "checkpointed every 60 s).")
+  String journal;
+
   @Option(names = "--partitions", defaultValue = "2", description = "Database partitions (default ${DEFAULT-VALUE}).")
   int partitions;
 
@@ -105,7 +110,8 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     int s = seconds != null ? seconds : quick ? 2 : 5;
     return new VariantRun.Plan(scale, Duration.ofSeconds(w), Duration.ofSeconds(s), quick ? 1 : 10,
         quick ? 0 : bisections, p99BoundMs, partitions, arrivals, hold, timeline,
-        progress == null ? null : Duration.ofSeconds(progress), retention == null ? null : Duration.ofSeconds(retention));
+        progress == null ? null : Duration.ofSeconds(progress), retention == null ? null : Duration.ofSeconds(retention),
+        org.apiary.journal.JournalMode.parse(journal));
   }
 
   @Override
@@ -197,6 +203,7 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     planJson.put("doublings", plan.doublings());
     planJson.put("bisections", plan.bisections());
     planJson.put("partitions", plan.partitions());
+    planJson.put("journal", plan.journal().name().toLowerCase(java.util.Locale.ROOT));
     planJson.put("arrivals", plan.arrivals().name());
     Path file = out.resolve(name + ".json");
     Json.MAPPER.writer().with(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
@@ -273,7 +280,7 @@ public final class WorkloadBenchmark implements Callable<Integer> {
     cmd.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
     cmd.addAll(List.of("-Xmx4g", "-Djava.awt.headless=true", "-cp", System.getProperty("java.class.path"),
         WorkloadBenchmark.class.getName(), workloadName, "--child-variant", variant,
-        "--partitions", String.valueOf(partitions), "--arrivals", arrivals.name(),
+        "--partitions", String.valueOf(partitions), "--journal", journal, "--arrivals", arrivals.name(),
         "--p99-bound-ms", String.valueOf(p99BoundMs), "--bisections", String.valueOf(bisections)));
     if (hold != null) {
       cmd.addAll(List.of("--hold", String.valueOf(hold)));

@@ -244,7 +244,10 @@ public abstract class FunctionProcedure extends JournaledProcedure {
         }
       }
     }
-    ServerProvenance.active().ifPresent(p -> {
+    // A transaction the journal replays after a crash captured its provenance when it first ran.
+    org.apiary.runtime.journal.ServerJournal journal = org.apiary.runtime.journal.ServerJournal.current();
+    boolean replaying = journal != null && journal.replaying();
+    ServerProvenance.active().filter(p -> !replaying).ifPresent(p -> {
       try {
         captureExecution(p, call, partitionKey, runtime, started);
       } catch (java.io.UncheckedIOException e) {
