@@ -31,7 +31,7 @@ class JournalCrashTest {
   @Test
   void everyAcknowledgedWriteSurvivesRepeatedSigkillsOfASynchronouslyJournaledServer(@TempDir Path dir)
       throws Exception {
-    int kills = Integer.getInteger("apiary.test.journal.kills", 3);
+    int kills = Integer.getInteger("apiary.test.journal.kills", 2);
     Random random = new Random(Long.getLong("apiary.test.seed", System.nanoTime()));
     Set<Long> acknowledged = new TreeSet<>();
     for (int round = 0; round < kills; round++) {
