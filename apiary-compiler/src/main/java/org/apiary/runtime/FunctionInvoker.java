@@ -84,7 +84,7 @@ public final class FunctionInvoker {
           complete(future, function, response, true);
           return;
         }
-        ServerJournal.whenDurable(db, () -> complete(future, function, response, false),
+        ServerJournal.whenDurable(() -> complete(future, function, response, false),
             e -> future.completeExceptionally(new OutcomeUnknownException("call to '" + function + "' ran, but the "
                 + "journal could not make it durable, so a crash may undo it: " + e.getMessage(), e)));
       }, function, params);

@@ -54,8 +54,9 @@ final class DurabilityDrill {
   private final ConcurrentLinkedQueue<InvocationRequest> unknown = new ConcurrentLinkedQueue<>();
   private final AtomicLong failedAsExpected = new AtomicLong();
   private final ConcurrentLinkedQueue<String> unexpected = new ConcurrentLinkedQueue<>();
+  private final Path serviceLog = Files.createTempFile("apiary-durability-drill-service-", ".log");
 
-  DurabilityDrill(Settings settings, PrintStream out) {
+  DurabilityDrill(Settings settings, PrintStream out) throws IOException {
     this.settings = settings;
     this.out = out;
   }
@@ -95,14 +96,14 @@ final class DurabilityDrill {
         long acked = increments.size() + tallies.size();
         out.printf("-> SIGKILL %d of %d at %.1f s (%d acknowledged so far); restarting%n", i + 1, settings.kills(),
             (System.nanoTime() - start) / 1e9, acked);
-        service.deleteLog();
+        keepLog(service);
         service = ServiceProcess.launch(dir, options);
         if (random.nextInt(4) == 0) { // now and then, kill it again while it recovers
           Thread.sleep(500 + random.nextInt(2_500));
           if (!service.output().contains(ServiceProcess.READY)) {
             service.kill();
             out.println("   ... and again during its recovery");
-            service.deleteLog();
+            keepLog(service);
             service = ServiceProcess.launch(dir, options);
           }
         }
@@ -122,9 +123,16 @@ final class DurabilityDrill {
       return diverged > 0 ? report(null, dir, service, diverged) : report(endpoint, dir, service, 0);
     } finally {
       service.stop(Duration.ofSeconds(60));
-      service.deleteLog();
+      keepLog(service);
       deleteTree(dir);
+      out.println("-> the service's output, every run of it: " + serviceLog);
     }
+  }
+
+  /** Appends a finished run's output to {@link #serviceLog} and deletes its own log. */
+  private void keepLog(ServiceProcess service) throws IOException {
+    Files.writeString(serviceLog, "==== apiary start\n" + service.output(), java.nio.file.StandardOpenOption.APPEND);
+    service.deleteLog();
   }
 
   private void load(String endpoint, SplittableRandom random, AtomicBoolean stop) {
@@ -194,13 +202,19 @@ final class DurabilityDrill {
         List<Map.Entry<String, long[]>> sample = new ArrayList<>(increments.entrySet());
         java.util.Collections.shuffle(sample, new java.util.Random(settings.seed()));
         for (Map.Entry<String, long[]> e : sample.subList(0, Math.min(1_000, sample.size()))) {
-          if (client.invoke(requests.get(e.getKey())).value(Long.class) != e.getValue()[1]) {
+          long again = client.invoke(requests.get(e.getKey())).value(Long.class);
+          if (again != e.getValue()[1]) {
             rerun++;
+            out.println("-> " + e.getKey() + " (increment of counter " + e.getValue()[0] + ") was acknowledged with "
+                + e.getValue()[1] + " but answers " + again + " when resent");
           }
         }
         for (Map.Entry<String, Long> e : tallies.entrySet()) {
-          if (client.invoke(requests.get(e.getKey())).value(Long.class) != e.getValue().longValue()) {
+          long again = client.invoke(requests.get(e.getKey())).value(Long.class);
+          if (again != e.getValue()) {
             rerun++;
+            out.println("-> " + e.getKey() + " (tally) was acknowledged with " + e.getValue() + " but answers " + again
+                + " when resent");
           }
         }
       }

@@ -146,16 +146,17 @@ public final class ServerJournal {
   }
 
   /**
-   * Runs {@code reply} once everything this process's database has committed so far is on disk, if {@code db} is that
-   * database and journals synchronously; otherwise at once. A reply produced before this call depends on nothing
-   * later, so it then leaves only once what it says is durable. If the journal failed for good, {@code failed} runs
-   * instead with the reason: the transactions may be lost on a crash, so the outcome is not acknowledged.
+   * Runs {@code reply} once everything the database server in this process has committed so far is on disk, if it
+   * journals synchronously; otherwise at once. A reply produced before this call depends on nothing later, so it then
+   * leaves only once what it says is durable. Whatever connection produced the reply counts: in {@code apiary start}
+   * the frontend reaches the server in its own process through a login of its own. If the journal failed for good,
+   * {@code failed} runs instead with the reason: the transactions may be lost on a crash, so the outcome is not
+   * acknowledged.
    */
-  public static void whenDurable(org.apiary.database.ApiaryDatabase db, Runnable reply,
-                                 java.util.function.Consumer<Throwable> failed) {
+  public static void whenDurable(Runnable reply, java.util.function.Consumer<Throwable> failed) {
     ServerJournal j = current;
-    if (j == null || db.config().journal() != org.apiary.journal.JournalMode.SYNCHRONOUS || !db.dataDirectory()
-        .isPresent()) {
+    JournalWriter w = j == null ? null : j.writer;
+    if (w == null || w.settings().mode() != org.apiary.journal.JournalMode.SYNCHRONOUS) {
       reply.run();
       return;
     }
