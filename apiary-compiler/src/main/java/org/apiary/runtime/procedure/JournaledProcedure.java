@@ -1,6 +1,5 @@
 package org.apiary.runtime.procedure;
 
-import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.util.Date;
 import java.util.Random;
@@ -9,8 +8,6 @@ import org.apiary.journal.JournalRecord;
 import org.apiary.journal.JournalUnavailableException;
 import org.apiary.runtime.journal.ServerJournal;
 import org.voltdb.ParameterSet;
-import org.voltdb.ProcedureRunner;
-import org.voltdb.SiteProcedureConnection;
 import org.voltdb.VoltProcedure;
 import org.voltdb.VoltTable;
 import org.voltdb.dtxn.TransactionState;
@@ -24,24 +21,6 @@ import org.voltdb.iv2.UniqueIdGenerator;
  * commits, so its record must be handed over only then, and a refusal by the journal rolls it back.
  */
 public abstract class JournaledProcedure extends VoltProcedure {
-  private static final Field RUNNER;
-  private static final Field TXN_STATE;
-  private static final Field SITE;
-
-  static {
-    try {
-      RUNNER = VoltProcedure.class.getDeclaredField("m_runner");
-      RUNNER.setAccessible(true);
-      TXN_STATE = ProcedureRunner.class.getDeclaredField("m_txnState");
-      TXN_STATE.setAccessible(true);
-      SITE = ProcedureRunner.class.getDeclaredField("m_site");
-      SITE.setAccessible(true);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError("this VoltDB version has no VoltProcedure.m_runner, "
-          + "ProcedureRunner.m_txnState or ProcedureRunner.m_site; the journal cannot read transactions: " + e);
-    }
-  }
-
   /** VoltDB's own unique ID of the transaction the fields below describe. */
   private long drawnFor = Long.MIN_VALUE;
   private long drawn;
@@ -138,23 +117,11 @@ public abstract class JournaledProcedure extends VoltProcedure {
   }
 
   private TransactionState transaction() {
-    try {
-      return (TransactionState) TXN_STATE.get(RUNNER.get(this));
-    } catch (IllegalAccessException e) {
-      throw new IllegalStateException("cannot read the running transaction: " + e.getMessage(), e);
-    }
+    return RunningTransaction.of(this);
   }
 
   private int partition() {
-    TransactionState txn = transaction();
-    if (!txn.isSinglePartition()) {
-      return JournalRecord.MULTI_PARTITION;
-    }
-    try {
-      return ((SiteProcedureConnection) SITE.get(RUNNER.get(this))).getCorrespondingPartitionId();
-    } catch (IllegalAccessException e) {
-      throw new IllegalStateException("cannot read the running transaction's partition: " + e.getMessage(), e);
-    }
+    return transaction().isSinglePartition() ? RunningTransaction.sitePartition(this) : JournalRecord.MULTI_PARTITION;
   }
 
   private String procedureName() {
