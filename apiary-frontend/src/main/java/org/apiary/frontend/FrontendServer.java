@@ -274,6 +274,11 @@ public final class FrontendServer implements AutoCloseable {
         throw new IllegalArgumentException("a request needs a type and an invocation ID of 1 to "
             + WireRequest.MAX_ID_LENGTH + " characters");
       }
+      if (request.expires() != null && (request.expires() < 0 || request.expires() > MAX_EXPIRES)) {
+        // Checked before any arithmetic on it: Long.MIN_VALUE overflowed the lateness check, and the call ran.
+        throw new IllegalArgumentException("field '" + WireRequest.EXPIRES_FIELD + "' is milliseconds since the epoch "
+            + "from 0 to " + MAX_EXPIRES + " (the end of year 9999), not " + request.expires());
+      }
       if (request.caller() != null && request.caller().length() > WireRequest.MAX_CALLER_LENGTH) {
         throw new IllegalArgumentException("a caller has at most " + WireRequest.MAX_CALLER_LENGTH
             + " characters, not " + request.caller().length());
@@ -386,6 +391,11 @@ public final class FrontendServer implements AutoCloseable {
     if (known.isEmpty()) { // perhaps registered since the last load: look again, off this thread
       afterCatalogReload(client, request, () -> {
         Optional<GraphCatalog.Versioned> found = catalog.known(request.graph());
+        if (found.isEmpty() && credentials != null && roles.contains(Credentials.ADMIN_ROLE)) {
+          // Only an admin key, which may call every graph, is told which exist; others only that this one does not.
+          throw new InvalidRequestException("unknown graph '" + request.graph() + "'; registered graphs are "
+              + catalog.graphNames());
+        }
         if (allowed(client, request, found, roles)) {
           coordinator.invoke(client, request, frame, found);
         }
@@ -453,6 +463,9 @@ public final class FrontendServer implements AutoCloseable {
           + denialId + ") was not recorded in provenance: " + e);
     }
   }
+
+  /** The latest expiry a request may state: 9999-12-31T23:59:59.999Z, in milliseconds since the epoch. */
+  static final long MAX_EXPIRES = 253_402_300_799_999L;
 
   /** Most requests that may wait at once for a catalog load (names this frontend does not know). */
   static final int MAX_WAITING_FOR_CATALOG = 10_000;
