@@ -87,7 +87,7 @@ class ClusterCommandLineTest {
 
     Path frontendLog = work.resolve("frontend.log");
     Process frontend = cli.start(frontendLog, "-Xmx384m", "frontend", "--database", database,
-        "--database-users", users);
+        "--database-users", users, "--no-credentials");
     String listening = CliProcesses.await(frontend, frontendLog, "listening on ", COMMAND);
     String endpoint = listening.substring("listening on ".length()).lines().findFirst().orElseThrow().strip();
 
