@@ -209,7 +209,8 @@ public final class FrontendServer implements AutoCloseable {
   private void logRefusedCalls() {
     RefusalLimiter.Summary s = refusals.drain(System.nanoTime());
     if (!s.isEmpty()) {
-      LOG.log(Level.WARNING, "frontend " + id + ": calls refused in the last " + WIRE_LOG_SECONDS + " s: "
+      // WARNING only when refusals went unrecorded; INFO when the line only adds up the ones logged one by one.
+      LOG.log(s.recorded() < s.refused() ? Level.WARNING : Level.INFO, "frontend " + id + ": calls refused in the last " + WIRE_LOG_SECONDS + " s: "
           + s.refused() + " by access policies (" + s.recorded() + " recorded in provenance one by one, the rest only "
           + "counted: by caller " + s.unrecordedByKey() + ", by address " + s.unrecordedByAddress() + "), "
           + s.unauthenticated() + " without a valid API key");
