@@ -47,7 +47,7 @@ processes="database=$db_pid"
 endpoints=
 if [ "$variant" != raw-voltdb ]; then
   for i in $(seq 1 "$frontends"); do
-    java "${voltdb_jvm_flags[@]}" -Xmx1g -cp "$cp" org.apiary.cli.Main frontend --database "$database" --port 0 $log $frontend_args \
+    java "${voltdb_jvm_flags[@]}" -Xmx1g -cp "$cp" org.apiary.cli.Main frontend --database "$database" --port 0 --no-credentials $log $frontend_args \
       > "$dir/frontend-$i.log" 2>&1 &
     frontend_pids+=($!)
     processes="$processes,frontend$i=$!"

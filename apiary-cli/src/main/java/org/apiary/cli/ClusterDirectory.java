@@ -141,13 +141,15 @@ final class ClusterDirectory {
    */
   Optional<FileLock> lock() {
     try {
-      Files.createDirectories(root);
+      // Owner-only: it holds the database's passwords, its data and provenance (issue 45).
+      org.apiary.database.OwnerOnlyFile.createDirectory(root);
       FileChannel channel = FileChannel.open(root.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
       FileLock lock = channel.tryLock();
       if (lock == null) {
         channel.close();
         return Optional.empty();
       }
+      org.apiary.database.OwnerOnlyFile.restrictTree(root); // files an older version left readable
       return Optional.of(lock);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot lock " + root.resolve(LOCK) + ": " + e.getMessage(), e);

@@ -63,11 +63,15 @@ public class FrontendCommand implements Callable<Integer> {
       + "client's calls are refused as overloaded (default ${DEFAULT-VALUE}).")
   int maxInFlightPerClient;
 
-  @Option(names = "--require-credentials", description = "Refuse every call that does not carry a valid API key "
-      + "(runs nothing of it); the caller recorded in provenance is then the key's identity. Keys live in the "
-      + "database (create them with `apiary credentials create`), clients present them with "
-      + "`apiary invoke --credential-file`; never on this command line. Off by default, as for a library frontend; "
-      + "`apiary start` requires keys unless --no-credentials.")
+  @Option(names = "--no-credentials", description = "Serve without requiring API keys: anyone who reaches the "
+      + "frontend may call any graph, and the caller recorded in provenance is whatever the client claims. By default "
+      + "every call needs a valid API key (runs nothing without one), and the caller recorded is the key's identity; "
+      + "keys live in the database (create them with `apiary credentials create`), clients present them with "
+      + "`apiary invoke --credential-file`, never on this command line. As `apiary start`.")
+  boolean noCredentials;
+
+  /** The default since keys became required by default; kept so existing scripts still start. */
+  @Option(names = "--require-credentials", hidden = true)
   boolean requireCredentials;
 
   @Option(names = "--database-users", paramLabel = "FILE", description = "Where the database's security is on: "
@@ -110,6 +114,11 @@ public class FrontendCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
+    if (noCredentials && requireCredentials) {
+      throw new CliException("--no-credentials and --require-credentials contradict each other; keys are required "
+          + "unless --no-credentials is given");
+    }
+    boolean requireCredentials = !noCredentials;
     Duration retention = retentionMs != null ? Duration.ofMillis(retentionMs) : Duration.ofSeconds(retentionSeconds);
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
         Duration.ofMillis(heartbeatMs), retention, Duration.ofMillis(cleanupMs),

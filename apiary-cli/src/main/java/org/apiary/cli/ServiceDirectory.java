@@ -202,7 +202,8 @@ final class ServiceDirectory {
    */
   Optional<FileLock> lock() {
     try {
-      Files.createDirectories(root);
+      // Owner-only: it holds the database's passwords, its data and provenance (issue 45).
+      org.apiary.database.OwnerOnlyFile.createDirectory(root);
       FileChannel channel = FileChannel.open(root.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.READ,
           StandardOpenOption.WRITE);
       FileLock lock = channel.tryLock();
@@ -210,6 +211,7 @@ final class ServiceDirectory {
         channel.close();
         return Optional.empty();
       }
+      org.apiary.database.OwnerOnlyFile.restrictTree(root); // files an older version left readable
       channel.truncate(0);
       channel.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)), 0);
       channel.force(false);

@@ -41,6 +41,9 @@ class ServiceCommandLineTest {
   @Test
   void startDeployInvokeStopStartKeepsDataAndGraphs() throws Exception {
     Path data = work.resolve("data");
+    if (org.apiary.database.OtherUser.available()) {
+      org.apiary.database.OtherUser.openUp(work); // as a home directory is: only the data directory may hide it
+    }
     Path v1 = applicationJar("v1", "", 1);
     Path v2 = applicationJar("v2", ", String.class", 2);
 
@@ -104,6 +107,11 @@ class ServiceCommandLineTest {
     assertTrue(status.out().contains("provenance backlog: "), status.out());
     assertTrue(status.out().matches("(?s).*rows waiting in the spooler: \\d+ \\(\\d+ in memory.*"),
         "the service reports its spooler's backlog: " + status.out());
+
+    // Issue 45, finding 1: no other local user can read the passwords, the key, the data or the provenance.
+    if (org.apiary.database.OtherUser.available()) {
+      assertEquals(List.of(), org.apiary.database.OtherUser.readable(data), "readable by another local user");
+    }
 
     stop(data, first);
 

@@ -98,7 +98,10 @@ final class EmbeddedServer implements AutoCloseable {
    */
   private static EmbeddedServer startDurable(DatabaseConfig config) throws IOException {
     Path root = config.dataDirectory().toAbsolutePath();
-    Files.createDirectories(root);
+    // Owner-only before VoltDB writes into it: VoltDB copies the deployment (the users' passwords) under it with the
+    // umask's modes, and this JVM cannot change its own umask.
+    OwnerOnlyFile.createDirectory(root);
+    OwnerOnlyFile.restrictTree(root);
     // The journal is locked and read before VoltDB starts: a second server, or a damaged journal, stops the start.
     DatabaseJournal journal = DatabaseJournal.journals(config.journal()) ? DatabaseJournal.open(root, config) : null;
     try {
@@ -170,7 +173,20 @@ final class EmbeddedServer implements AutoCloseable {
     // The server thread returns once VoltDB is up, so only the port says whether it is serving. VoltDB opens the
     // client port only after it has restored its snapshot, so a client sees the restored data from its first call.
     awaitListening(clientPort, config.connectTimeout(), "the embedded VoltDB", () -> true);
+    OwnerOnlyFile.restrictTree(root); // what VoltDB created (0644, 0755); the 0700 root already hid it
+    restrictSpillDirectory(config);
     return new EmbeddedServer(thread, root, temporary, clientPort, adminPort);
+  }
+
+  /** A spill directory configured outside the root: owner-only too (the spooler's files hold provenance rows). */
+  static void restrictSpillDirectory(DatabaseConfig config) {
+    if (config.provenance() != null && config.provenance().spillDirectory() != null) {
+      try {
+        OwnerOnlyFile.createDirectory(config.provenance().spillDirectory().toAbsolutePath());
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot make the provenance spill directory owner-only: " + e.getMessage(), e);
+      }
+    }
   }
 
   int clientPort() {

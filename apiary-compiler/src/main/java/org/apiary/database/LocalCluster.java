@@ -158,7 +158,9 @@ public final class LocalCluster implements AutoCloseable {
     boolean initialized;
     try {
       dir = config.isDurable() ? config.dataDirectory().toAbsolutePath() : Files.createTempDirectory("apiary-cluster-");
-      Files.createDirectories(dir);
+      // Owner-only: the nodes' roots hold the deployment VoltDB copies (the users' passwords) and the snapshots.
+      OwnerOnlyFile.createDirectory(dir);
+      OwnerOnlyFile.restrictTree(dir);
       initialized = initializedNodes(dir, hosts);
       if (!initialized) {
         Deployments.write(dir.resolve("deployment.xml"), Deployments.cluster(hosts, config.sitesPerHost(),
@@ -176,7 +178,7 @@ public final class LocalCluster implements AutoCloseable {
     try {
       for (int i = 0; i < hosts && !initialized; i++) {
         Path root = dir.resolve("node" + i);
-        Files.createDirectories(root);
+        OwnerOnlyFile.createDirectory(root);
         run(List.of("initialize", "voltdbroot", root.toString(), "deployment",
             dir.resolve("deployment.xml").toString(), "force"), dir.resolve("node" + i + "-init.log"), timeout);
       }
@@ -195,6 +197,7 @@ public final class LocalCluster implements AutoCloseable {
         nodes.add(node);
       }
       cluster.awaitReady(timeout);
+      OwnerOnlyFile.restrictTree(dir);
       return cluster;
     } catch (IOException | RuntimeException e) {
       String logs = nodes.stream().map(n -> "\n--- node " + n.index + " log tail:\n" + tail(n.log)).reduce("", String::concat);
@@ -270,8 +273,15 @@ public final class LocalCluster implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts a VoltDB server process whose files are its owner's only: through {@code /bin/sh} with umask 077 where
+   * there is one (a process inherits its umask, and Java cannot set a child's).
+   */
   private static Process launch(List<String> voltArgs, Path log) throws IOException {
     List<String> cmd = new ArrayList<>();
+    if (Files.isExecutable(Path.of("/bin/sh"))) {
+      cmd.addAll(List.of("/bin/sh", "-c", "umask 077 && exec \"$0\" \"$@\""));
+    }
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(VOLTDB_JVM_FLAGS);
     cmd.add("-Xmx1g");

@@ -26,9 +26,7 @@ import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.apiary.runtime.SystemSchema;
 import org.zeromq.SocketType;
-import org.zeromq.ZFrame;
 import org.zeromq.ZMQ;
-import org.zeromq.ZMsg;
 
 /**
  * A frontend: serves graph invocations from clients over ZeroMQ. It owns the sockets and the request intake; the
@@ -76,6 +74,10 @@ public final class FrontendServer implements AutoCloseable {
   private final ExecutorService catalogThread = Executors.newSingleThreadExecutor(r -> daemon(r,
       "apiary-frontend-catalog"));
   private final List<Runnable> waitingForCatalog = new ArrayList<>();
+  /** Most keys and addresses whose refusals are tracked at once; refusals of others are counted, not recorded. */
+  static final int MAX_REFUSAL_BUCKETS = 10_000;
+  private final RefusalLimiter refusals = new RefusalLimiter(REFUSALS_BURST, REFUSALS_PER_SECOND,
+      MAX_REFUSAL_BUCKETS);
   /** Refusals waiting to be recorded before more are only logged. */
   static final int MAX_QUEUED_DENIALS = 10_000;
   /** Records refusals in provenance, so the socket thread never waits for the database client. */
@@ -186,6 +188,7 @@ public final class FrontendServer implements AutoCloseable {
 
   /** One log line for the refusals since the last one, so a flood of bad connections never floods the log. */
   private void logWireRefusals() {
+    logRefusedCalls();
     Map<WireGuard.Refusal, Long> now = guard.refusals();
     StringBuilder line = new StringBuilder();
     now.forEach((reason, n) -> {
@@ -199,6 +202,18 @@ public final class FrontendServer implements AutoCloseable {
     if (line.length() > 0) {
       LOG.log(Level.WARNING, "frontend " + id + ": connections refused or closed on the wire in the last "
           + WIRE_LOG_SECONDS + " s: " + line + "; " + guard.connections() + " open");
+    }
+  }
+
+  /** One log line for the calls refused since the last one, with what was not recorded one by one. */
+  private void logRefusedCalls() {
+    RefusalLimiter.Summary s = refusals.drain(System.nanoTime());
+    if (!s.isEmpty()) {
+      // WARNING only when refusals went unrecorded; INFO when the line only adds up the ones logged one by one.
+      LOG.log(s.recorded() < s.refused() ? Level.WARNING : Level.INFO, "frontend " + id + ": calls refused in the last " + WIRE_LOG_SECONDS + " s: "
+          + s.refused() + " by access policies (" + s.recorded() + " recorded in provenance one by one, the rest only "
+          + "counted: by caller " + s.unrecordedByKey() + ", by address " + s.unrecordedByAddress() + "), "
+          + s.unauthenticated() + " without a valid API key");
     }
   }
 
@@ -232,17 +247,40 @@ public final class FrontendServer implements AutoCloseable {
   private int receiveAll(ZMQ.Socket socket, int max) {
     int read = 0;
     while (read < max) {
-      ZMsg message = ZMsg.recvMsg(socket, false);
-      if (message == null) {
+      // zmq.Msg rather than ZMsg: its metadata carries the connection's remote address (for refusal limits).
+      zmq.Msg identity = socket.recvMsg(ZMQ.DONTWAIT);
+      if (identity == null) {
         break;
       }
-      byte[] client = message.pop().getData();
-      read += Math.max(1, message.size());
-      for (ZFrame frame = message.pop(); frame != null; frame = message.pop()) {
-        receive(client, frame.getData());
+      byte[] client = identity.data();
+      int frames = 0;
+      String address = null;
+      for (boolean more = identity.hasMore(); more; ) {
+        zmq.Msg frame = socket.recvMsg(ZMQ.DONTWAIT); // a message's frames arrive together
+        if (frame == null) {
+          break;
+        }
+        more = frame.hasMore();
+        frames++;
+        if (address == null) {
+          address = remoteAddress(frame);
+        }
+        receive(client, address, frame.data());
       }
+      read += Math.max(1, frames);
     }
     return read;
+  }
+
+  /** The remote IP address JeroMQ noted on a received frame, without the port; "unknown" if none. */
+  private static String remoteAddress(zmq.Msg frame) {
+    zmq.io.Metadata metadata = frame.getMetadata();
+    String peer = metadata == null ? null : metadata.get(zmq.io.Metadata.PEER_ADDRESS);
+    if (peer == null || peer.isEmpty()) {
+      return "unknown";
+    }
+    int port = peer.lastIndexOf(':');
+    return port > 0 ? peer.substring(0, port) : peer;
   }
 
   /**
@@ -259,7 +297,7 @@ public final class FrontendServer implements AutoCloseable {
     stop.start();
   }
 
-  private void receive(byte[] client, byte[] frame) {
+  private void receive(byte[] client, String address, byte[] frame) {
     if (frame.length > config.maxRequestBytes()) {
       // Up to the socket's hard cap (FrontendConfig.maxFrameBytes); the connection stays usable.
       reply(client, WireReply.error(null, WireReply.INVALID_REQUEST, "request too large: a request of "
@@ -273,6 +311,11 @@ public final class FrontendServer implements AutoCloseable {
           || request.id().length() > WireRequest.MAX_ID_LENGTH) {
         throw new IllegalArgumentException("a request needs a type and an invocation ID of 1 to "
             + WireRequest.MAX_ID_LENGTH + " characters");
+      }
+      if (request.expires() != null && (request.expires() < 0 || request.expires() > MAX_EXPIRES)) {
+        // Checked before any arithmetic on it: Long.MIN_VALUE overflowed the lateness check, and the call ran.
+        throw new IllegalArgumentException("field '" + WireRequest.EXPIRES_FIELD + "' is milliseconds since the epoch "
+            + "from 0 to " + MAX_EXPIRES + " (the end of year 9999), not " + request.expires());
       }
       if (request.caller() != null && request.caller().length() > WireRequest.MAX_CALLER_LENGTH) {
         throw new IllegalArgumentException("a caller has at most " + WireRequest.MAX_CALLER_LENGTH
@@ -301,6 +344,7 @@ public final class FrontendServer implements AutoCloseable {
     if (credentials != null) {
       CredentialCheck.Verdict verdict = credentials.verify(request.credential());
       if (!verdict.accepted()) {
+        refusals.unauthenticated();
         reply(client, WireReply.error(request.id(), WireReply.UNAUTHENTICATED, verdict.refusal()));
         return;
       }
@@ -316,7 +360,7 @@ public final class FrontendServer implements AutoCloseable {
     }
     try {
       switch (request.type()) {
-        case WireRequest.INVOKE -> invoke(client, request, frame, roles);
+        case WireRequest.INVOKE -> invoke(client, address, request, frame, roles);
         case WireRequest.RESULT -> coordinator.result(client, request.id(), caller, roles);
         default -> reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "unknown request type '"
             + request.type() + "'; expected '" + WireRequest.INVOKE + "' or '" + WireRequest.RESULT + "'"));
@@ -361,7 +405,7 @@ public final class FrontendServer implements AutoCloseable {
    * Looks the graph up (off this thread if this frontend does not know it yet), checks its access policy and hands
    * the call on.
    */
-  private void invoke(byte[] client, WireRequest request, byte[] frame, Set<String> roles) {
+  private void invoke(byte[] client, String address, WireRequest request, byte[] frame, Set<String> roles) {
     if (request.graph() == null) {
       throw new InvalidRequestException("an invoke request needs a graph name");
     }
@@ -386,13 +430,18 @@ public final class FrontendServer implements AutoCloseable {
     if (known.isEmpty()) { // perhaps registered since the last load: look again, off this thread
       afterCatalogReload(client, request, () -> {
         Optional<GraphCatalog.Versioned> found = catalog.known(request.graph());
-        if (allowed(client, request, found, roles)) {
+        if (found.isEmpty() && credentials != null && roles.contains(Credentials.ADMIN_ROLE)) {
+          // Only an admin key, which may call every graph, is told which exist; others only that this one does not.
+          throw new InvalidRequestException("unknown graph '" + request.graph() + "'; registered graphs are "
+              + catalog.graphNames());
+        }
+        if (allowed(client, address, request, found, roles)) {
           coordinator.invoke(client, request, frame, found);
         }
       });
       return;
     }
-    if (allowed(client, request, known, roles)) {
+    if (allowed(client, address, request, known, roles)) {
       coordinator.invoke(client, request, frame, known);
     }
   }
@@ -403,8 +452,8 @@ public final class FrontendServer implements AutoCloseable {
    * database's {@code RecordDenial} procedure, which hands it to the server's provenance spooler: the one path by
    * which rows reach the sink. An unknown graph is left to the coordinator, which refuses it as before.
    */
-  private boolean allowed(byte[] client, WireRequest request, Optional<GraphCatalog.Versioned> graph,
-                          Set<String> roles) {
+  private boolean allowed(byte[] client, String address, WireRequest request,
+                          Optional<GraphCatalog.Versioned> graph, Set<String> roles) {
     if (graph.isEmpty()) {
       return true;
     }
@@ -413,16 +462,22 @@ public final class FrontendServer implements AutoCloseable {
       return true;
     }
     reply(client, WireReply.error(request.id(), WireReply.FORBIDDEN, refusal));
-    recordDenial(request, refusal);
+    recordDenial(request, refusal, address);
     return false;
   }
 
   /**
    * Hands a refusal to the database for provenance on {@link #denialThread} (a VoltDB client call may wait for
-   * capacity, and the socket thread never waits); a failure is logged (the client was answered). Beyond
+   * capacity, and the socket thread never waits); a failure is logged (the client was answered). Past the caller's
+   * or the address's allowance ({@link #REFUSALS_BURST}, then {@link #REFUSALS_PER_SECOND}), a refusal is only
+   * counted, and the counts summarized in the log every {@link #WIRE_LOG_SECONDS} s. Beyond
    * {@link #MAX_QUEUED_DENIALS} refusals waiting, more are logged but not recorded.
    */
-  private void recordDenial(WireRequest request, String reason) {
+  private void recordDenial(WireRequest request, String reason, String address) {
+    String key = request.caller() == null ? "(no caller)" : request.caller();
+    if (!refusals.admit(key, address, System.nanoTime())) {
+      return;
+    }
     String denialId = UUID.randomUUID().toString();
     LOG.log(Level.INFO, "frontend " + id + ": refused invocation " + request.id() + " (denial " + denialId + "): "
         + reason);
@@ -453,6 +508,14 @@ public final class FrontendServer implements AutoCloseable {
           + denialId + ") was not recorded in provenance: " + e);
     }
   }
+
+  /** Refusals recorded (and logged) one by one per key and per address before the rest are only counted. */
+  public static final int REFUSALS_BURST = 20;
+  /** How fast that allowance refills, per key and per address. */
+  public static final int REFUSALS_PER_SECOND = 1;
+
+  /** The latest expiry a request may state: 9999-12-31T23:59:59.999Z, in milliseconds since the epoch. */
+  static final long MAX_EXPIRES = 253_402_300_799_999L;
 
   /** Most requests that may wait at once for a catalog load (names this frontend does not know). */
   static final int MAX_WAITING_FOR_CATALOG = 10_000;
@@ -563,6 +626,7 @@ public final class FrontendServer implements AutoCloseable {
     if (!sockets.stop(Duration.ofSeconds(5))) {
       LOG.log(Level.WARNING, "frontend " + id + ": the socket thread did not stop within 5 s");
     }
+    logRefusedCalls(); // the last interval's, so no refusal goes uncounted
     try {
       if (config.invocationLog()) {
         maintenance.close();

@@ -203,7 +203,7 @@ final class InvocationCoordinator {
     List<JsonNode> args = request.args() == null ? List.of() : request.args();
     JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
     GraphCatalog.Versioned graph = known.orElseThrow(() -> new InvalidRequestException(
-        "unknown graph '" + request.graph() + "'; registered graphs are " + catalog.graphNames()));
+        "unknown graph '" + request.graph() + "'"));
     Dispatcher.checkRequest(graph.graph(), key, args);
 
     Object owner = owner(client, request);

@@ -202,4 +202,63 @@ class AuthenticationTest {
       assertEquals("carol-says", stored.caller());
     }
   }
+
+  /** Sends raw request frames to a frontend, as a client that does not use ApiaryClient would. */
+  private static final class RawClient implements AutoCloseable {
+    private final org.zeromq.ZContext context = new org.zeromq.ZContext();
+    private final org.zeromq.ZMQ.Socket socket = context.createSocket(org.zeromq.SocketType.DEALER);
+
+    RawClient(FrontendServer frontend) {
+      socket.setHandshakeIvl(org.apiary.internal.wire.SocketLoop.HANDSHAKE_MILLIS);
+      socket.setReceiveTimeOut(10_000);
+      socket.setSendTimeOut(10_000);
+      socket.connect(frontend.endpoint());
+    }
+
+    org.apiary.internal.wire.WireReply send(byte[] frame) {
+      assertTrue(socket.send(frame, 0), "could not send within 10 s");
+      byte[] answer = socket.recv();
+      assertNotNull(answer, "no reply within 10 s");
+      return org.apiary.internal.wire.WireReply.fromBytes(answer);
+    }
+
+    @Override
+    public void close() {
+      context.close();
+    }
+  }
+
+  /** Issue 45, finding 7: an expiry at the ends of the range overflowed the check, and the call ran. */
+  @Test
+  void anExpiryOutOfRangeIsRefusedNamingTheFieldAndRunsNothing() {
+    Credentials.Issued erin = Credentials.create(db, "erin");
+    try (FrontendServer frontend = FrontendServer.start(db, SECURED); RawClient raw = new RawClient(frontend)) {
+      for (long expires : new long[] {Long.MIN_VALUE, Long.MAX_VALUE, -1L, Long.MAX_VALUE - 5_000}) {
+        byte[] frame = WireRequest.withExpiry(WireRequest.invoke("expiry-" + expires, "h_flaky",
+            org.apiary.internal.Json.tree(48L), List.of(org.apiary.internal.Json.tree(1L)), null)
+            .withCredential(erin.apiKey()).toBytes(), expires);
+        org.apiary.internal.wire.WireReply reply = raw.send(frame);
+        assertEquals(org.apiary.internal.wire.WireReply.INVALID_REQUEST, reply.error(), expires + ": "
+            + reply.status() + " " + reply.message());
+        assertTrue(reply.message().contains("'" + WireRequest.EXPIRES_FIELD + "'"), reply.message());
+      }
+    }
+    assertEquals(0, counter(48), "a request with an out-of-range expiry ran");
+  }
+
+  /** Issue 45, finding 7: an unknown graph's name was answered with the names of every registered graph. */
+  @Test
+  void anUnknownGraphIsAnsweredWithoutListingTheRegisteredOnes() {
+    Credentials.Issued frank = Credentials.create(db, "frank");
+    Credentials.Issued admin = Credentials.create(db, "grace", Set.of(Credentials.ADMIN_ROLE));
+    try (FrontendServer frontend = FrontendServer.start(db, SECURED);
+         ApiaryClient client = client(frontend, frank.apiKey(), null);
+         ApiaryClient asAdmin = client(frontend, admin.apiKey(), null)) {
+      Exception e = assertThrows(Exception.class, () -> client.invoke("h_no_such_graph", 1L));
+      assertTrue(e.getMessage().contains("unknown graph 'h_no_such_graph'"), e.getMessage());
+      assertFalse(e.getMessage().contains("h_flaky"), "a caller learned the registered graphs: " + e.getMessage());
+      Exception forAdmin = assertThrows(Exception.class, () -> asAdmin.invoke("h_no_such_graph", 1L));
+      assertTrue(forAdmin.getMessage().contains("h_flaky"), "an admin is told what exists: " + forAdmin.getMessage());
+    }
+  }
 }

@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apiary.AccessDeniedException;
 import org.apiary.client.ApiaryClient;
@@ -234,6 +235,40 @@ class AuthorizationTest {
       assertEquals(org.apiary.internal.wire.WireReply.FORBIDDEN, reply.error(), reply.message());
       assertTrue(reply.message().contains("[clerk]"), reply.message());
     }
+    assertEquals(0, hits(106), "a refused call ran");
+  }
+
+  /**
+   * Issue 45, finding 7: 29,500 refused calls with one key wrote 29,500 audit rows (and two log lines each). Past a
+   * per-key and per-address allowance, refusals are counted, not recorded one by one; another key's refusal is
+   * recorded again once the address's allowance refilled.
+   */
+  @Test
+  void aFloodOfRefusalsWritesABoundedNumberOfAuditRows() throws Exception {
+    Instant from = Instant.now().minusSeconds(1);
+    Credentials.Issued flood = Credentials.create(db, "az-flood", Set.of("clerk"));
+    Credentials.Issued other = Credentials.create(db, "az-flood-other", Set.of("clerk"));
+    int calls = 300;
+    long started = System.nanoTime();
+    try (ApiaryClient flooding = client(flood, "treatment")) {
+      for (int i = 0; i < calls; i++) {
+        assertThrows(AccessDeniedException.class, () -> flooding.invoke("az_touch", 106L, "x"));
+      }
+    }
+    long floodSeconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started) + 1;
+    // The flood spent this address's allowance too (every client here is on loopback): wait for one token.
+    Thread.sleep(1000 / FrontendServer.REFUSALS_PER_SECOND + 500);
+    InvocationRequest last = InvocationRequest.of("az_touch", 106L, "x");
+    try (ApiaryClient another = client(other, "treatment")) {
+      assertThrows(AccessDeniedException.class, () -> another.invoke(last));
+    }
+    // The denials are recorded in order on one thread: once the other key's is there, the flood's are too.
+    List<ProvenanceQueries.DeniedCall> denied = await(q -> q.deniedCalls(from, Instant.now().plusSeconds(60)),
+        d -> d.stream().anyMatch(c -> c.invocationId().equals(last.id())));
+    long rows = denied.stream().filter(c -> "az-flood".equals(c.caller())).count();
+    assertTrue(rows >= 1, "no refusal of the flood was recorded");
+    assertTrue(rows <= FrontendServer.REFUSALS_BURST + floodSeconds * FrontendServer.REFUSALS_PER_SECOND,
+        rows + " audit rows for " + calls + " refusals in " + floodSeconds + " s");
     assertEquals(0, hits(106), "a refused call ran");
   }
 
