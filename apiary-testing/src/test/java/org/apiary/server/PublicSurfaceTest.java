@@ -59,7 +59,7 @@ class PublicSurfaceTest {
       "org.apiary.database.DatabaseConfig", "org.apiary.database.ProvenanceConfig",
       "org.apiary.database.DatabaseLogin", "org.apiary.database.DatabaseUsers", "org.apiary.frontend.FrontendConfig",
       "org.apiary.provenance.ProvenanceQueries", "org.apiary.provenance.ProvenanceTable",
-      "org.apiary.provenance.ProvenanceColumn", "org.apiary.provenance.ColumnType");
+      "org.apiary.provenance.ProvenanceColumn", "org.apiary.provenance.ColumnType", "org.apiary.journal.JournalMode");
 
   @Test
   void theApiReachesNoVoltDbJacksonOrRuntimeType() {
@@ -98,14 +98,14 @@ class PublicSurfaceTest {
         "org.apiary.client.InvocationRequest", "org.apiary.server.Apiary", "org.apiary.testing.ApiaryExtension",
         "org.apiary.database.DatabaseConfig$Kind", "org.apiary.provenance.ProvenanceQueries$DeniedCall",
         "org.apiary.provenance.ProvenanceQueries$RecordRead", "org.apiary.provenance.ProvenanceQueries$WrittenRecord",
-        "org.apiary.frontend.FrontendConfig$Wire"));
+        "org.apiary.frontend.FrontendConfig$Wire", "org.apiary.journal.JournalMode"));
     expected.addAll(ALSO_PUBLIC);
     assertEquals(expected, apiary, "the public API's types changed");
   }
 
   /** The modules whose packages users meet on their class path, or in the command line's stack traces. */
-  private static final List<String> MODULES = List.of("apiary-core", "apiary-provenance", "apiary-compiler",
-      "apiary-frontend", "apiary-cli", "apiary-drills", "apiary-testing");
+  private static final List<String> MODULES = List.of("apiary-core", "apiary-journal", "apiary-provenance",
+      "apiary-compiler", "apiary-frontend", "apiary-cli", "apiary-drills", "apiary-testing");
 
   @Test
   void everyPackageSaysInItsDocumentationWhetherItIsAnApi() throws IOException {
