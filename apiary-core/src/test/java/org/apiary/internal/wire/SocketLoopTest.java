@@ -320,6 +320,11 @@ class SocketLoopTest {
       dealer.send(new byte[4321], 0);
       Throwable e = failed.get(10, TimeUnit.SECONDS);
       assertTrue(e.getMessage().contains("JeroMQ's thread"), e.toString());
+      // The handler reports the error while the dying thread is still unwinding: give it a bounded moment to end.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (loop.zmqThreads().stream().allMatch(Thread::isAlive) && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
       assertTrue(loop.zmqThreads().stream().anyMatch(t -> !t.isAlive()), "no JeroMQ thread died");
     } finally {
       loop.stop(STOP);
