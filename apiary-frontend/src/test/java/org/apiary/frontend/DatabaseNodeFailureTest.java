@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.apiary.ApiaryException;
@@ -37,7 +38,7 @@ class DatabaseNodeFailureTest {
       int keys = 16;
       AtomicLongArray acknowledged = new AtomicLongArray(keys);
       AtomicLong unanswered = new AtomicLong();
-      long stopAt = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      AtomicBoolean stop = new AtomicBoolean();
       try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults())) {
         List<Thread> clients = new ArrayList<>();
         for (int c = 0; c < 4; c++) {
@@ -47,7 +48,7 @@ class DatabaseNodeFailureTest {
             // with the same invocation ID until it gets a definite answer or the attempts run out.
             try (ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint())
                 .withAttemptTimeout(Duration.ofSeconds(10)).withMaxAttempts(30))) {
-              while (System.nanoTime() < stopAt) {
+              while (!stop.get()) {
                 int key = random.nextInt(keys);
                 try {
                   client.invoke(InvocationRequest.of("h_oneBump", (long) key, 1L));
@@ -61,9 +62,11 @@ class DatabaseNodeFailureTest {
           clients.add(t);
           t.start();
         }
-        Thread.sleep(4_000);
-        long before = sum(acknowledged);
+        // Wait for progress rather than for a fixed time: on a loaded machine the first answers can take seconds.
+        long before = awaitMoreThan(acknowledged, 20, "before the node was killed");
         cluster.nodes().get(1).kill();
+        awaitMoreThan(acknowledged, before + 20, "after the node was killed");
+        stop.set(true);
         for (Thread t : clients) {
           t.join(Duration.ofSeconds(180).toMillis());
           assertTrue(!t.isAlive(), "a client did not finish");
@@ -81,6 +84,19 @@ class DatabaseNodeFailureTest {
         assertEquals(acknowledged.get(k), values[k], "counter " + k);
       }
     }
+  }
+
+  /** Waits (at most 120 s) until more than {@code floor} increments were acknowledged; returns how many were. */
+  private static long awaitMoreThan(AtomicLongArray acknowledged, long floor, String when)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    long seen;
+    while ((seen = sum(acknowledged)) <= floor) {
+      assertTrue(System.nanoTime() < deadline, "no more than " + floor + " increments were acknowledged " + when
+          + " within 120 s (" + seen + ")");
+      Thread.sleep(50);
+    }
+    return seen;
   }
 
   private static long sum(AtomicLongArray a) {
