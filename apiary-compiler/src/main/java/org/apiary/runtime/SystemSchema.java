@@ -114,6 +114,13 @@ public final class SystemSchema {
   public static final String RETENTION_MINIMUM = "APIARY_RETENTION_MINIMUM";
   /** Sets {@link #RETENTION_MINIMUM} ({@code SetMinimumRetention}, the administrator's): parameter milliseconds. */
   public static final String SET_MINIMUM_RETENTION = "SetMinimumRetention";
+  /**
+   * Stores an API key in {@link #CREDENTIALS} ({@code StoreCredential}, the administrator's, journaled): parameters key
+   * ID, secret hash, identity, roles (or null), expiry in milliseconds from the transaction's time (0: never).
+   */
+  public static final String STORE_CREDENTIAL = "StoreCredential";
+  /** Revokes an API key ({@code RevokeCredential}, the administrator's, journaled): parameter key ID; returns 0 or 1. */
+  public static final String REVOKE_CREDENTIAL = "RevokeCredential";
 
   /**
    * The procedures of this schema that the frontends' VoltDB role ({@code DatabaseUsers.FRONTEND_ROLE}) may call,
@@ -250,7 +257,8 @@ public final class SystemSchema {
           + "database's clock, at least an administrator's minimum behind it (AdvanceRetentionByClock, "
           + "APIARY_RETENTION_MINIMUM, SetMinimumRetention), and its sweeps delete nothing past the fence; a refusal is "
           + "recorded only once the database has checked the key and the policy (CheckAndRecordDenial replaces "
-          + "RecordDenial)", version14()));
+          + "RecordDenial); API keys are stored and revoked by journaled procedures of the administrator's "
+          + "(StoreCredential, RevokeCredential) instead of ad hoc writes", version14()));
 
   /**
    * Version 14: the frontends' role without {@code ALLPROC}, and every procedure a frontend calls created again with
@@ -320,9 +328,12 @@ public final class SystemSchema {
           if (c.procedures().contains(RECORD_DENIAL_V6)) {
             ddl.add("DROP PROCEDURE " + RECORD_DENIAL_V6 + ";");
           }
-          if (!c.procedures().contains(SET_MINIMUM_RETENTION)) {
-            ddl.add("CREATE PROCEDURE FROM CLASS " + org.apiary.runtime.procedure.SetMinimumRetention.class.getName()
-                + ";");
+          // The administrator's, journaled: the minimum retention, and API keys (ad-hoc writes until now).
+          for (Class<?> admin : List.of(org.apiary.runtime.procedure.SetMinimumRetention.class,
+              org.apiary.runtime.procedure.StoreCredential.class, org.apiary.runtime.procedure.RevokeCredential.class)) {
+            if (!c.procedures().contains(admin.getSimpleName())) {
+              ddl.add("CREATE PROCEDURE FROM CLASS " + admin.getName() + ";");
+            }
           }
           return ddl;
         }));
