@@ -84,6 +84,42 @@ public record DatabaseUsers(String adminPassword, String frontendPassword) {
     }
   }
 
+  /**
+   * Writes the frontends' login alone to {@code file} (created readable and writable by its owner only) as the
+   * property {@code frontend.password}: the file to give a frontend on another host, which then never holds the
+   * administrator's password ({@link #frontendLoginFrom} reads it).
+   */
+  public void writeFrontendTo(Path file) {
+    try {
+      OwnerOnlyFile.create(file);
+      Properties p = new Properties();
+      p.setProperty("frontend.password", frontendPassword);
+      try (Writer w = Files.newBufferedWriter(file)) {
+        p.store(w, "The login of Apiary's frontends (" + FRONTEND_USER + "); keep this file private");
+      }
+    } catch (IOException e) {
+      throw new DatabaseException("cannot write the frontends' database login to " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The frontends' login from {@code file}: one {@link #writeFrontendTo} wrote, or a whole users file
+   * ({@link #writeTo}), of which only {@code frontend.password} is read.
+   */
+  public static DatabaseLogin frontendLoginFrom(Path file) {
+    Properties p = new Properties();
+    try (Reader r = Files.newBufferedReader(file)) {
+      p.load(r);
+    } catch (IOException e) {
+      throw new DatabaseException("cannot read the frontends' database login from " + file + ": " + e.getMessage(), e);
+    }
+    String frontend = p.getProperty("frontend.password");
+    if (frontend == null || frontend.isEmpty()) {
+      throw new DatabaseException(file + " holds no frontends' database login: it needs frontend.password");
+    }
+    return new DatabaseLogin(FRONTEND_USER, frontend);
+  }
+
   /** Reads what {@link #writeTo} wrote to {@code file}, if the file exists (a database without users has none). */
   public static java.util.Optional<DatabaseUsers> readIfPresent(Path file) {
     return Files.exists(file) ? java.util.Optional.of(readFrom(file)) : java.util.Optional.empty();
