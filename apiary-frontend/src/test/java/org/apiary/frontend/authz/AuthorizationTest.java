@@ -151,9 +151,10 @@ class AuthorizationTest {
   @Test
   void aCredentialsTableFromBeforeRolesGainsTheColumnAndItsKeysHaveNone() {
     Credentials.Issued early = Credentials.create(db, "az-early", Set.of("nurse"));
-    // Version 14's denial check reads the column: it goes too, and comes back with migration 14.
+    // Version 14's denial check and key store use the column: they go too, and come back with migration 14.
     db.callAdmin("dropping the roles column", "@AdHoc", "DROP PROCEDURE "
-        + org.apiary.runtime.SystemSchema.CHECK_AND_RECORD_DENIAL + ";\nALTER TABLE "
+        + org.apiary.runtime.SystemSchema.CHECK_AND_RECORD_DENIAL + ";\nDROP PROCEDURE "
+        + org.apiary.runtime.SystemSchema.STORE_CREDENTIAL + ";\nALTER TABLE "
         + org.apiary.runtime.SystemSchema.CREDENTIALS + " DROP COLUMN roles;");
     db.callAdmin("going back to version 5", "@AdHoc", "DELETE FROM APIARY_SCHEMA_VERSION WHERE version > 5");
     org.apiary.runtime.SystemSchema.ensure(db);
