@@ -80,8 +80,9 @@ public final class ClusterCommand implements Runnable {
 
     @Option(names = "--secure", description = "On the first start: VoltDB's security on, with an administrator and "
         + "a least-privileged frontends' user whose random passwords go to DIR/" + ServiceDirectory.DATABASE_USERS
-        + " (readable by you only); give that file to `apiary frontend --database-users` and the other commands. "
-        + "Fixed by the first start on DIR.")
+        + " (readable by you only), and the frontends' alone to DIR/" + ServiceDirectory.FRONTEND_DATABASE_USER
+        + ": give that one to `apiary frontend --database-users`, the first to the other commands. Fixed by the first "
+        + "start on DIR.")
     boolean secure;
 
     @Option(names = "--timeout-s", paramLabel = "S", defaultValue = "120",
@@ -110,6 +111,9 @@ public final class ClusterCommand implements Runnable {
               + "keeps its users in its node roots: start it without --secure, or use a new directory");
         }
         java.util.Optional<org.apiary.database.DatabaseUsers> users = dir.readDatabaseUsers();
+        if (users.isPresent() && !java.nio.file.Files.exists(dir.frontendDatabaseUser())) {
+          users.get().writeFrontendTo(dir.frontendDatabaseUser()); // frontends need not hold the admin's password
+        }
         ClusterConfig config = ClusterConfig.of(settings.nodes(), settings.sitesPerHost(), settings.kfactor())
             .withUsers(users.orElse(null))
             .withDataDirectory(dir.root())
@@ -149,9 +153,10 @@ public final class ClusterCommand implements Runnable {
               + n.log());
         }
         out.println("  --database " + state.database());
-        String login = users.isPresent() ? " --database-users " + dir.databaseUsers() : "";
+        String login = users.isPresent() ? " --database-users " + dir.frontendDatabaseUser() : "";
         if (users.isPresent()) {
-          out.println("  VoltDB's security is on: users and passwords in " + dir.databaseUsers());
+          out.println("  VoltDB's security is on: users and passwords in " + dir.databaseUsers() + " (for deploy, "
+              + "status, executions, credentials), the frontends' alone in " + dir.frontendDatabaseUser());
         }
         out.println("  run a frontend with: apiary frontend --database " + state.database() + login);
         out.println("  stop with: apiary cluster stop --data " + dir.root());

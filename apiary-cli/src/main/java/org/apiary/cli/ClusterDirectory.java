@@ -100,6 +100,15 @@ final class ClusterDirectory {
     return root.resolve(ServiceDirectory.DATABASE_USERS);
   }
 
+  /**
+   * The frontends' login alone ({@code frontend.password}), written beside {@link #databaseUsers()} at every secure
+   * start where it is missing: the file to give {@code apiary frontend --database-users}, so a frontend's host never
+   * holds the administrator's password.
+   */
+  Path frontendDatabaseUser() {
+    return root.resolve(ServiceDirectory.FRONTEND_DATABASE_USER);
+  }
+
   /** The cluster's users, if its first start gave it some. */
   java.util.Optional<org.apiary.database.DatabaseUsers> readDatabaseUsers() {
     return org.apiary.database.DatabaseUsers.readIfPresent(databaseUsers());

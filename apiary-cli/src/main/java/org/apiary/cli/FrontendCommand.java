@@ -75,8 +75,10 @@ public class FrontendCommand implements Callable<Integer> {
   boolean requireCredentials;
 
   @Option(names = "--database-users", paramLabel = "FILE", description = "Where the database's security is on: "
-      + "the users file its start wrote (`apiary cluster start --secure`); the frontend connects as "
-      + DatabaseUsers.FRONTEND_USER + ", which may call procedures and read, and nothing more.")
+      + "the frontends' login file its start wrote (`apiary cluster start --secure`: DIR/"
+      + ServiceDirectory.FRONTEND_DATABASE_USER + "; the whole users file works too, but gives this host the "
+      + "administrator's password); the frontend connects as " + DatabaseUsers.FRONTEND_USER + ", which may read "
+      + "and call the procedures a frontend needs, and nothing more.")
   java.nio.file.Path databaseUsers;
 
   @Option(names = "--max-in-flight-mib", defaultValue = "64", description = "The most MiB of requests held by "
@@ -128,7 +130,7 @@ public class FrontendCommand implements Callable<Integer> {
         Duration.ofMillis(wireTimeoutMs)));
     DatabaseConfig databaseConfig = DatabaseConfig.external(database.toArray(String[]::new));
     if (databaseUsers != null) {
-      databaseConfig = databaseConfig.withLogin(DatabaseUsers.readFrom(databaseUsers).frontend());
+      databaseConfig = databaseConfig.withLogin(DatabaseUsers.frontendLoginFrom(databaseUsers));
     }
     FrontendHooks hooks = hooks();
     ApiaryDatabase db = ApiaryDatabase.open(databaseConfig);

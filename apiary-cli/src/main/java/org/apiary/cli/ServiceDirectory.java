@@ -45,6 +45,8 @@ final class ServiceDirectory {
   static final String ADMIN_KEY = "admin.key";
   /** The database's VoltDB users' passwords ({@link org.apiary.database.DatabaseUsers}), readable by its owner only. */
   static final String DATABASE_USERS = "database-users.properties";
+  /** The frontends' database login alone, for frontends on other hosts (a cluster's, from {@code --secure}). */
+  static final String FRONTEND_DATABASE_USER = "frontend-database-user.properties";
   static final String BACKLOG = "provenance-backlog.json";
   static final String JOURNAL_STATUS = "journal-status.json";
   /** How often the service rewrites {@value #BACKLOG} and {@value #JOURNAL_STATUS}. */

@@ -76,7 +76,12 @@ class ClusterCommandLineTest {
     String database = state.database();
     assertTrue(started.out().contains("--database " + database), started.toString());
     String users = new ClusterDirectory(dir).databaseUsers().toString();
-    assertTrue(started.out().contains("--database-users " + users), started.toString());
+    // A frontend gets the frontends' login alone, never the administrator's password (issue 45, finding 6).
+    Path frontendUser = new ClusterDirectory(dir).frontendDatabaseUser();
+    assertTrue(started.out().contains("--database-users " + frontendUser), started.toString());
+    String adminPassword = org.apiary.database.DatabaseUsers.readFrom(Path.of(users)).adminPassword();
+    assertFalse(java.nio.file.Files.readString(frontendUser).contains(adminPassword), "the frontends' file holds "
+        + "the administrator's password");
     if (org.apiary.database.OtherUser.available()) { // issue 45, finding 1
       assertEquals(List.of(), org.apiary.database.OtherUser.readable(dir), "readable by another local user");
     }
@@ -87,7 +92,7 @@ class ClusterCommandLineTest {
 
     Path frontendLog = work.resolve("frontend.log");
     Process frontend = cli.start(frontendLog, "-Xmx384m", "frontend", "--database", database,
-        "--database-users", users, "--no-credentials");
+        "--database-users", frontendUser.toString(), "--no-credentials");
     String listening = CliProcesses.await(frontend, frontendLog, "listening on ", COMMAND);
     String endpoint = listening.substring("listening on ".length()).lines().findFirst().orElseThrow().strip();
 

@@ -42,11 +42,16 @@ public record CompiledFunction(
         procedureClass, value);
   }
 
-  /** The DDL that declares this function's stored procedure. */
+  /**
+   * The DDL that declares this function's stored procedure, callable by the frontends' VoltDB role
+   * ({@code ALLOW} {@value org.apiary.database.DatabaseUsers#FRONTEND_ROLE}; the administrator may call every
+   * procedure).
+   */
   public String createProcedureDdl() {
+    String allow = "CREATE PROCEDURE ALLOW " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE;
     return kind == FunctionKind.LOCAL
-        ? "CREATE PROCEDURE PARTITION ON TABLE " + partitionTable + " COLUMN " + partitionColumn
+        ? allow + " PARTITION ON TABLE " + partitionTable + " COLUMN " + partitionColumn
             + " PARAMETER 0 FROM CLASS " + procedureClass
-        : "CREATE PROCEDURE FROM CLASS " + procedureClass;
+        : allow + " FROM CLASS " + procedureClass;
   }
 }

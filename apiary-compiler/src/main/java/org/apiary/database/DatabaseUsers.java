@@ -14,10 +14,14 @@ import org.apiary.DatabaseException;
 /**
  * The VoltDB users of a database Apiary starts (embedded or {@link LocalCluster}) with its security on: an
  * administrator ({@value #ADMIN_USER}, VoltDB's built-in {@code ADMINISTRATOR} role: schema, deployment, every
- * procedure) that registers applications and runs maintenance by hand, and the frontends' user
- * ({@value #FRONTEND_USER}, role {@value #FRONTEND_ROLE}: calls procedures and reads with SQL, but changes no schema,
- * writes nothing through ad-hoc SQL and runs no administrative system procedure). Without users a database runs
- * open, as VoltDB does by default. Immutable; {@link #toString()} hides the passwords.
+ * procedure) that registers applications, manages API keys and runs maintenance by hand, and the frontends' user
+ * ({@value #FRONTEND_USER}, role {@value #FRONTEND_ROLE}: reads with SQL and calls the deployed functions and the
+ * system procedures a frontend needs ({@code SystemSchema.FRONTEND_PROCEDURES}), each created with {@code ALLOW} the
+ * role, and nothing else: it changes no schema, writes nothing through ad-hoc SQL, runs no administrative system
+ * procedure, cannot move retention's fence ahead of the database's clock and cannot record a refusal that the
+ * database did not check). VoltDB lets every user call its read-only system procedures ({@code @Statistics},
+ * {@code @SystemCatalog}, {@code @SystemInformation}, ...). Without users a database runs open, as VoltDB does by
+ * default. Immutable; {@link #toString()} hides the passwords.
  *
  * <p>VoltDB keeps users in its deployment, which a server reads when its root is initialized: users given for a data
  * directory that already exists are those of its first start. Keep them in a file only their owner reads
@@ -31,7 +35,7 @@ public record DatabaseUsers(String adminPassword, String frontendPassword) {
   public static final String ADMIN_USER = "apiary_admin";
   /** The frontends' user name. */
   public static final String FRONTEND_USER = "apiary_frontend";
-  /** The frontends' role, which Apiary's system schema defines: procedures and SQL reads only. */
+  /** The frontends' role, which Apiary's system schema defines: SQL reads and the procedures frontends need. */
   public static final String FRONTEND_ROLE = "apiary_frontend";
 
   /** Validates both passwords: not empty. */
@@ -78,6 +82,42 @@ public record DatabaseUsers(String adminPassword, String frontendPassword) {
     } catch (IOException e) {
       throw new DatabaseException("cannot write the database users to " + file + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * Writes the frontends' login alone to {@code file} (created readable and writable by its owner only) as the
+   * property {@code frontend.password}: the file to give a frontend on another host, which then never holds the
+   * administrator's password ({@link #frontendLoginFrom} reads it).
+   */
+  public void writeFrontendTo(Path file) {
+    try {
+      OwnerOnlyFile.create(file);
+      Properties p = new Properties();
+      p.setProperty("frontend.password", frontendPassword);
+      try (Writer w = Files.newBufferedWriter(file)) {
+        p.store(w, "The login of Apiary's frontends (" + FRONTEND_USER + "); keep this file private");
+      }
+    } catch (IOException e) {
+      throw new DatabaseException("cannot write the frontends' database login to " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The frontends' login from {@code file}: one {@link #writeFrontendTo} wrote, or a whole users file
+   * ({@link #writeTo}), of which only {@code frontend.password} is read.
+   */
+  public static DatabaseLogin frontendLoginFrom(Path file) {
+    Properties p = new Properties();
+    try (Reader r = Files.newBufferedReader(file)) {
+      p.load(r);
+    } catch (IOException e) {
+      throw new DatabaseException("cannot read the frontends' database login from " + file + ": " + e.getMessage(), e);
+    }
+    String frontend = p.getProperty("frontend.password");
+    if (frontend == null || frontend.isEmpty()) {
+      throw new DatabaseException(file + " holds no frontends' database login: it needs frontend.password");
+    }
+    return new DatabaseLogin(FRONTEND_USER, frontend);
   }
 
   /** Reads what {@link #writeTo} wrote to {@code file}, if the file exists (a database without users has none). */

@@ -64,7 +64,10 @@ public final class SystemSchema {
    * so every partition reads it locally; written once per retention pass.
    */
   public static final String RETENTION = "APIARY_RETENTION";
-  /** Moves {@link #RETENTION}'s cutoff forward, never back ({@code AdvanceRetention}). */
+  /**
+   * Moves {@link #RETENTION}'s cutoff forward to any cutoff, never back ({@code AdvanceRetention}): the
+   * administrator's since version 14 (frontends use {@link #ADVANCE_RETENTION_BY_CLOCK}).
+   */
   public static final String ADVANCE_RETENTION = "AdvanceRetention";
   /** What a recorded execution reads to learn retention's cutoff (milliseconds since the epoch; no row: none yet). */
   public static final String RETENTION_FENCE_SQL = "SELECT SINCE_EPOCH(MILLISECOND, cutoff) FROM " + RETENTION
@@ -91,8 +94,46 @@ public final class SystemSchema {
   public static final String STORE_FUNCTION = "StoreFunction";
   /** Stores a graph's next version ({@code StoreGraph}): parameters name, version, definition. */
   public static final String STORE_GRAPH = "StoreGraph";
-  /** Records a call refused by a graph's access policy in provenance ({@code RecordDenial}). */
-  public static final String RECORD_DENIAL = "RecordDenial";
+  /** Version 6's unchecked denial recorder, which version 14 dropped for {@link #CHECK_AND_RECORD_DENIAL}. */
+  private static final String RECORD_DENIAL_V6 = "RecordDenial";
+  /**
+   * Records a call refused by a graph's access policy in provenance, once the database has checked the key and the
+   * policy itself ({@code CheckAndRecordDenial}): parameters invocation ID, denial ID, key ID, secret, graph, graph
+   * version, purpose.
+   */
+  public static final String CHECK_AND_RECORD_DENIAL = "CheckAndRecordDenial";
+  /**
+   * Moves {@link #RETENTION}'s cutoff forward by the database's clock ({@code AdvanceRetentionByClock}): parameter the
+   * retention in milliseconds; returns the fence in microseconds since the epoch (0: none).
+   */
+  public static final String ADVANCE_RETENTION_BY_CLOCK = "AdvanceRetentionByClock";
+  /**
+   * The shortest retention any frontend applies, set by the administrator: one row (id 0), {@code minimum_ms};
+   * replicated. No row: {@code AdvanceRetentionByClock.MIN_RETENTION_MS}.
+   */
+  public static final String RETENTION_MINIMUM = "APIARY_RETENTION_MINIMUM";
+  /** Sets {@link #RETENTION_MINIMUM} ({@code SetMinimumRetention}, the administrator's): parameter milliseconds. */
+  public static final String SET_MINIMUM_RETENTION = "SetMinimumRetention";
+  /**
+   * Stores an API key in {@link #CREDENTIALS} ({@code StoreCredential}, the administrator's, journaled): parameters key
+   * ID, secret hash, identity, roles (or null), expiry in milliseconds from the transaction's time (0: never).
+   */
+  public static final String STORE_CREDENTIAL = "StoreCredential";
+  /** Revokes an API key ({@code RevokeCredential}, the administrator's, journaled): parameter key ID; returns 0 or 1. */
+  public static final String REVOKE_CREDENTIAL = "RevokeCredential";
+
+  /**
+   * The procedures of this schema that the frontends' VoltDB role ({@code DatabaseUsers.FRONTEND_ROLE}) may call,
+   * each created with {@code ALLOW} that role; besides these it may call the deployed functions' procedures and read
+   * with SQL, nothing else. A migration that adds a procedure frontends call creates it with {@code ALLOW} and adds it
+   * here; every other procedure is the administrator's.
+   */
+  public static final Set<String> FRONTEND_PROCEDURES = Set.of(LOG_BATCH, GET_INVOCATION, CLAIM_INVOCATION,
+      RENEW_LEASE, EXPIRE_LEASE, REASSIGN_INVOCATIONS, ADVANCE_RETENTION_BY_CLOCK, "FencedSweepInteger",
+      "FencedSweepVarchar", "FencedSweepVarbinary", "FencedExpireInvocations", "RecordFailureInteger",
+      "RecordFailureVarchar", "RecordFailureVarbinary", "ApiaryGetRecorded_INTEGER", "ApiaryGetRecorded_VARCHAR",
+      "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
+      "ApiaryFindOutcomeOf_VARBINARY", CHECK_AND_RECORD_DENIAL);
 
   /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
   private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
@@ -114,6 +155,11 @@ public final class SystemSchema {
       RECORDED_INTEGER, org.apiary.runtime.procedure.SweepRecordedInteger.class,
       RECORDED_VARCHAR, org.apiary.runtime.procedure.SweepRecordedVarchar.class,
       RECORDED_VARBINARY, org.apiary.runtime.procedure.SweepRecordedVarbinary.class);
+  /** Retention's sweep per recorded-outputs table that stops at the fence (see {@link #sweepProcedure}), version 14 on. */
+  private static final Map<String, Class<?>> FENCED_SWEEP_PROCEDURES = Map.of(
+      RECORDED_INTEGER, org.apiary.runtime.procedure.FencedSweepInteger.class,
+      RECORDED_VARCHAR, org.apiary.runtime.procedure.FencedSweepVarchar.class,
+      RECORDED_VARBINARY, org.apiary.runtime.procedure.FencedSweepVarbinary.class);
 
   /**
    * Every step of the system schema, in order: migration {@code n} brings a database from version {@code n - 1}
@@ -124,7 +170,16 @@ public final class SystemSchema {
    * that it does nothing if the database already has what it creates ({@link Step#createTable},
    * {@link Step#addColumn}, {@link Step#createIndex}, {@link Step#createProcedure}, {@link Step#dropProcedure}): a
    * migration must be safe to run again on a database where it was applied but its version was not yet recorded,
-   * and on one where another process applied it at the same moment. For example:
+   * and on one where another process applied it at the same moment.
+   *
+   * <p>A procedure that frontends call is created with {@code ALLOW} {@code DatabaseUsers.FRONTEND_ROLE} and listed in
+   * {@link #FRONTEND_PROCEDURES}; every other procedure is the administrator's alone (version 14).
+   *
+   * <p>A procedure's class is copied into the catalog's jar when the procedure is created, and VoltDB runs that copy
+   * from then on (its catalog class loader prefers the jar's classes; superclasses not in the jar come from the
+   * server's classpath): to change what a shipped procedure does, give the new code a new class and procedure name in
+   * a migration. And never add a statement to a superclass of a shipped procedure: it is planned for every subclass,
+   * including when an early migration creates one, before the tables the statement reads exist. For example:
    * <pre>{@code
    * new Migration(6, "APIARY_GRANTS: which identity may call which graph (issue 14)",
    *     List.of(Step.createTable("APIARY_GRANTS", "CREATE TABLE APIARY_GRANTS (...);"),
@@ -149,7 +204,7 @@ public final class SystemSchema {
           + "which hands a refused call to provenance",
           List.of(Step.addColumn(CREDENTIALS, "ROLES",
                   "ALTER TABLE " + CREDENTIALS + " ADD COLUMN roles VARCHAR(1024);"),
-              Step.createProcedure(RECORD_DENIAL, "CREATE PROCEDURE PARTITION ON TABLE APIARY_INVOCATIONS COLUMN "
+              Step.createProcedure(RECORD_DENIAL_V6, "CREATE PROCEDURE PARTITION ON TABLE APIARY_INVOCATIONS COLUMN "
                   + "invocation_id PARAMETER 0 FROM CLASS "
                   + org.apiary.runtime.procedure.RecordDenial.class.getName() + ";"))),
       new Migration(7, "Who started each one-transaction invocation (issue 14): a caller column in the recorded-"
@@ -195,7 +250,94 @@ public final class SystemSchema {
               Step.createProcedure(STORE_GRAPH, "CREATE PROCEDURE FROM CLASS "
                   + org.apiary.runtime.procedure.StoreGraph.class.getName() + ";"),
               Step.createProcedure(STORE_FUNCTION, "CREATE PROCEDURE FROM CLASS "
-                  + org.apiary.runtime.procedure.StoreFunction.class.getName() + ";"))));
+                  + org.apiary.runtime.procedure.StoreFunction.class.getName() + ";"))),
+      new Migration(14, "Least privilege for frontends (issue 45): the role "
+          + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " loses ALLPROC and may call only the procedures a "
+          + "frontend needs (created again with ALLOW, the deployed functions' too); retention advances by the "
+          + "database's clock, at least an administrator's minimum behind it (AdvanceRetentionByClock, "
+          + "APIARY_RETENTION_MINIMUM, SetMinimumRetention), and its sweeps delete nothing past the fence; a refusal is "
+          + "recorded only once the database has checked the key and the policy (CheckAndRecordDenial replaces "
+          + "RecordDenial); API keys are stored and revoked by journaled procedures of the administrator's "
+          + "(StoreCredential, RevokeCredential) instead of ad hoc writes", version14()));
+
+  /**
+   * Version 14: the frontends' role without {@code ALLPROC}, and every procedure a frontend calls created again with
+   * {@code ALLOW} it (VoltDB has no {@code GRANT}: a procedure's callers are named where it is created). One step does
+   * it all, as it is one catalog update: the checked denial recorder it creates last is there only if the rest is.
+   */
+  private static List<Step> version14() {
+    String role = org.apiary.database.DatabaseUsers.FRONTEND_ROLE;
+    String allow = " ALLOW " + role;
+    Map<String, String> frontend = new java.util.LinkedHashMap<>();
+    java.util.function.BiConsumer<Class<?>, String> byClass = (cls, partitioning) -> frontend.put(cls.getSimpleName(),
+        "CREATE PROCEDURE" + allow + partitioning + " FROM CLASS " + cls.getName() + ";");
+    byClass.accept(org.apiary.runtime.procedure.InvocationLogBatch.class,
+        " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0");
+    frontend.put(GET_INVOCATION, "CREATE PROCEDURE " + GET_INVOCATION + allow + " PARTITION ON TABLE APIARY_INVOCATIONS "
+        + "COLUMN invocation_id PARAMETER 0 AS SELECT invocation_id, graph, graph_version, request, frontend, status, "
+        + "attempts, result, SINCE_EPOCH(MILLISECOND, started_at) FROM APIARY_INVOCATIONS WHERE invocation_id = ?;");
+    byClass.accept(org.apiary.runtime.procedure.ClaimInvocation.class,
+        " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 2");
+    byClass.accept(org.apiary.runtime.procedure.RenewLease.class,
+        " PARTITION ON TABLE APIARY_FRONTENDS COLUMN frontend PARAMETER 0");
+    byClass.accept(org.apiary.runtime.procedure.ExpireLease.class,
+        " PARTITION ON TABLE APIARY_FRONTENDS COLUMN frontend PARAMETER 0");
+    byClass.accept(org.apiary.runtime.procedure.ReassignInvocations.class, "");
+    byClass.accept(org.apiary.runtime.procedure.FencedExpireInvocations.class,
+        " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0");
+    for (String[] t : new String[][] {{RECORDED_INTEGER, "Integer", "INTEGER"},
+        {RECORDED_VARCHAR, "Varchar", "VARCHAR"}, {RECORDED_VARBINARY, "Varbinary", "VARBINARY"}}) {
+      String partitioning = " PARTITION ON TABLE " + t[0] + " COLUMN pkey PARAMETER 0";
+      frontend.put("FencedSweep" + t[1], "CREATE PROCEDURE" + allow + partitioning
+          + " FROM CLASS org.apiary.runtime.procedure.FencedSweep" + t[1] + ";");
+      frontend.put("RecordFailure" + t[1], "CREATE PROCEDURE" + allow + partitioning
+          + " FROM CLASS org.apiary.runtime.procedure.RecordFailure" + t[1] + ";");
+      frontend.put("ApiaryGetRecorded_" + t[2], "CREATE PROCEDURE ApiaryGetRecorded_" + t[2] + allow + partitioning
+          + " AS SELECT outputs FROM " + t[0] + " WHERE pkey = ? AND invocation_id = ? AND function_name = ?;");
+      frontend.put("ApiaryFindOutcomeOf_" + t[2], "CREATE PROCEDURE ApiaryFindOutcomeOf_" + t[2] + allow
+          + " AS SELECT function_name, outputs, caller FROM " + t[0] + " WHERE invocation_id = ? "
+          + "AND request_hash IS NOT NULL;");
+    }
+    byClass.accept(org.apiary.runtime.procedure.AdvanceRetentionByClock.class, "");
+    byClass.accept(org.apiary.runtime.procedure.CheckAndRecordDenial.class,
+        " PARTITION ON TABLE APIARY_INVOCATIONS COLUMN invocation_id PARAMETER 0");
+    return List.of(
+        Step.createTable(RETENTION_MINIMUM, "CREATE TABLE " + RETENTION_MINIMUM + " (id TINYINT NOT NULL, "
+            + "minimum_ms BIGINT NOT NULL, PRIMARY KEY (id));"),
+        new Step(c -> {
+          if (c.procedures().contains(CHECK_AND_RECORD_DENIAL)) {
+            return List.of();
+          }
+          List<String> ddl = new ArrayList<>(List.of("DROP ROLE " + role + " IF EXISTS;",
+              "CREATE ROLE " + role + " WITH SQLREAD;"));
+          frontend.forEach((name, create) -> {
+            if (c.procedures().contains(name)) {
+              ddl.add("DROP PROCEDURE " + name + ";");
+            }
+            ddl.add(create);
+          });
+          // The deployed functions' procedures, as the deployer creates them (the frontends call them).
+          for (Catalog.DeployedFunction f : c.functions()) {
+            if (c.procedures().contains(f.name()) && !frontend.containsKey(f.name())) {
+              ddl.add("DROP PROCEDURE " + f.name() + ";");
+              ddl.add("CREATE PROCEDURE" + allow + (f.partitionTable() == null ? "" : " PARTITION ON TABLE "
+                  + f.partitionTable() + " COLUMN " + f.partitionColumn() + " PARAMETER 0") + " FROM CLASS "
+                  + f.procedureClass() + ";");
+            }
+          }
+          if (c.procedures().contains(RECORD_DENIAL_V6)) {
+            ddl.add("DROP PROCEDURE " + RECORD_DENIAL_V6 + ";");
+          }
+          // The administrator's, journaled: the minimum retention, and API keys (ad-hoc writes until now).
+          for (Class<?> admin : List.of(org.apiary.runtime.procedure.SetMinimumRetention.class,
+              org.apiary.runtime.procedure.StoreCredential.class, org.apiary.runtime.procedure.RevokeCredential.class)) {
+            if (!c.procedures().contains(admin.getSimpleName())) {
+              ddl.add("CREATE PROCEDURE FROM CLASS " + admin.getName() + ";");
+            }
+          }
+          return ddl;
+        }));
+  }
 
   private static List<Step> version12() {
     List<Step> steps = new ArrayList<>(List.of(
@@ -371,10 +513,11 @@ public final class SystemSchema {
    * The single-partition procedure that runs one step of retention's sweep through {@code table}, a recorded-outputs
    * table, in the partition its first parameter (a partition key) routes to: parameters key, cutoff timestamp, the
    * invocation ID the step starts after ({@code ""} first), rows per step; returns one row: rows deleted, and the
-   * next step's start ({@code NULL} at the partition's end).
+   * next step's start ({@code NULL} at the partition's end). It deletes nothing past retention's fence, whatever the
+   * cutoff (the fenced sweep of version 14, which frontends may call).
    */
   public static String sweepProcedure(String table) {
-    Class<?> procedure = SWEEP_PROCEDURES.get(table);
+    Class<?> procedure = FENCED_SWEEP_PROCEDURES.get(table);
     if (procedure == null) {
       throw new IllegalArgumentException("no sweep procedure for table " + table);
     }
@@ -385,10 +528,11 @@ public final class SystemSchema {
    * The single-partition procedure that deletes at most a given number of {@code table}'s expired rows in the
    * partition its first parameter (a partition key) routes to: parameters key, cutoff timestamp, limit; returns the
    * rows deleted. For {@link #INVOCATIONS} (ended invocations only); the recorded-outputs tables are swept
-   * ({@link #sweepProcedure}) since version 10.
+   * ({@link #sweepProcedure}) since version 10. It deletes nothing past retention's fence, whatever the cutoff (the
+   * fenced step of version 14, which frontends may call).
    */
   public static String expireProcedure(String table) {
-    Class<?> procedure = table.equals(INVOCATIONS) ? EXPIRE_PROCEDURES.get(table) : null;
+    Class<?> procedure = table.equals(INVOCATIONS) ? org.apiary.runtime.procedure.FencedExpireInvocations.class : null;
     if (procedure == null) {
       throw new IllegalArgumentException("no retention procedure for table " + table);
     }
@@ -517,8 +661,13 @@ public final class SystemSchema {
    *     newer release), or one older than {@value #OLDEST_MIGRATABLE}, or a migration fails; each names the versions
    */
   public static void ensure(ApiaryDatabase db) {
+    ensure(db, VERSION);
+  }
+
+  /** {@link #ensure} up to {@code version} only: a database as the release of that version left it (for tests). */
+  static void ensure(ApiaryDatabase db, int version) {
     int found = recordedVersion(db);
-    if (found == VERSION) {
+    if (found >= version && found <= VERSION) {
       return;
     }
     if (found > VERSION) {
@@ -532,7 +681,7 @@ public final class SystemSchema {
           + "database, or drop the APIARY_* tables and procedures and register the application again");
     }
     for (Migration m : MIGRATIONS) {
-      if (m.version() > found) {
+      if (m.version() > found && m.version() <= version) {
         apply(db, m);
       }
     }
@@ -560,6 +709,11 @@ public final class SystemSchema {
       if (recorded > VERSION) {
         throw new DatabaseException("while migrating Apiary's system tables to version " + m.version() + ", another "
             + "process recorded version " + recorded + ", newer than this release knows (version " + VERSION + ")");
+      }
+      if (recorded >= m.version()) {
+        // Another process applied and recorded it (perhaps later ones too): a step that cannot tell it was applied
+        // (migration 9's role) must not run again, over what a later migration changed (version 14's role).
+        return;
       }
       List<String> ddl = m.pending(Catalog.read(db));
       if (ddl.isEmpty()) {
@@ -677,9 +831,16 @@ public final class SystemSchema {
 
   /**
    * What the database's catalog holds: tables and indexes (upper-case), each table's columns (upper-case) and the
-   * user-defined procedures.
+   * user-defined procedures; and the deployed functions {@value #FUNCTIONS} lists.
    */
-  record Catalog(Set<String> tables, Map<String, Set<String>> columns, Set<String> indexes, Set<String> procedures) {
+  record Catalog(Set<String> tables, Map<String, Set<String>> columns, Set<String> indexes, Set<String> procedures,
+                 List<DeployedFunction> functions) {
+    /**
+     * A deployed function's row of {@value #FUNCTIONS}: its procedure's name and class, and for a local function
+     * the table and column it is partitioned on ({@code null} for a global one).
+     */
+    record DeployedFunction(String name, String procedureClass, String partitionTable, String partitionColumn) {}
+
     static Catalog read(ApiaryDatabase db) {
       Map<String, Set<String>> columns = new HashMap<>();
       VoltTable c = db.callAdmin("listing columns", "@SystemCatalog", "COLUMNS").getResults()[0];
@@ -695,7 +856,18 @@ public final class SystemSchema {
           indexes.add(name.toUpperCase(Locale.ROOT));
         }
       }
-      return new Catalog(SystemSchema.tables(db), columns, indexes, SystemSchema.procedures(db));
+      Set<String> tables = SystemSchema.tables(db);
+      List<DeployedFunction> functions = new ArrayList<>();
+      if (tables.contains(FUNCTIONS)) {
+        VoltTable f = adHocAcrossCatalogUpdates(db, "listing deployed functions", "SELECT name, procedure_class, "
+            + "kind, partition_table, partition_column FROM " + FUNCTIONS + " ORDER BY name").getResults()[0];
+        while (f.advanceRow()) {
+          boolean local = "LOCAL".equalsIgnoreCase(f.getString(2));
+          functions.add(new DeployedFunction(f.getString(0), f.getString(1), local ? f.getString(3) : null,
+              local ? f.getString(4) : null));
+        }
+      }
+      return new Catalog(tables, columns, indexes, SystemSchema.procedures(db), functions);
     }
 
     boolean hasColumn(String table, String column) {

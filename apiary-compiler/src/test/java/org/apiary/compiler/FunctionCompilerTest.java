@@ -46,7 +46,8 @@ class FunctionCompilerTest {
     assertEquals("COUNTERS", inc.partitionTable());
     assertEquals("K", inc.partitionColumn());
     assertEquals(PartitionKeyType.BIGINT, inc.keyType());
-    assertEquals("CREATE PROCEDURE PARTITION ON TABLE COUNTERS COLUMN K PARAMETER 0 FROM CLASS apiary.generated.increment",
+    assertEquals("CREATE PROCEDURE ALLOW apiary_frontend PARTITION ON TABLE COUNTERS COLUMN K PARAMETER 0 FROM CLASS "
+        + "apiary.generated.increment",
         inc.createProcedureDdl());
   }
 
@@ -68,7 +69,8 @@ class FunctionCompilerTest {
     assertEquals(FunctionKind.GLOBAL, transfer.kind());
     assertNull(transfer.partitionTable());
     assertNull(transfer.keyType());
-    assertEquals("CREATE PROCEDURE FROM CLASS apiary.generated.transfer", transfer.createProcedureDdl());
+    assertEquals("CREATE PROCEDURE ALLOW apiary_frontend FROM CLASS apiary.generated.transfer",
+        transfer.createProcedureDdl());
   }
 
   @Test

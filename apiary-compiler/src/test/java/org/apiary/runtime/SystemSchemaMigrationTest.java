@@ -14,8 +14,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apiary.DatabaseException;
+import org.apiary.compiler.CompiledApplication;
+import org.apiary.compiler.CompiledFunction;
+import org.apiary.compiler.FunctionCompiler;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.ClusterConfig;
+import org.apiary.database.DatabaseConfig;
+import org.apiary.database.DatabaseUsers;
 import org.apiary.database.LocalCluster;
+import org.apiary.testapp.TestApp;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,11 +37,15 @@ import org.voltdb.VoltTable;
  */
 class SystemSchemaMigrationTest {
   private static LocalCluster cluster;
+  /** The administrator's connection. */
   private static ApiaryDatabase db;
+  private static DatabaseUsers users;
 
   @BeforeAll
   static void start() {
-    cluster = LocalCluster.start(1, 2, 0, Duration.ofSeconds(120));
+    users = DatabaseUsers.generate();
+    cluster = LocalCluster.start(ClusterConfig.of(1, 2, 0).withUsers(users)
+        .withStartTimeout(Duration.ofSeconds(120)));
     db = ApiaryDatabase.open(cluster.config());
   }
 
@@ -194,7 +205,10 @@ class SystemSchemaMigrationTest {
     assertEquals("f", found.getString(0));
     adHoc("INSERT INTO APIARY_CREDENTIALS (key_id, secret_sha256, identity, created_at, revoked_at, roles, "
         + "expires_at) VALUES ('k2', x'00', 'bob', NOW, NULL, 'auditor', NOW)");
-    assertTrue(SystemSchema.procedures(db).contains(SystemSchema.RECORD_DENIAL), "migration 6's procedure is there");
+    assertFalse(SystemSchema.procedures(db).contains("RecordDenial"), "migration 14 drops migration 6's procedure");
+    assertTrue(SystemSchema.procedures(db).containsAll(SystemSchema.FRONTEND_PROCEDURES),
+        "a frontend's procedures are there");
+    assertTrue(SystemSchema.tables(db).contains(SystemSchema.RETENTION_MINIMUM));
     assertFalse(SystemSchema.procedures(db).contains("ApiaryBeginInvocation"), "version 3's procedures are gone");
     assertTrue(SystemSchema.procedures(db).contains(SystemSchema.LOG_BATCH));
     VoltTable indexes = db.callAdmin("listing indexes", "@SystemCatalog", "INDEXINFO").getResults()[0];
@@ -204,7 +218,10 @@ class SystemSchemaMigrationTest {
           "version 10 drops the recorded outputs' time index, found " + index);
     }
     assertFalse(SystemSchema.procedures(db).contains("ExpireRecordedInteger"), "version 8's sweep by time is gone");
-    // Retention's sweep works on this table's layout (version 3's key starts with the partition key).
+    // Retention's sweep works on this table's layout (version 3's key starts with the partition key), up to the
+    // fence (the administrator's procedure moves it anywhere).
+    db.callAdmin("advancing the fence", SystemSchema.ADVANCE_RETENTION,
+        new org.voltdb.types.TimestampType(System.currentTimeMillis() * 1000L + 3_600_000_000L));
     VoltTable step = db.callAdmin("sweeping", SystemSchema.sweepProcedure(SystemSchema.RECORDED_INTEGER), 5L,
         new org.voltdb.types.TimestampType(System.currentTimeMillis() * 1000L + 3_600_000_000L), "", 1L)
         .getResults()[0];
@@ -269,17 +286,66 @@ class SystemSchemaMigrationTest {
    */
   @Test
   void version10CredentialsGainAnExpiryColumnAndNeverExpire() {
-    SystemSchema.ensure(db);
+    SystemSchema.ensure(db, 10);
+    assertFalse(SystemSchema.Catalog.read(db).hasColumn(SystemSchema.CREDENTIALS, "EXPIRES_AT"));
     adHoc("INSERT INTO APIARY_CREDENTIALS (key_id, secret_sha256, identity, created_at, revoked_at, roles) "
         + "VALUES ('k10', x'00', 'carol', NOW, NULL, 'nurse')");
-    db.loadSchema("ALTER TABLE APIARY_CREDENTIALS DROP COLUMN expires_at;");
-    adHoc("DELETE FROM APIARY_SCHEMA_VERSION WHERE version > 10");
 
     SystemSchema.ensure(db);
 
     assertEquals(1, scalar("SELECT COUNT(*) FROM APIARY_CREDENTIALS WHERE key_id = 'k10' AND roles = 'nurse' "
         + "AND expires_at IS NULL"), "the version-10 key is kept, never expiring");
     assertLatestWorks();
+  }
+
+  /**
+   * Version 13 (issue 45, finding 6): the frontends' role had ALLPROC. Migrated, it may call the procedures a frontend
+   * needs and the functions deployed before (their procedures, created without ALLOW then, are created again with it),
+   * and no longer the administrator's, the unchecked denial recorder (dropped) or the fence's any-cutoff procedure.
+   */
+  @Test
+  void version13GivesTheFrontendsRoleOnlyWhatAFrontendNeeds() {
+    SystemSchema.ensure(db, 13);
+    assertEquals(13, scalar("SELECT MAX(version) FROM APIARY_SCHEMA_VERSION"));
+    // A function deployed by a version-13 release: its classes, its procedure without ALLOW, its row.
+    db.loadSchema(TestApp.SCHEMA);
+    CompiledApplication app = FunctionCompiler.compile(TestApp.SCHEMA, TestApp.FUNCTIONS, f -> TestApp.RECORDABLE);
+    db.callAdmin("loading classes", "@UpdateClasses", app.jar(), null);
+    CompiledFunction increment = app.function("increment").orElseThrow();
+    db.loadSchema(increment.createProcedureDdl().replace(" ALLOW " + DatabaseUsers.FRONTEND_ROLE, "") + ";");
+    db.callAdmin("recording the function", "StoreFunction", increment.name(), increment.kind().name(),
+        increment.keyType().name(), increment.partitionTable(), increment.partitionColumn(), (byte) 1,
+        increment.functionClass(), increment.procedureClass());
+    try (ApiaryDatabase frontend = ApiaryDatabase.open(DatabaseConfig.external(
+        cluster.clientAddresses().toArray(String[]::new)).withLogin(users.frontend()))) {
+      assertFalse(refused(frontend, "StoreGraph"), "version 13's role calls every procedure");
+
+      SystemSchema.ensure(db);
+
+      assertEquals(SystemSchema.VERSION, scalar("SELECT MAX(version) FROM APIARY_SCHEMA_VERSION"));
+      assertFalse(refused(frontend, increment.name()), "a function deployed before may no longer be called");
+      for (String p : SystemSchema.FRONTEND_PROCEDURES) {
+        assertFalse(refused(frontend, p), "a frontend may not call " + p);
+      }
+      for (String p : List.of("StoreGraph", "StoreFunction", SystemSchema.ADVANCE_RETENTION,
+          SystemSchema.SET_MINIMUM_RETENTION, "ApiaryRecordFailure_INTEGER", "ApiaryRecordFailureBy_VARCHAR",
+          "ApiaryGetInvocation")) {
+        assertTrue(refused(frontend, p), "a frontend may call " + p);
+      }
+      assertFalse(SystemSchema.procedures(db).contains("RecordDenial"), "the unchecked denial recorder is gone");
+      assertEquals(1, scalar("SELECT COUNT(*) FROM APIARY_FUNCTIONS WHERE name = 'increment'"));
+    }
+    assertLatestWorks();
+  }
+
+  /** Whether the frontend's user is refused {@code procedure} for want of permission (called without parameters). */
+  private static boolean refused(ApiaryDatabase as, String procedure) {
+    try {
+      as.callAdmin("probing " + procedure, procedure);
+      return false;
+    } catch (DatabaseException e) {
+      return e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("permission");
+    }
   }
 
   @Test
@@ -348,6 +414,11 @@ class SystemSchemaMigrationTest {
         }
         for (Future<?> call : calls) {
           call.get(120, TimeUnit.SECONDS); // throws if that ensure failed
+        }
+        // No late process ran migration 9 (whose role step cannot tell it was applied) again over version 14's role.
+        try (ApiaryDatabase frontend = ApiaryDatabase.open(DatabaseConfig.external(
+            cluster.clientAddresses().toArray(String[]::new)).withLogin(users.frontend()))) {
+          assertTrue(refused(frontend, "StoreGraph"), "the frontends' role has ALLPROC again");
         }
       } finally {
         pool.shutdownNow();

@@ -129,23 +129,17 @@ public final class Credentials {
     RANDOM.nextBytes(secret);
     String keyId = HexFormat.of().formatHex(id);
     String secretText = Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
-    if (expiresIn == null) {
-      db.callAdmin("storing a credential for " + identity, "@AdHoc", "INSERT INTO " + SystemSchema.CREDENTIALS
-          + " (key_id, secret_sha256, identity, created_at, revoked_at, roles) VALUES (?, ?, ?, NOW, NULL, ?)", keyId,
-          sha256(secretText), identity, encodedRoles);
-    } else {
-      db.callAdmin("storing a credential for " + identity, "@AdHoc", "INSERT INTO " + SystemSchema.CREDENTIALS
-          + " (key_id, secret_sha256, identity, created_at, revoked_at, roles, expires_at) VALUES (?, ?, ?, NOW, "
-          + "NULL, ?, TO_TIMESTAMP(MILLISECOND, SINCE_EPOCH(MILLISECOND, NOW) + ?))", keyId, sha256(secretText),
-          identity, encodedRoles, expiresIn.toMillis());
-    }
+    // A journaled procedure of the administrator's (an ad-hoc insert from another process than the server's was
+    // durable only at the server's next checkpoint).
+    db.callAdmin("storing a credential for " + identity, SystemSchema.STORE_CREDENTIAL, keyId, sha256(secretText),
+        identity, encodedRoles, expiresIn == null ? 0L : expiresIn.toMillis());
     return new Issued(keyId, identity, "apiary_" + keyId + "_" + secretText);
   }
 
   /** Revokes a key: frontends refuse it within a second. Returns whether a key with that ID was live. */
   public static boolean revoke(ApiaryDatabase db, String keyId) {
-    return db.callAdmin("revoking credential " + keyId, "@AdHoc", "UPDATE " + SystemSchema.CREDENTIALS
-        + " SET revoked_at = NOW WHERE key_id = ? AND revoked_at IS NULL", keyId).getResults()[0]
+    SystemSchema.ensure(db);
+    return db.callAdmin("revoking credential " + keyId, SystemSchema.REVOKE_CREDENTIAL, keyId).getResults()[0]
         .asScalarLong() > 0;
   }
 

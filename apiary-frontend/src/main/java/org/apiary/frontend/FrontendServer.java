@@ -341,6 +341,7 @@ public final class FrontendServer implements AutoCloseable {
     }
     String caller = request.caller();
     Set<String> roles = Set.of(); // a caller without credentials has no roles
+    Credentials.Parsed key = null; // the key the caller presented, which the database checks again for a denial
     if (credentials != null) {
       CredentialCheck.Verdict verdict = credentials.verify(request.credential());
       if (!verdict.accepted()) {
@@ -350,6 +351,7 @@ public final class FrontendServer implements AutoCloseable {
       }
       caller = verdict.identity();
       roles = verdict.roles();
+      key = Credentials.parse(request.credential()).orElseThrow();
     }
     String rolesText = roles.isEmpty() ? null : String.join(",", new java.util.TreeSet<>(roles));
     if (request.credential() != null || !java.util.Objects.equals(caller, request.caller())
@@ -360,7 +362,7 @@ public final class FrontendServer implements AutoCloseable {
     }
     try {
       switch (request.type()) {
-        case WireRequest.INVOKE -> invoke(client, address, request, frame, roles);
+        case WireRequest.INVOKE -> invoke(client, address, request, frame, roles, key);
         case WireRequest.RESULT -> coordinator.result(client, request.id(), caller, roles);
         default -> reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "unknown request type '"
             + request.type() + "'; expected '" + WireRequest.INVOKE + "' or '" + WireRequest.RESULT + "'"));
@@ -405,7 +407,8 @@ public final class FrontendServer implements AutoCloseable {
    * Looks the graph up (off this thread if this frontend does not know it yet), checks its access policy and hands
    * the call on.
    */
-  private void invoke(byte[] client, String address, WireRequest request, byte[] frame, Set<String> roles) {
+  private void invoke(byte[] client, String address, WireRequest request, byte[] frame, Set<String> roles,
+                      Credentials.Parsed key) {
     if (request.graph() == null) {
       throw new InvalidRequestException("an invoke request needs a graph name");
     }
@@ -435,13 +438,13 @@ public final class FrontendServer implements AutoCloseable {
           throw new InvalidRequestException("unknown graph '" + request.graph() + "'; registered graphs are "
               + catalog.graphNames());
         }
-        if (allowed(client, address, request, found, roles)) {
+        if (allowed(client, address, request, found, roles, key)) {
           coordinator.invoke(client, request, frame, found);
         }
       });
       return;
     }
-    if (allowed(client, address, request, known, roles)) {
+    if (allowed(client, address, request, known, roles, key)) {
       coordinator.invoke(client, request, frame, known);
     }
   }
@@ -449,11 +452,13 @@ public final class FrontendServer implements AutoCloseable {
   /**
    * Checks the call against its graph's access policy and its functions' (the newest version's). A refused call is answered at once
    * with {@link WireReply#FORBIDDEN}, runs nothing, and is recorded in provenance ({@code DeniedCalls}) through the
-   * database's {@code RecordDenial} procedure, which hands it to the server's provenance spooler: the one path by
-   * which rows reach the sink. An unknown graph is left to the coordinator, which refuses it as before.
+   * database's {@code CheckAndRecordDenial} procedure, which checks the presented {@code key} ({@code null} where no
+   * credentials are required) and the graph version's policy again and hands the row to the server's provenance
+   * spooler: the one path by which rows reach the sink, and one this frontend's database user cannot use to record a
+   * refusal that no check made. An unknown graph is left to the coordinator, which refuses it as before.
    */
   private boolean allowed(byte[] client, String address, WireRequest request,
-                          Optional<GraphCatalog.Versioned> graph, Set<String> roles) {
+                          Optional<GraphCatalog.Versioned> graph, Set<String> roles, Credentials.Parsed key) {
     if (graph.isEmpty()) {
       return true;
     }
@@ -462,7 +467,7 @@ public final class FrontendServer implements AutoCloseable {
       return true;
     }
     reply(client, WireReply.error(request.id(), WireReply.FORBIDDEN, refusal));
-    recordDenial(request, refusal, address);
+    recordDenial(request, refusal, address, key, graph.get().version());
     return false;
   }
 
@@ -473,7 +478,8 @@ public final class FrontendServer implements AutoCloseable {
    * counted, and the counts summarized in the log every {@link #WIRE_LOG_SECONDS} s. Beyond
    * {@link #MAX_QUEUED_DENIALS} refusals waiting, more are logged but not recorded.
    */
-  private void recordDenial(WireRequest request, String reason, String address) {
+  private void recordDenial(WireRequest request, String reason, String address, Credentials.Parsed presented,
+                            int graphVersion) {
     String key = request.caller() == null ? "(no caller)" : request.caller();
     if (!refusals.admit(key, address, System.nanoTime())) {
       return;
@@ -482,7 +488,7 @@ public final class FrontendServer implements AutoCloseable {
     LOG.log(Level.INFO, "frontend " + id + ": refused invocation " + request.id() + " (denial " + denialId + "): "
         + reason);
     try {
-      denialThread.execute(() -> sendDenial(request, denialId, reason));
+      denialThread.execute(() -> sendDenial(request, denialId, presented, graphVersion));
     } catch (java.util.concurrent.RejectedExecutionException e) {
       LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
           + denialId + ") was not recorded in provenance: " + (running ? MAX_QUEUED_DENIALS
@@ -490,15 +496,15 @@ public final class FrontendServer implements AutoCloseable {
     }
   }
 
-  private void sendDenial(WireRequest request, String denialId, String reason) {
+  private void sendDenial(WireRequest request, String denialId, Credentials.Parsed key, int graphVersion) {
     try {
       boolean queued = db.client().callProcedure(response -> {
         if (response.getStatus() != org.voltdb.client.ClientResponse.SUCCESS) {
           LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
               + denialId + ") was not recorded in provenance: " + response.getStatusString());
         }
-      }, SystemSchema.RECORD_DENIAL, request.id(), denialId, request.caller(), request.roles(), request.graph(),
-          request.purpose(), reason);
+      }, SystemSchema.CHECK_AND_RECORD_DENIAL, request.id(), denialId, key == null ? null : key.keyId(),
+          key == null ? null : key.secret(), request.graph(), (long) graphVersion, request.purpose());
       if (!queued) {
         LOG.log(Level.WARNING, "frontend " + id + ": the refusal of invocation " + request.id() + " (denial "
             + denialId + ") was not recorded in provenance: the database client refused the call (backpressure)");

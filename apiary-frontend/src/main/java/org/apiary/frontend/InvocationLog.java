@@ -1,6 +1,7 @@
 package org.apiary.frontend;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -57,8 +58,11 @@ final class InvocationLog {
     }
   }
 
-  /** Records of a running invocation are never older than its start minus this (clock skew between hosts). */
-  private static final long SKEW_MARGIN_MS = 1_000;
+  /**
+   * Records of a running invocation are never older than its start minus this (clock skew between hosts); the
+   * database's retention keeps its fence at least as far before the oldest running invocation's start.
+   */
+  private static final long SKEW_MARGIN_MS = org.apiary.runtime.procedure.AdvanceRetentionByClock.MIN_RETENTION_MS;
   private static final String COLUMNS = "invocation_id, graph, graph_version, request, frontend, status, attempts, "
       + "result, SINCE_EPOCH(MILLISECOND, started_at)";
 
@@ -153,11 +157,13 @@ final class InvocationLog {
 
   /**
    * Deletes ended invocations and recorded outputs older than {@code retention} by the database's clock, never a
-   * record of a running invocation: the cutoff is also kept before the start of the oldest running invocation. It
-   * works partition by partition in single-partition transactions of {@value #RETENTION_STEP_ROWS} rows (recorded
-   * outputs swept in key order, ended invocations deleted by their time index), so no partition waits for more than
-   * one step and none waits for the others' (one multi-partition delete of a whole interval's records stopped every
-   * partition until it ended).
+   * record of a running invocation. The database chooses the cutoff ({@code AdvanceRetentionByClock}): its own clock
+   * less the longest of {@code retention}, one second and the administrator's minimum ({@link #setMinimumRetention}),
+   * kept a second before the start of the oldest running invocation; it moves retention's fence there first, and the
+   * steps that follow delete nothing past the fence. It works partition by partition in single-partition transactions
+   * of {@value #RETENTION_STEP_ROWS} rows (recorded outputs swept in key order, ended invocations deleted by their
+   * time index), so no partition waits for more than one step and none waits for the others' (one multi-partition
+   * delete of a whole interval's records stopped every partition until it ended).
    *
    * @return rows deleted
    */
@@ -169,20 +175,14 @@ final class InvocationLog {
   static final int RETENTION_STEP_ROWS = 2000;
 
   long deleteOlderThan(java.time.Duration retention, int stepRows) {
-    VoltTable clock = db.callAdmin("reading the database clock", "@AdHoc", "SELECT SINCE_EPOCH(MILLISECOND, NOW), "
-        + "MIN(started_at) FROM " + SystemSchema.INVOCATIONS + " WHERE status = 'RUNNING'").getResults()[0];
-    clock.advanceRow();
-    // Never later than the clock less the skew margin, whatever the retention: an invocation that begins after this
-    // read then starts after the fence by more than the margin, so its records' fence check passes.
-    long cutoffMillis = clock.getLong(0) - Math.max(retention.toMillis(), SKEW_MARGIN_MS);
-    TimestampType oldestRunning = clock.getTimestampAsTimestamp(1);
-    if (oldestRunning != null && !clock.wasNull()) {
-      cutoffMillis = Math.min(cutoffMillis, oldestRunning.getTime() / 1000L - SKEW_MARGIN_MS);
-    }
-    TimestampType cutoff = new TimestampType(cutoffMillis * 1000L);
     // The fence first: from now on no recorded execution of an invocation that started before the cutoff commits,
     // so none can miss a record this pass deletes and apply its writes again.
-    db.callAdmin("advancing retention's fence", SystemSchema.ADVANCE_RETENTION, cutoff);
+    long fenceMicros = db.callAdmin("advancing retention's fence", SystemSchema.ADVANCE_RETENTION_BY_CLOCK,
+        retention.toMillis()).getResults()[0].asScalarLong();
+    if (fenceMicros <= 0) {
+      return 0; // no fence yet: nothing is old enough
+    }
+    TimestampType cutoff = new TimestampType(fenceMicros);
     // Recorded outputs go first: once an invocation's log entry is gone, a new invocation with its ID is a first
     // run that skips the lookup, so no record of the old one may be left.
     long deleted = 0;
@@ -190,6 +190,18 @@ final class InvocationLog {
       deleted += sweep(table, cutoff, stepRows);
     }
     return deleted + expire(SystemSchema.INVOCATIONS, cutoff, stepRows);
+  }
+
+  /**
+   * Sets the shortest retention any frontend's pass applies, whatever retention the frontend is configured with: a
+   * frontend may keep records longer, never shorter. The administrator's (the frontends' database user may not call
+   * it); {@link Duration#ZERO} leaves only the one-second margin.
+   *
+   * @param admin the database, connected as its administrator
+   */
+  public static void setMinimumRetention(ApiaryDatabase admin, Duration minimum) {
+    SystemSchema.ensure(admin);
+    admin.callAdmin("setting the minimum retention", SystemSchema.SET_MINIMUM_RETENTION, minimum.toMillis());
   }
 
   /**

@@ -74,18 +74,16 @@ public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes,
 
   /**
    * Why a call is refused by this graph's policy or one of its functions' (the graph's first, then the functions' in
-   * topological order), or {@code null} if every one allows it.
+   * topological order), or {@code null} if every one allows it. The database runs the same check
+   * ({@link org.apiary.runtime.GraphAccess}) before it records a refusal.
    */
   public String refusal(String caller, Set<String> callerRoles, String purpose) {
-    String refusal = policy().refusal("graph '" + name + "'", caller, callerRoles, purpose);
-    for (int i = 0; refusal == null && i < nodes.size(); i++) {
-      AccessPolicy fn = functionAccess.get(nodes.get(i).function());
-      if (fn != null) {
-        refusal = fn.refusal("function '" + nodes.get(i).function() + "' of graph '" + name + "'", caller,
-            callerRoles, purpose);
-      }
+    List<String> functions = new ArrayList<>(nodes.size());
+    for (Node n : nodes) {
+      functions.add(n.function());
     }
-    return refusal;
+    return org.apiary.runtime.GraphAccess.refusal(name, policy(), functions, functionAccess, caller, callerRoles,
+        purpose);
   }
 
   /** Who may invoke this graph and for which purposes. */

@@ -54,7 +54,8 @@ class DatabaseUsersTest {
             new String[] {"@AdHoc", "INSERT INTO h_counters (k, v) VALUES (99, 1)"},
             new String[] {"@AdHoc", "DELETE FROM h_counters"},
             new String[] {"@AdHoc", "CREATE TABLE sneaky (k BIGINT NOT NULL)"},
-            new String[] {"@AdHoc", "DROP ROLE " + DatabaseUsers.FRONTEND_ROLE},
+            new String[] {"@AdHoc", "DROP ROLE " + DatabaseUsers.FRONTEND_ROLE + " IF EXISTS; CREATE ROLE "
+                + DatabaseUsers.FRONTEND_ROLE + " WITH ALLPROC, SQLREAD"},
             new String[] {"@Pause"},
             new String[] {"@Shutdown"})) {
           Object[] params = java.util.Arrays.copyOfRange(call, 1, call.length);

@@ -8,7 +8,11 @@ import org.apiary.runtime.provenance.ServerProvenance;
 import org.voltdb.VoltProcedure;
 
 /**
- * Records a call a frontend refused by a graph's access policy in provenance ({@code DeniedCalls}). It hands the row
+ * Schema version 6's denial recorder, which version 14 drops: it recorded whatever row it was given, so whoever could
+ * call it (every frontend's database user) could forge an audit row. {@link CheckAndRecordDenial} replaced it; the
+ * class stays because the shipped migration 6 creates the procedure before 14 drops it.
+ *
+ * <p>Records a call a frontend refused by a graph's access policy in provenance ({@code DeniedCalls}). It hands the row
  * to this server's provenance spooler, the path every function execution's row takes to the sink, so a frontend
  * never opens a connection of its own to the analytical database. It runs no SQL (a read-only single-partition
  * transaction, routed by the invocation ID: it runs once, on one replica), and records nothing when the deployment
