@@ -54,6 +54,13 @@ public final class SystemSchema {
   /** The most bytes of an invocation's stored outcome (the reply for its clients). */
   public static final int MAX_RESULT_BYTES = 1048576;
 
+  /**
+   * The most characters of a stored invocation ID (schema version 15 on): a caller's identity (at most 128), '/',
+   * and the ID its client chose (at most 64), as a frontend that requires credentials stores it; a frontend that
+   * does not stores the client's ID alone.
+   */
+  public static final int INVOCATION_ID_CHARS = 193;
+
   /** Reads one invocation's log row, with its start (schema version 12 on). */
   public static final String GET_INVOCATION = "ApiaryReadInvocation";
   /** Version 4's {@link #GET_INVOCATION}, without the start; kept for frontends of earlier releases. */
@@ -195,7 +202,21 @@ public final class SystemSchema {
               Step.createProcedure(STORE_GRAPH, "CREATE PROCEDURE FROM CLASS "
                   + org.apiary.runtime.procedure.StoreGraph.class.getName() + ";"),
               Step.createProcedure(STORE_FUNCTION, "CREATE PROCEDURE FROM CLASS "
-                  + org.apiary.runtime.procedure.StoreFunction.class.getName() + ";"))));
+                  + org.apiary.runtime.procedure.StoreFunction.class.getName() + ";"))),
+      new Migration(15, "Invocation IDs scoped by caller (issue 45, finding 5): where credentials are required a "
+          + "frontend stores an invocation as its caller's identity, '/', and the client's ID, so the invocation "
+          + "log's and the recorded outputs' invocation_id columns widen from 64 to " + INVOCATION_ID_CHARS
+          + " characters", version15()));
+
+
+  private static List<Step> version15() {
+    List<Step> steps = new ArrayList<>();
+    for (String table : List.of(INVOCATIONS, RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY)) {
+      steps.add(Step.widenColumn(table, "INVOCATION_ID", INVOCATION_ID_CHARS, "ALTER TABLE " + table
+          + " ALTER COLUMN invocation_id VARCHAR(" + INVOCATION_ID_CHARS + ") NOT NULL;"));
+    }
+    return steps;
+  }
 
   private static List<Step> version12() {
     List<Step> steps = new ArrayList<>(List.of(
@@ -561,6 +582,11 @@ public final class SystemSchema {
         throw new DatabaseException("while migrating Apiary's system tables to version " + m.version() + ", another "
             + "process recorded version " + recorded + ", newer than this release knows (version " + VERSION + ")");
       }
+      if (recorded >= m.version()) {
+        // Another process applied it. Its steps need not say so (migration 9 recreates its role every time), and
+        // applying it again would contend with that process's later catalog updates until the attempts ran out.
+        return;
+      }
       List<String> ddl = m.pending(Catalog.read(db));
       if (ddl.isEmpty()) {
         break;
@@ -658,6 +684,11 @@ public final class SystemSchema {
       return new Step(c -> c.hasColumn(table, column) ? List.of() : List.of(ddl));
     }
 
+    /** Widens a VARCHAR column ({@code ALTER TABLE ... ALTER COLUMN ...}) unless it holds {@code size} already. */
+    static Step widenColumn(String table, String column, int size, String ddl) {
+      return new Step(c -> c.columnSize(table, column) >= size ? List.of() : List.of(ddl));
+    }
+
     /** Creates an index unless one of this name exists. */
     static Step createIndex(String index, String ddl) {
       return new Step(c -> c.indexes().contains(index.toUpperCase(Locale.ROOT)) ? List.of() : List.of(ddl));
@@ -676,16 +707,23 @@ public final class SystemSchema {
   }
 
   /**
-   * What the database's catalog holds: tables and indexes (upper-case), each table's columns (upper-case) and the
-   * user-defined procedures.
+   * What the database's catalog holds: tables and indexes (upper-case), each table's columns (upper-case) and their
+   * declared sizes (keyed {@code TABLE.COLUMN}), and the user-defined procedures.
    */
-  record Catalog(Set<String> tables, Map<String, Set<String>> columns, Set<String> indexes, Set<String> procedures) {
+  record Catalog(Set<String> tables, Map<String, Set<String>> columns, Map<String, Integer> sizes,
+                 Set<String> indexes, Set<String> procedures) {
     static Catalog read(ApiaryDatabase db) {
       Map<String, Set<String>> columns = new HashMap<>();
+      Map<String, Integer> sizes = new HashMap<>();
       VoltTable c = db.callAdmin("listing columns", "@SystemCatalog", "COLUMNS").getResults()[0];
       while (c.advanceRow()) {
-        columns.computeIfAbsent(c.getString("TABLE_NAME").toUpperCase(Locale.ROOT), k -> new HashSet<>())
-            .add(c.getString("COLUMN_NAME").toUpperCase(Locale.ROOT));
+        String table = c.getString("TABLE_NAME").toUpperCase(Locale.ROOT);
+        String column = c.getString("COLUMN_NAME").toUpperCase(Locale.ROOT);
+        columns.computeIfAbsent(table, k -> new HashSet<>()).add(column);
+        long size = c.getLong("COLUMN_SIZE");
+        if (!c.wasNull()) {
+          sizes.put(table + "." + column, (int) size);
+        }
       }
       Set<String> indexes = new HashSet<>();
       VoltTable i = db.callAdmin("listing indexes", "@SystemCatalog", "INDEXINFO").getResults()[0];
@@ -695,11 +733,16 @@ public final class SystemSchema {
           indexes.add(name.toUpperCase(Locale.ROOT));
         }
       }
-      return new Catalog(SystemSchema.tables(db), columns, indexes, SystemSchema.procedures(db));
+      return new Catalog(SystemSchema.tables(db), columns, sizes, indexes, SystemSchema.procedures(db));
     }
 
     boolean hasColumn(String table, String column) {
       return columns.getOrDefault(table.toUpperCase(Locale.ROOT), Set.of()).contains(column.toUpperCase(Locale.ROOT));
+    }
+
+    /** The declared size of a column (characters, for a VARCHAR), or 0 if the table or column is not there. */
+    int columnSize(String table, String column) {
+      return sizes.getOrDefault(table.toUpperCase(Locale.ROOT) + "." + column.toUpperCase(Locale.ROOT), 0);
     }
   }
 
