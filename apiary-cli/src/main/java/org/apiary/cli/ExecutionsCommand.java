@@ -156,7 +156,8 @@ public final class ExecutionsCommand implements Runnable {
           NOT_LOGGED,
           "Exit code 1 if the ID is not in the log."})
   static final class Show implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "ID", description = "The invocation ID.")
+    @Parameters(index = "0", paramLabel = "ID", description = "The invocation ID as logged: where API keys are "
+        + "required, the caller's identity, '/', and the ID the client sent (IDENTITY/ID).")
     String id;
 
     @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
@@ -193,7 +194,9 @@ public final class ExecutionsCommand implements Runnable {
           throw new CliException("invocation " + id + " is not in the log of " + target.describe() + ": it is unknown, "
               + "ended longer ago than the retention (default 1 hour) and was deleted, or belongs to a graph that is "
               + "not logged (one recorded function, or recording nothing); list what is there with: apiary "
-              + "executions list");
+              + "executions list" + (id.contains("/") ? "" : ". Where API keys are required an invocation is logged "
+              + "as its caller's identity, '/', and its ID: an invocation of `apiary start`'s admin key is admin/"
+              + id));
         }
         Times times = Times.read(t, 6);
         out.println("invocation " + t.getString(0));

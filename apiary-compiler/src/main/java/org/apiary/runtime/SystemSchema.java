@@ -54,6 +54,13 @@ public final class SystemSchema {
   /** The most bytes of an invocation's stored outcome (the reply for its clients). */
   public static final int MAX_RESULT_BYTES = 1048576;
 
+  /**
+   * The most characters of a stored invocation ID (schema version 15 on): a caller's identity (at most 128), '/',
+   * and the ID its client chose (at most 64), as a frontend that requires credentials stores it; a frontend that
+   * does not stores the client's ID alone.
+   */
+  public static final int INVOCATION_ID_CHARS = 193;
+
   /** Reads one invocation's log row, with its start (schema version 12 on). */
   public static final String GET_INVOCATION = "ApiaryReadInvocation";
   /** Version 4's {@link #GET_INVOCATION}, without the start; kept for frontends of earlier releases. */
@@ -258,7 +265,20 @@ public final class SystemSchema {
           + "APIARY_RETENTION_MINIMUM, SetMinimumRetention), and its sweeps delete nothing past the fence; a refusal is "
           + "recorded only once the database has checked the key and the policy (CheckAndRecordDenial replaces "
           + "RecordDenial); API keys are stored and revoked by journaled procedures of the administrator's "
-          + "(StoreCredential, RevokeCredential) instead of ad hoc writes", version14()));
+          + "(StoreCredential, RevokeCredential) instead of ad hoc writes", version14()),
+      new Migration(15, "Invocation IDs scoped by caller (issue 45, finding 5): where credentials are required a "
+          + "frontend stores an invocation as its caller's identity, '/', and the client's ID, so the invocation "
+          + "log's and the recorded outputs' invocation_id columns widen from 64 to " + INVOCATION_ID_CHARS
+          + " characters", version15()));
+
+  private static List<Step> version15() {
+    List<Step> steps = new ArrayList<>();
+    for (String table : List.of(INVOCATIONS, RECORDED_INTEGER, RECORDED_VARCHAR, RECORDED_VARBINARY)) {
+      steps.add(Step.widenColumn(table, "INVOCATION_ID", INVOCATION_ID_CHARS, "ALTER TABLE " + table
+          + " ALTER COLUMN invocation_id VARCHAR(" + INVOCATION_ID_CHARS + ") NOT NULL;"));
+    }
+    return steps;
+  }
 
   /**
    * Version 14: the frontends' role without {@code ALLPROC}, and every procedure a frontend calls created again with
@@ -812,6 +832,11 @@ public final class SystemSchema {
       return new Step(c -> c.hasColumn(table, column) ? List.of() : List.of(ddl));
     }
 
+    /** Widens a VARCHAR column ({@code ALTER TABLE ... ALTER COLUMN ...}) unless it holds {@code size} already. */
+    static Step widenColumn(String table, String column, int size, String ddl) {
+      return new Step(c -> c.columnSize(table, column) >= size ? List.of() : List.of(ddl));
+    }
+
     /** Creates an index unless one of this name exists. */
     static Step createIndex(String index, String ddl) {
       return new Step(c -> c.indexes().contains(index.toUpperCase(Locale.ROOT)) ? List.of() : List.of(ddl));
@@ -830,11 +855,12 @@ public final class SystemSchema {
   }
 
   /**
-   * What the database's catalog holds: tables and indexes (upper-case), each table's columns (upper-case) and the
-   * user-defined procedures; and the deployed functions {@value #FUNCTIONS} lists.
+   * What the database's catalog holds: tables and indexes (upper-case), each table's columns (upper-case) and their
+   * declared sizes (keyed {@code TABLE.COLUMN}), the user-defined procedures; and the deployed functions
+   * {@value #FUNCTIONS} lists.
    */
-  record Catalog(Set<String> tables, Map<String, Set<String>> columns, Set<String> indexes, Set<String> procedures,
-                 List<DeployedFunction> functions) {
+  record Catalog(Set<String> tables, Map<String, Set<String>> columns, Map<String, Integer> sizes,
+                 Set<String> indexes, Set<String> procedures, List<DeployedFunction> functions) {
     /**
      * A deployed function's row of {@value #FUNCTIONS}: its procedure's name and class, and for a local function
      * the table and column it is partitioned on ({@code null} for a global one).
@@ -843,10 +869,16 @@ public final class SystemSchema {
 
     static Catalog read(ApiaryDatabase db) {
       Map<String, Set<String>> columns = new HashMap<>();
+      Map<String, Integer> sizes = new HashMap<>();
       VoltTable c = db.callAdmin("listing columns", "@SystemCatalog", "COLUMNS").getResults()[0];
       while (c.advanceRow()) {
-        columns.computeIfAbsent(c.getString("TABLE_NAME").toUpperCase(Locale.ROOT), k -> new HashSet<>())
-            .add(c.getString("COLUMN_NAME").toUpperCase(Locale.ROOT));
+        String table = c.getString("TABLE_NAME").toUpperCase(Locale.ROOT);
+        String column = c.getString("COLUMN_NAME").toUpperCase(Locale.ROOT);
+        columns.computeIfAbsent(table, k -> new HashSet<>()).add(column);
+        long size = c.getLong("COLUMN_SIZE");
+        if (!c.wasNull()) {
+          sizes.put(table + "." + column, (int) size);
+        }
       }
       Set<String> indexes = new HashSet<>();
       VoltTable i = db.callAdmin("listing indexes", "@SystemCatalog", "INDEXINFO").getResults()[0];
@@ -867,11 +899,16 @@ public final class SystemSchema {
               local ? f.getString(4) : null));
         }
       }
-      return new Catalog(tables, columns, indexes, SystemSchema.procedures(db), functions);
+      return new Catalog(tables, columns, sizes, indexes, SystemSchema.procedures(db), functions);
     }
 
     boolean hasColumn(String table, String column) {
       return columns.getOrDefault(table.toUpperCase(Locale.ROOT), Set.of()).contains(column.toUpperCase(Locale.ROOT));
+    }
+
+    /** The declared size of a column (characters, for a VARCHAR), or 0 if the table or column is not there. */
+    int columnSize(String table, String column) {
+      return sizes.getOrDefault(table.toUpperCase(Locale.ROOT) + "." + column.toUpperCase(Locale.ROOT), 0);
     }
   }
 

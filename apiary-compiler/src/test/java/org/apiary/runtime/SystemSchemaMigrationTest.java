@@ -218,6 +218,20 @@ class SystemSchemaMigrationTest {
           "version 10 drops the recorded outputs' time index, found " + index);
     }
     assertFalse(SystemSchema.procedures(db).contains("ExpireRecordedInteger"), "version 8's sweep by time is gone");
+    // Version 15: an invocation ID scoped by its caller's identity fits the log and every recorded-outputs table.
+    String scoped = "c".repeat(128) + "/" + "i".repeat(64);
+    assertEquals(SystemSchema.INVOCATION_ID_CHARS, scoped.length());
+    adHoc("INSERT INTO APIARY_INVOCATIONS (invocation_id, graph, graph_version, request, frontend, status, attempts, "
+        + "started_at) VALUES ('" + scoped + "', 'g', 1, x'5B5D', 'fe', 'DONE', 1, NOW)");
+    assertEquals(1, scalar("SELECT COUNT(*) FROM APIARY_INVOCATIONS WHERE invocation_id = '" + scoped + "'"));
+    adHoc("DELETE FROM APIARY_INVOCATIONS WHERE invocation_id = '" + scoped + "'");
+    for (Object[] r : new Object[][] {{SystemSchema.RECORDED_INTEGER, 6L}, {SystemSchema.RECORDED_VARCHAR, "k"},
+        {SystemSchema.RECORDED_VARBINARY, new byte[] {1}}}) {
+      db.callAdmin("recording under a scoped ID", SystemSchema.recordFailureProcedure((String) r[0]), r[1], scoped,
+          "f", new byte[] {'!'}, 43L);
+      assertEquals(1, scalar("SELECT COUNT(*) FROM " + r[0] + " WHERE invocation_id = '" + scoped + "'"));
+      adHoc("DELETE FROM " + r[0] + " WHERE invocation_id = '" + scoped + "'");
+    }
     // Retention's sweep works on this table's layout (version 3's key starts with the partition key), up to the
     // fence (the administrator's procedure moves it anywhere).
     db.callAdmin("advancing the fence", SystemSchema.ADVANCE_RETENTION,

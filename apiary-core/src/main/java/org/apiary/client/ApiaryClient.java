@@ -150,6 +150,11 @@ public final class ApiaryClient implements AutoCloseable {
    * Asks for the outcome of an earlier invocation, for example one whose call ended with
    * {@link OutcomeUnknownException}. Waits at most {@code maxAttempts * attemptTimeout} plus one second.
    *
+   * <p>Where the frontend requires credentials, an ID names an invocation this client's key's identity started: the
+   * same ID sent with another identity's key names that identity's invocation, and one it never started is answered
+   * as unknown. A key with the admin role may also name another identity's invocation as {@code IDENTITY/ID} (up to
+   * {@value WireRequest#MAX_QUALIFIED_ID_LENGTH} characters).
+   *
    * @return the result if the invocation finished, empty if it is still running
    * @throws FunctionFailedException if the invocation finished with a failed function
    * @throws InvalidRequestException if Apiary does not know the ID (for example it never arrived)
@@ -157,7 +162,7 @@ public final class ApiaryClient implements AutoCloseable {
    * @throws IllegalStateException if the client is closed
    */
   public Optional<GraphResult> result(String invocationId) {
-    checkId(invocationId);
+    checkResultId(invocationId);
     ensureOpen();
     PendingCall call = submit(PendingCall.Kind.RESULT, invocationId, resultRequest(invocationId));
     return toOptionalResult(await(call, config.callBudget().plus(WAIT_MARGIN), null));
@@ -172,7 +177,7 @@ public final class ApiaryClient implements AutoCloseable {
    * @throws IllegalStateException if the client is closed
    */
   public GraphResult awaitResult(String invocationId, Duration timeout) {
-    checkId(invocationId);
+    checkResultId(invocationId);
     Objects.requireNonNull(timeout, "timeout");
     if (timeout.isNegative()) {
       throw new IllegalArgumentException("timeout must not be negative, not " + timeout);
@@ -283,11 +288,13 @@ public final class ApiaryClient implements AutoCloseable {
     return WireRequest.result(invocationId).withCredential(config.credential()).toBytes();
   }
 
-  private static void checkId(String invocationId) {
+  /** An ID {@link #result} may name: a client's (1 to 64 characters), or an admin's {@code IDENTITY/ID}. */
+  private static void checkResultId(String invocationId) {
     Objects.requireNonNull(invocationId, "invocationId");
-    if (invocationId.isEmpty() || invocationId.length() > WireRequest.MAX_ID_LENGTH) {
+    if (invocationId.isEmpty() || invocationId.length() > WireRequest.MAX_QUALIFIED_ID_LENGTH) {
       throw new IllegalArgumentException("an invocation ID must have 1 to " + WireRequest.MAX_ID_LENGTH
-          + " characters, not " + invocationId.length());
+          + " characters (or, naming another caller's invocation as IDENTITY/ID, up to "
+          + WireRequest.MAX_QUALIFIED_ID_LENGTH + "), not " + invocationId.length());
     }
   }
 

@@ -36,6 +36,12 @@ import org.voltdb.types.TimestampType;
  * and revoke the old one), so what a key could do is in the table for as long as the key is. Keys stored before
  * roles existed have none.
  *
+ * <p>Invocation IDs are scoped by identity: where credentials are required, the ID a client sends names an
+ * invocation of its key's identity only, stored as {@link #invocationId(String, String) IDENTITY/ID}. Another
+ * identity's request with the same ID is another invocation (it runs as an unknown ID would, and its
+ * {@code result(id)} is answered as for an unknown ID); its outcome is never told to anyone else, except to keys with
+ * the role {@value #ADMIN_ROLE}, which name it as {@code IDENTITY/ID}.
+ *
  * <p>A key may expire ({@link #create(ApiaryDatabase, String, Set, Duration)}): its expiry is the database's clock
  * ({@code NOW}) when it is created plus the given duration, stored with the key, and the database's clock decides
  * when it has passed (see {@link CredentialCheck}). An expired key is refused like a revoked one. Keys created without
@@ -134,6 +140,28 @@ public final class Credentials {
     db.callAdmin("storing a credential for " + identity, SystemSchema.STORE_CREDENTIAL, keyId, sha256(secretText),
         identity, encodedRoles, expiresIn == null ? 0L : expiresIn.toMillis());
     return new Issued(keyId, identity, "apiary_" + keyId + "_" + secretText);
+  }
+
+  /**
+   * The ID under which a frontend that requires credentials stores the invocation {@code identity} started with
+   * the client's invocation ID {@code id}: {@code identity + "/" + id} (an identity has no '/', so the first one
+   * ends it). It is the invocation's ID in the invocation log, the recorded outputs, provenance and
+   * {@code apiary executions}, and the name by which a key with the role {@value #ADMIN_ROLE} fetches another
+   * identity's result. A frontend that does not require credentials stores the client's ID as it is.
+   *
+   * @throws IllegalArgumentException if {@code identity} is not a valid identity or {@code id} is empty
+   */
+  public static String invocationId(String identity, String id) {
+    Objects.requireNonNull(identity, "identity");
+    Objects.requireNonNull(id, "id");
+    if (!IDENTITY.matcher(identity).matches()) {
+      throw new IllegalArgumentException("an identity is 1 to 128 letters, digits, '_', '.', '@', ':' or '-', not '"
+          + identity + "'");
+    }
+    if (id.isEmpty()) {
+      throw new IllegalArgumentException("an invocation ID is not empty");
+    }
+    return identity + "/" + id;
   }
 
   /** Revokes a key: frontends refuse it within a second. Returns whether a key with that ID was live. */

@@ -307,10 +307,13 @@ public final class FrontendServer implements AutoCloseable {
     WireRequest request;
     try {
       request = WireRequest.fromBytes(frame);
+      // A result request may name another caller's invocation as IDENTITY/ID (admins; see Credentials.invocationId).
+      int maxId = request != null && WireRequest.RESULT.equals(request.type()) ? WireRequest.MAX_QUALIFIED_ID_LENGTH
+          : WireRequest.MAX_ID_LENGTH;
       if (request == null || request.type() == null || request.id() == null || request.id().isEmpty()
-          || request.id().length() > WireRequest.MAX_ID_LENGTH) {
-        throw new IllegalArgumentException("a request needs a type and an invocation ID of 1 to "
-            + WireRequest.MAX_ID_LENGTH + " characters");
+          || request.id().length() > maxId) {
+        throw new IllegalArgumentException("a request needs a type and an invocation ID of 1 to " + maxId
+            + " characters");
       }
       if (request.expires() != null && (request.expires() < 0 || request.expires() > MAX_EXPIRES)) {
         // Checked before any arithmetic on it: Long.MIN_VALUE overflowed the lateness check, and the call ran.

@@ -29,6 +29,14 @@ import org.apiary.runtime.SystemSchema;
  * stored outcome and who is told it, re-attaching resends, answering {@code result(id)}, and running the logged
  * invocations recovery hands this frontend. It owns no socket: replies go out through {@link Replies}, which never
  * blocks, so every continuation may run on the database client's callback threads.
+ *
+ * <p>Where credentials are required an invocation belongs to the identity that started it: the ID a request carries
+ * names an invocation of the request's (established) caller, stored as {@link Credentials#invocationId IDENTITY/ID},
+ * so another identity's request with the same ID is an invocation of its own, started or answered exactly as an
+ * unknown ID would be, and learns nothing of the first. The caller also enters the comparison of a resend with the
+ * invocation's request (and a one-transaction record's request hash). Every attempt runs under the caller,
+ * purpose and roles of the request that started the invocation, whoever resent it. Replies carry the ID the client
+ * sent, not the stored one.
  */
 final class InvocationCoordinator {
   private static final Logger LOG = System.getLogger(InvocationCoordinator.class.getName());
@@ -75,9 +83,12 @@ final class InvocationCoordinator {
    */
   static final int SCAN_HEARTBEATS_AFTER_TRIGGER = 5;
 
+  /** A client waiting for an invocation's reply, and the ID its request named the invocation by. */
+  private record Waiter(byte[] client, String id) {}
+
   /** An invocation this frontend is running, with the clients waiting for its reply. */
   private static final class Pending {
-    final List<byte[]> waiters = new ArrayList<>();
+    final List<Waiter> waiters = new ArrayList<>();
     final String graph;
     final JsonNode key;
     final List<JsonNode> args;
@@ -93,22 +104,27 @@ final class InvocationCoordinator {
     volatile OneTransactionOutcomes.Location oneTransaction;
     /** The client whose request started it here, counted against its in-flight limit; {@code null} if recovered. */
     final Object owner;
-    /** Who started the invocation, as its frontend established it ({@code null} without credentials). */
+    /** Who started the invocation, as its frontend established it (a claim, or {@code null}, without credentials). */
     final String caller;
+    /** {@link #caller} where credentials are required (a request matches only the same identity's); else {@code null}. */
+    final String identity;
     /** The size of its request, counted against {@link FrontendConfig#maxInFlightBytes()} while it is here. */
     final long bytes;
 
-    Pending(String graph, JsonNode key, List<JsonNode> args, Object owner, String caller, long bytes) {
+    Pending(String graph, JsonNode key, List<JsonNode> args, Object owner, String caller, String identity,
+            long bytes) {
       this.bytes = bytes;
       this.graph = graph;
       this.key = key;
       this.args = args;
       this.owner = owner;
       this.caller = caller;
+      this.identity = identity;
     }
 
-    boolean sameRequest(String otherGraph, JsonNode otherKey, List<JsonNode> otherArgs) {
-      return graph.equals(otherGraph) && Objects.equals(key, otherKey) && Objects.equals(args, otherArgs);
+    boolean sameRequest(String otherGraph, JsonNode otherKey, List<JsonNode> otherArgs, String otherIdentity) {
+      return graph.equals(otherGraph) && Objects.equals(key, otherKey) && Objects.equals(args, otherArgs)
+          && Objects.equals(identity, otherIdentity);
     }
   }
 
@@ -165,13 +181,13 @@ final class InvocationCoordinator {
     }
 
     /**
-     * The next attempt at a logged invocation, from its log entry and its request: fenced by the logged start, not by
-     * the request's deadline.
+     * The next attempt at a logged invocation, from its log entry and its logged request, whose caller, purpose and
+     * roles it runs under (never a resender's): fenced by the logged start, not by the request's deadline.
      */
     static Attempt fromLog(InvocationLog.Entry e, RegisteredGraph graph, JsonNode key, List<JsonNode> args,
-                           WireRequest request) {
-      return new Attempt(e.invocationId(), graph, e.graphVersion(), key, args, request.caller(), request.purpose(),
-          request.roles(), e.attempts() + 1, false, e.notBefore(), null);
+                           WireRequest logged) {
+      return new Attempt(e.invocationId(), graph, e.graphVersion(), key, args, logged.caller(), logged.purpose(),
+          logged.roles(), e.attempts() + 1, false, e.notBefore(), null);
     }
 
     /** The attempt of an invocation now logged: fenced by its start, no longer by its request's deadline. */
@@ -206,8 +222,10 @@ final class InvocationCoordinator {
         "unknown graph '" + request.graph() + "'"));
     Dispatcher.checkRequest(graph.graph(), key, args);
 
+    String invocation = invocationOf(request);
+    String identity = identity(request);
     Object owner = owner(client, request);
-    if (!inFlight.containsKey(request.id())
+    if (!inFlight.containsKey(invocation)
         && inFlightByClient.getOrDefault(owner, 0) >= config.maxInFlightPerClient()) {
       replies.reply(client, WireReply.error(request.id(), WireReply.OVERLOADED, "this client has "
           + config.maxInFlightPerClient() + " invocations in flight at frontend " + frontendId + ", its limit per "
@@ -215,37 +233,38 @@ final class InvocationCoordinator {
           + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms"));
       return;
     }
-    Pending pending = new Pending(graph.graph().name(), key, args, owner, request.caller(), frame.length);
+    Pending pending = new Pending(graph.graph().name(), key, args, owner, request.caller(), identity, frame.length);
     synchronized (pending) {
-      Pending existing = inFlight.putIfAbsent(request.id(), pending);
+      Pending existing = inFlight.putIfAbsent(invocation, pending);
       if (existing != null) {
         synchronized (existing) {
-          if (!existing.sameRequest(graph.graph().name(), key, args) && undecided(existing)) {
+          boolean same = existing.sameRequest(graph.graph().name(), key, args, identity);
+          if (!same && undecided(existing)) {
             // Which of the two is the invocation's request is decided by what is stored, not by arrival here.
             replies.reply(client, WireReply.error(request.id(), WireReply.OUTCOME_UNKNOWN, "another request with "
                 + "invocation ID " + request.id() + " is being checked here; resend this one"));
             return;
           }
-          if (!existing.sameRequest(graph.graph().name(), key, args)) {
+          if (!same) {
             replies.reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "invocation ID " + request.id()
                 + " was already used for a different request (graph '" + existing.graph + "'); use a new ID"));
             return;
           }
           if (existing.reply == null) {
-            existing.waiters.add(client); // the same invocation, resent while it runs here
+            existing.waiters.add(new Waiter(client, request.id())); // the same invocation, resent while it runs here
             return;
           }
           replies.reply(client, withId(existing.reply, request.id()));
           return;
         }
       }
-      pending.waiters.add(client);
+      pending.waiters.add(new Waiter(client, request.id()));
       inFlightByClient.merge(owner, 1, Integer::sum);
       inFlightBytes.addAndGet(pending.bytes);
     }
-    hooks.beforeStarting(request.id());
+    hooks.beforeStarting(invocation);
     Long deadline = deadline(request);
-    Attempt first = new Attempt(request.id(), graph.graph(), graph.version(), key, args, request.caller(),
+    Attempt first = new Attempt(invocation, graph.graph(), graph.version(), key, args, request.caller(),
         request.purpose(), request.roles(), 1, true, null, deadline);
     if (!logged(graph.graph())) {
       pending.oneTransaction = oneTransactionLocation(first);
@@ -254,21 +273,37 @@ final class InvocationCoordinator {
     }
     pending.logged = true;
     pending.checking = true;
-    log.begin(request.id(), graph.graph().name(), graph.version(), frame, frontendId, stored(deadline))
+    log.begin(invocation, graph.graph().name(), graph.version(), frame, frontendId, stored(deadline))
         .whenComplete((began, err) -> {
       if (err == null && began.begun()) {
         pending.checking = false;
         execute(first.logged(began.notBefore())); // logged as new: nothing can be recorded yet
       } else if (err == null && began.pastDeadline()) {
-        deliver(request.id(), WireReply.error(request.id(), WireReply.EXPIRED, "invocation " + request.id()
+        deliver(invocation, WireReply.error(invocation, WireReply.EXPIRED, "invocation " + request.id()
             + " reached the database after its deadline (its client's expiry, " + request.expires() + " ms since the "
             + "epoch by the client's clock, plus " + config.clockSkewAllowance().toMillis() + " ms of clock skew "
             + "allowed), so it was not started: frontend " + frontendId + " held it too long, or the clocks disagree"));
       } else {
-        resume(request, key, args, err == null ? new InvalidRequestException("invocation " + request.id()
-            + " is already logged") : unwrap(err));
+        resume(request, invocation, key, args, err == null ? new InvalidRequestException("invocation "
+            + request.id() + " is already logged") : unwrap(err));
       }
     });
+  }
+
+  /**
+   * The ID under which the invocation a request names is kept: where credentials are required, its caller's
+   * identity and the client's ID ({@link Credentials#invocationId}); else the client's ID.
+   */
+  private String invocationOf(WireRequest request) {
+    return config.credentialsRequired() ? Credentials.invocationId(request.caller(), request.id()) : request.id();
+  }
+
+  /**
+   * The identity a request must share with an invocation's to be the same request: its caller where credentials
+   * are required; {@code null} otherwise, where a caller is only a claim and requests compare as before.
+   */
+  private String identity(WireRequest request) {
+    return config.credentialsRequired() ? request.caller() : null;
   }
 
   /**
@@ -290,8 +325,8 @@ final class InvocationCoordinator {
         : node.keyType().fromJson(attempt.key(), "partition key for function '" + node.function() + "'"),
         attempt.invocation());
     return new OneTransactionOutcomes.Location(SystemSchema.recordedTable(node.local() ? node.keyType() : null),
-        recordKey, node.function(), OneTransactionOutcomes.requestHash(graph.name(), attempt.key(), attempt.args()),
-        attempt.caller(), stored(attempt.deadline()));
+        recordKey, node.function(), OneTransactionOutcomes.requestHash(graph.name(), attempt.key(), attempt.args(),
+            config.credentialsRequired() ? attempt.caller() : null), attempt.caller(), stored(attempt.deadline()));
   }
 
   private Pending pending(String invocation) {
@@ -306,9 +341,12 @@ final class InvocationCoordinator {
     return p.checking || p.oneTransaction != null;
   }
 
-  /** The ID is already logged: a retry (after a frontend failure) or a client reusing an ID. */
-  private void resume(WireRequest request, JsonNode key, List<JsonNode> args, Throwable beginFailure) {
-    String invocation = request.id();
+  /**
+   * The ID is already logged: a retry (after a frontend failure) or a client reusing an ID. The next attempt, if
+   * any, runs under the logged request's caller, purpose and roles.
+   */
+  private void resume(WireRequest request, String invocation, JsonNode key, List<JsonNode> args,
+                      Throwable beginFailure) {
     log.get(invocation).whenComplete((entry, err) -> guarded(invocation, () -> {
       if (err != null || entry.isEmpty()) {
         deliver(invocation, toReply(invocation, err != null ? unwrap(err) : beginFailure));
@@ -317,8 +355,9 @@ final class InvocationCoordinator {
       InvocationLog.Entry e = entry.get();
       WireRequest logged = loggedRequest(e.request(), invocation);
       if (!e.graph().equals(request.graph()) || !Objects.equals(logged.key(), request.key())
-          || !Objects.equals(normalize(logged.args()), normalize(request.args()))) {
-        deliver(invocation, WireReply.error(invocation, WireReply.INVALID_REQUEST, "invocation ID " + invocation
+          || !Objects.equals(normalize(logged.args()), normalize(request.args()))
+          || !Objects.equals(identity(logged), identity(request))) {
+        deliver(invocation, WireReply.error(invocation, WireReply.INVALID_REQUEST, "invocation ID " + request.id()
             + " was already used for a different request (graph '" + e.graph() + "'); use a new ID"));
         return;
       }
@@ -335,10 +374,10 @@ final class InvocationCoordinator {
             catalog.reload();
             claimAndRun(Attempt.fromLog(e, catalog.graph(e.graph(), e.graphVersion()).orElseThrow(() ->
                 new IllegalStateException("graph '" + e.graph() + "' version " + e.graphVersion() + " is not "
-                    + "registered")), key, args, request));
+                    + "registered")), key, args, logged));
           }));
         } else {
-          claimAndRun(Attempt.fromLog(e, graph.get(), key, args, request));
+          claimAndRun(Attempt.fromLog(e, graph.get(), key, args, logged));
         }
       }
     }));
@@ -546,14 +585,14 @@ final class InvocationCoordinator {
     if (pending == null) {
       return;
     }
-    List<byte[]> waiters;
+    List<Waiter> waiters;
     synchronized (pending) {
       pending.reply = reply;
       waiters = List.copyOf(pending.waiters);
       pending.waiters.clear();
     }
-    for (byte[] client : waiters) {
-      replies.reply(client, reply);
+    for (Waiter w : waiters) {
+      replies.reply(w.client(), withId(reply, w.id()));
     }
     if (pending.logged && !WireReply.OK.equals(reply.status())) {
       recoveryWanted(); // perhaps no outcome was stored: its log entry may still say RUNNING, with no one running it
@@ -595,94 +634,115 @@ final class InvocationCoordinator {
 
   /**
    * Answers a client's request for an invocation's outcome: from here if it runs here, else from what is stored.
-   * Where credentials are required, only the invocation's caller and admins get it.
+   * Where credentials are required, {@code id} names the asker's own invocation ({@link Credentials#invocationId}),
+   * or one stored under the bare ID (started where credentials were not required, or before IDs were scoped by
+   * caller) whose recorded caller is the asker; a key with the {@value Credentials#ADMIN_ROLE} role reads any
+   * invocation, by its stored ID ({@code IDENTITY/ID}) if it is not the admin's own. Every other invocation is
+   * answered exactly as an unknown ID is, so the answer does not tell that it exists.
    *
+   * @param id the ID the request names (the reply carries it)
    * @param caller who asks, as this frontend established it
    * @param roles the asker's roles
    */
-  void result(byte[] client, String invocation, String caller, java.util.Set<String> roles) {
-    ResultAccess access = new ResultAccess(client, invocation, caller,
-        !config.credentialsRequired() || roles.contains(Credentials.ADMIN_ROLE));
-    Pending pending = inFlight.get(invocation);
-    if (pending != null && !pending.checking) {
-      if (!access.allows(pending.caller)) {
+  void result(byte[] client, String id, String caller, java.util.Set<String> roles) {
+    if (!config.credentialsRequired()) {
+      new ResultLookup(client, id, List.of(id), startedBy -> true).next(0);
+      return;
+    }
+    boolean admin = roles.contains(Credentials.ADMIN_ROLE);
+    new ResultLookup(client, id, List.of(Credentials.invocationId(caller, id), id),
+        startedBy -> admin || caller.equals(startedBy)).next(0);
+  }
+
+  /**
+   * One {@code result(id)}: the stored IDs it may name, looked at in order, and whose invocations the asker may read
+   * (by the caller that started them, {@code null} if none was recorded).
+   */
+  private final class ResultLookup {
+    final byte[] client;
+    final String id;
+    final List<String> candidates;
+    final java.util.function.Predicate<String> mayRead;
+
+    ResultLookup(byte[] client, String id, List<String> candidates, java.util.function.Predicate<String> mayRead) {
+      this.client = client;
+      this.id = id;
+      this.candidates = candidates;
+      this.mayRead = mayRead;
+    }
+
+    /** Looks for the invocation stored as candidate {@code i}; answers as for an unknown ID once none is left. */
+    void next(int i) {
+      if (i == candidates.size()) {
+        replies.reply(client, unknown());
         return;
       }
-      synchronized (pending) {
-        // A reply here may be the refusal of a different request under this ID: only what is stored speaks for the
-        // invocation, so once a reply is set the stored outcome is read (unless nothing is stored).
-        if (pending.reply == null || !config.invocationLog()) {
-          replies.reply(client, pending.reply != null ? withId(pending.reply, invocation)
-              : WireReply.running(invocation));
+      String invocation = candidates.get(i);
+      Pending pending = inFlight.get(invocation);
+      if (pending != null && !pending.checking) {
+        if (!mayRead.test(pending.caller)) {
+          next(i + 1);
           return;
         }
-      }
-    }
-    if (!config.invocationLog()) {
-      replies.reply(client, WireReply.error(invocation, WireReply.INVALID_REQUEST, "invocation " + invocation + " is not "
-          + "running here, and this frontend keeps no invocation log to look it up"));
-      return;
-    }
-    log.get(invocation).whenComplete((entry, err) -> {
-      try {
-        answerFromLog(access, entry, err);
-      } catch (RuntimeException e) {
-        replies.reply(client, toReply(invocation, e));
-      }
-    });
-  }
-
-  /** Who asks for an invocation's result, and whether they may see anyone's. */
-  private final class ResultAccess {
-    final byte[] client;
-    final String invocation;
-    final String asker;
-    final boolean seesAll;
-
-    ResultAccess(byte[] client, String invocation, String asker, boolean seesAll) {
-      this.client = client;
-      this.invocation = invocation;
-      this.asker = asker;
-      this.seesAll = seesAll;
-    }
-
-    /** Whether the asker may see the result of an invocation {@code caller} started; if not, refuses the asker. */
-    boolean allows(String caller) {
-      if (seesAll || asker != null && asker.equals(caller)) {
-        return true;
-      }
-      replies.reply(client, WireReply.error(invocation, WireReply.FORBIDDEN, "caller '" + asker + "' may not read "
-          + "the result of invocation " + invocation + ": only the caller that started it and keys with the "
-          + Credentials.ADMIN_ROLE + " role may"));
-      return false;
-    }
-  }
-
-  private void answerFromLog(ResultAccess access, Optional<InvocationLog.Entry> entry, Throwable err) {
-    byte[] client = access.client;
-    String invocation = access.invocation;
-    if (err != null) {
-      replies.reply(client, toReply(invocation, unwrap(err)));
-    } else if (entry.isPresent() && !access.allows(loggedRequest(entry.get().request(), invocation).caller())) {
-      return;
-    } else if (entry.isEmpty()) {
-      oneTransactionOutcomes.find(invocation).whenComplete((found, findErr) -> {
-        if (findErr != null) {
-          replies.reply(client, toReply(invocation, unwrap(findErr)));
-        } else if (found.isPresent()) {
-          if (access.allows(found.get().caller())) {
-            replies.reply(client, found.get().outcome());
+        synchronized (pending) {
+          // A reply here may be the refusal of a different request under this ID: only what is stored speaks for
+          // the invocation, so once a reply is set the stored outcome is read (unless nothing is stored).
+          if (pending.reply == null || !config.invocationLog()) {
+            replies.reply(client, pending.reply != null ? withId(pending.reply, id) : WireReply.running(id));
+            return;
           }
-        } else {
-          replies.reply(client, WireReply.error(invocation, WireReply.INVALID_REQUEST, "no invocation with ID " + invocation
-              + " is known: it never started, it ran a graph that writes nothing (such outcomes are not kept), or it "
-              + "ended more than " + config.retention() + " ago"));
         }
-      });
-    } else if (InvocationLog.RUNNING.equals(entry.get().status())) {
-      replies.reply(client, WireReply.running(invocation));
-    } else {
-      replies.reply(client, storedReply(entry.get(), invocation));
+      }
+      if (!config.invocationLog()) {
+        next(i + 1);
+        return;
+      }
+      log.get(invocation).whenComplete((entry, err) -> answering(() -> fromLog(i, invocation, entry, err)));
+    }
+
+    private void fromLog(int i, String invocation, Optional<InvocationLog.Entry> entry, Throwable err) {
+      if (err != null) {
+        replies.reply(client, toReply(id, unwrap(err)));
+      } else if (entry.isPresent()) {
+        InvocationLog.Entry e = entry.get();
+        if (!mayRead.test(loggedRequest(e.request(), invocation).caller())) {
+          next(i + 1);
+        } else if (InvocationLog.RUNNING.equals(e.status())) {
+          replies.reply(client, WireReply.running(id));
+        } else {
+          replies.reply(client, withId(loggedResult(e.result(), invocation), id));
+        }
+      } else {
+        oneTransactionOutcomes.find(invocation).whenComplete((found, findErr) -> answering(() -> {
+          if (findErr != null) {
+            replies.reply(client, toReply(id, unwrap(findErr)));
+          } else if (found.isPresent() && mayRead.test(found.get().caller())) {
+            replies.reply(client, withId(found.get().outcome(), id));
+          } else {
+            next(i + 1);
+          }
+        }));
+      }
+    }
+
+    /** Runs a continuation of the lookup; what it throws answers the client (a future's callback would drop it). */
+    private void answering(Runnable step) {
+      try {
+        step.run();
+      } catch (RuntimeException e) {
+        replies.reply(client, toReply(id, e));
+      }
+    }
+
+    /** The answer for an ID this asker has no invocation under. */
+    private WireReply unknown() {
+      if (!config.invocationLog()) {
+        return WireReply.error(id, WireReply.INVALID_REQUEST, "invocation " + id + " is not running here, and this "
+            + "frontend keeps no invocation log to look it up");
+      }
+      return WireReply.error(id, WireReply.INVALID_REQUEST, "no invocation with ID " + id + " is known: it never "
+          + "started, it ran a graph that writes nothing (such outcomes are not kept), or it ended more than "
+          + config.retention() + " ago");
     }
   }
 
@@ -757,7 +817,7 @@ final class InvocationCoordinator {
       WireRequest request = loggedRequest(e.request(), e.invocationId());
       JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
       Pending pending = new Pending(e.graph(), key, normalize(request.args()), null, request.caller(),
-          e.request().length);
+          identity(request), e.request().length);
       pending.logged = true;
       if (inFlight.putIfAbsent(e.invocationId(), pending) != null) {
         continue;

@@ -52,6 +52,15 @@ final class OneTransactionOutcomes {
    * to any frontend hashes alike. It guards against a reused ID, not an adversary: it is not cryptographic.
    */
   static long requestHash(String graph, JsonNode key, List<JsonNode> args) {
+    return requestHash(graph, key, args, null);
+  }
+
+  /**
+   * {@link #requestHash(String, JsonNode, List)}, and the identity that sent the request where credentials are
+   * required, so that a record matches only a request of the same identity ({@code null}: none, the hash of a
+   * frontend that does not require credentials, as before identities entered it).
+   */
+  static long requestHash(String graph, JsonNode key, List<JsonNode> args, String identity) {
     long h = FNV_OFFSET;
     h = hash(h, graph);
     h = hash(h, key);
@@ -59,8 +68,11 @@ final class OneTransactionOutcomes {
     for (JsonNode arg : args) {
       h = hash(h, arg);
     }
-    return h;
+    return identity == null ? h : hash(mix(h, IDENTITY_MARK), identity);
   }
+
+  /** Marks where an identity follows the arguments in {@link #requestHash}. */
+  private static final long IDENTITY_MARK = 0x1D;
 
   private static final long FNV_OFFSET = 0xcbf29ce484222325L;
   private static final long FNV_PRIME = 0x100000001b3L;

@@ -54,6 +54,13 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
   /** The longest caller name a frontend accepts (the width of the caller columns it is stored in). */
   public static final int MAX_CALLER_LENGTH = 128;
 
+  /**
+   * The longest invocation ID a {@link #RESULT} request may name: where credentials are required an invocation is
+   * stored under its caller's identity, '/', and its ID, and a key with the admin role names another caller's
+   * invocation that way.
+   */
+  public static final int MAX_QUALIFIED_ID_LENGTH = MAX_CALLER_LENGTH + 1 + MAX_ID_LENGTH;
+
   public static WireRequest invoke(String id, String graph, JsonNode key, List<JsonNode> args, String caller) {
     return new WireRequest(INVOKE, id, graph, key, args, caller, null, null, null, null);
   }

@@ -79,7 +79,9 @@ class AuthorizationTest {
 
   /**
    * Where credentials are required, an invocation's result is its caller's (and admins'): another key's
-   * {@code result(id)} is refused, for an invocation kept as one recorded transaction and for a logged one alike.
+   * {@code result(id)} is answered as for an unknown ID (issue 45, finding 5; see ResultOwnershipTest), and an admin
+   * names the invocation as the caller's identity and its ID, for an invocation kept as one recorded transaction and
+   * for a logged one alike.
    */
   @Test
   void onlyTheCallerOrAnAdminFetchesAResultByItsId() {
@@ -95,10 +97,12 @@ class AuthorizationTest {
       for (InvocationRequest r : List.of(oneTransaction, logged)) {
         long expected = r == oneTransaction ? 1L : 2L;
         assertEquals(List.of(expected), mine.result(r.id()).orElseThrow().values(Long.class), r.graph());
-        AccessDeniedException refused = assertThrows(AccessDeniedException.class, () -> theirs.result(r.id()),
-            "another key fetched the result of " + r.graph());
-        assertTrue(refused.getMessage().contains("az-other-9"), refused.getMessage());
-        assertEquals(List.of(expected), asAdmin.result(r.id()).orElseThrow().values(Long.class), r.graph());
+        org.apiary.InvalidRequestException unknown = assertThrows(org.apiary.InvalidRequestException.class,
+            () -> theirs.result(r.id()), "another key fetched the result of " + r.graph());
+        assertTrue(unknown.getMessage().contains("no invocation with ID " + r.id() + " is known"),
+            unknown.getMessage());
+        assertEquals(List.of(expected), asAdmin.result(Credentials.invocationId("az-owner-9", r.id())).orElseThrow()
+            .values(Long.class), r.graph());
       }
     }
   }
@@ -321,25 +325,29 @@ class AuthorizationTest {
     }
     List<ProvenanceQueries.RecordRead> reads = await(q -> q.readsOfRecord(events(q), Map.of("id", 105L)),
         r -> r.size() >= 3);
-    assertEquals(List.of(treat.id() + "|az_touch|az_touchRecord|az-nurse-4|treatment",
-        bill.id() + "|az_read|az_readRecord|az-nurse-4|billing",
-        snoop.id() + "|az_read|az_readRecord|az-admin-2|curiosity"),
+    // Where keys are required an invocation's ID is its caller's identity and the client's ID (issue 45, finding 5).
+    String treated = Credentials.invocationId("az-nurse-4", treat.id());
+    String billed = Credentials.invocationId("az-nurse-4", bill.id());
+    String snooped = Credentials.invocationId("az-admin-2", snoop.id());
+    assertEquals(List.of(treated + "|az_touch|az_touchRecord|az-nurse-4|treatment",
+        billed + "|az_read|az_readRecord|az-nurse-4|billing",
+        snooped + "|az_read|az_readRecord|az-admin-2|curiosity"),
         reads.stream().map(r -> r.executionId() + "|" + r.graph() + "|" + r.function() + "|" + r.caller() + "|"
             + r.purpose()).toList(), "in the record's order");
     assertEquals(Map.of("id", 105L), reads.get(0).key());
     // The nurse role's identities may read these records for treatment only: billing and the admin's read are out.
     List<ProvenanceQueries.RecordRead> outside = query(q -> q.readsOutsidePurposes(events(q),
         List.of("az-nurse-4", "az-admin-2"), List.of("treatment")));
-    assertEquals(List.of(bill.id(), snoop.id()), outside.stream().filter(r -> r.key().get("id").equals(105L))
+    assertEquals(List.of(billed, snooped), outside.stream().filter(r -> r.key().get("id").equals(105L))
         .map(ProvenanceQueries.RecordRead::executionId).toList());
     List<ProvenanceQueries.RecordRead> nurseOnly = query(q -> q.readsOutsidePurposes(events(q),
         List.of("az-nurse-4"), List.of("treatment", "billing")));
     assertTrue(nurseOnly.isEmpty(), "the nurse read only for allowed purposes: " + nurseOnly);
     // By role, as the keys had it when they called: the nurse role's billing read, and what admins read.
-    assertEquals(List.of(bill.id()), query(q -> q.readsByRoleOutsidePurposes(events(q), "nurse",
+    assertEquals(List.of(billed), query(q -> q.readsByRoleOutsidePurposes(events(q), "nurse",
         List.of("treatment"))).stream().filter(r -> r.key().get("id").equals(105L))
         .map(ProvenanceQueries.RecordRead::executionId).toList());
-    assertEquals(List.of(snoop.id()), query(q -> q.readsByRoleOutsidePurposes(events(q), Credentials.ADMIN_ROLE,
+    assertEquals(List.of(snooped), query(q -> q.readsByRoleOutsidePurposes(events(q), Credentials.ADMIN_ROLE,
         List.of("treatment", "billing"))).stream().filter(r -> r.key().get("id").equals(105L))
         .map(ProvenanceQueries.RecordRead::executionId).toList());
     assertEquals("nurse", reads.get(1).callerRoles());
