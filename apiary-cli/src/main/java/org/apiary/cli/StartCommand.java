@@ -134,8 +134,10 @@ public final class StartCommand implements Callable<Integer> {
   }
 
   private CliException inUse(ServiceDirectory dir) {
-    String who = dir.readState().map(s -> "pid " + s.pid() + ", frontend " + s.frontend())
-        .orElseGet(() -> dir.holder().map(pid -> "pid " + pid + ", still starting").orElse("another process"));
+    Optional<Long> holder = dir.holder();
+    String who = holder.filter(pid -> pid > 0 && dir.staleState(pid).isEmpty()).flatMap(pid -> dir.readState())
+        .map(s -> "pid " + s.pid() + ", frontend " + s.frontend())
+        .orElseGet(() -> holder.map(pid -> "pid " + pid + ", still starting").orElse("another process"));
     return new CliException(dir.root() + " is in use by a running Apiary (" + who + "): only one runs on a data "
         + "directory at a time. Stop it first with: apiary stop --data " + dir.root());
   }
@@ -235,7 +237,14 @@ public final class StartCommand implements Callable<Integer> {
     Optional<ServiceDirectory.State> open(ServiceDirectory.Settings settings, int frontendPort, String bindAddress,
                                           int clientPort) {
       try {
-        dir.deleteState(); // left by a run that was killed
+        // This process holds the lock, so a state file here was written by another: a run that did not stop cleanly.
+        dir.staleState(ProcessHandle.current().pid()).ifPresent(stale -> {
+          out.println("apiary: replaced " + (stale.startsWith("stale ") ? "the " + stale.replace(" from pid ", " of pid ")
+              : stale) + ": that run ended without a "
+              + "clean stop (killed, crashed or stopped by a full disk); this start restores its data");
+          out.flush();
+        });
+        dir.deleteState();
         dir.deleteBacklog();
         DatabaseUsers users = databaseUsers();
         JournalMode journalMode = journalMode(settings);
