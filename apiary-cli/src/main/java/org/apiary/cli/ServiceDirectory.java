@@ -93,8 +93,11 @@ final class ServiceDirectory {
    * @param rowsLoaded rows loaded since the service started
    * @param lastError the spooler's last failure or stall, or {@code null}
    * @param at when the counts were taken (ISO-8601)
+   * @param rowsDropped rows capture dropped since the start: no room in memory and no spill file could be written
+   * @param refusing why the server refuses functions that write (a volume below the disk reserve), or {@code null}
    */
-  record Backlog(long rowsInMemory, long rowsOnDisk, long rowsLoaded, String lastError, String at) {}
+  record Backlog(long rowsInMemory, long rowsOnDisk, long rowsLoaded, String lastError, String at, long rowsDropped,
+                 String refusing) {}
 
   private final Path root;
 

@@ -363,7 +363,9 @@ public final class StartCommand implements Callable<Integer> {
         backlogReporter = reporter;
       }
       long every = ServiceDirectory.BACKLOG_INTERVAL.toMillis();
+      String[] lastFailure = new String[1]; // said once until it changes: a full disk would repeat it every 2 s
       reporter.scheduleWithFixedDelay(() -> {
+        String failure = null;
         try {
           org.apiary.runtime.journal.ServerJournal journal = org.apiary.runtime.journal.ServerJournal.current();
           if (journal != null && journal.writer() != null) {
@@ -373,17 +375,24 @@ public final class StartCommand implements Callable<Integer> {
                 j.failure(), Instant.now().toString()));
           }
         } catch (RuntimeException e) {
-          err.println("apiary: could not report the journal's status in " + dir.root() + ": " + e.getMessage());
+          failure = "apiary: could not report the journal's status in " + dir.root() + ": " + e.getMessage();
         }
         try {
           ServerProvenance.active().ifPresent(p -> {
             SpoolerStats s = p.spooler().stats();
             dir.writeBacklog(new ServiceDirectory.Backlog(s.rowsInMemory(), s.rowsOnDisk(), s.rowsLoaded(),
-                s.lastError(), Instant.now().toString()));
+                s.lastError(), Instant.now().toString(), s.rowsDropped(), p.refusal(true).orElse(null)));
           });
         } catch (RuntimeException e) {
-          err.println("apiary: could not report the provenance backlog in " + dir.root() + ": " + e.getMessage());
+          failure = (failure == null ? "" : failure + "; ") + "apiary: could not report the provenance backlog in "
+              + dir.root() + ": " + e.getMessage();
         }
+        if (failure != null && !failure.equals(lastFailure[0])) {
+          err.println(failure + " (said again only if it changes)");
+        } else if (failure == null && lastFailure[0] != null) {
+          err.println("apiary: the status files in " + dir.root() + " are written again");
+        }
+        lastFailure[0] = failure;
       }, 0, every, TimeUnit.MILLISECONDS);
     }
 

@@ -1,6 +1,7 @@
 package org.apiary.database;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -17,8 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
  * provenance into DuckDB keeps everything on a small file system (a tmpfs this test mounts, so it needs root, as CI
  * has; elsewhere it is skipped, saying why) and is written to until it refuses: it must refuse writes with a reason
  * naming the disk space before VoltDB meets a full disk (VoltDB exits when it cannot write its export overflow), keep
- * serving reads, resume once the volume has room again, and stop cleanly. The database runs in a child JVM, since
- * VoltDB's exit takes its process with it.
+ * every acknowledged write and serve reads, resume once the volume has room again, and stop cleanly. The database
+ * runs in a child JVM, since VoltDB's exit takes its process with it. Before the disk reserve, VoltDB exited here with
+ * "Unable to write to export overflow" (No space left on device) after the journal and DuckDB had met the full disk.
  */
 class DiskFullTest {
   private static final Duration RUN = Duration.ofSeconds(240);
@@ -36,7 +38,14 @@ class DiskFullTest {
       child.awaitLine("SURVIVED", RUN);
       String out = child.output();
       String refused = out.lines().filter(l -> l.startsWith("REFUSED ")).findFirst().orElseThrow();
-      assertTrue(refused.contains("disk space") && refused.contains(fs.toString()), refused);
+      assertTrue(refused.contains("writes are refused") && refused.contains("disk space")
+          && refused.contains(fs.toString()) && refused.contains("reserve"), refused);
+      long acknowledged = out.lines().filter(l -> l.startsWith("ACK ")).count();
+      assertTrue(acknowledged > 100, "the volume filled after " + acknowledged + " writes");
+      assertEquals("READ " + acknowledged, out.lines().filter(l -> l.startsWith("READ ")).findFirst().orElseThrow(),
+          "every acknowledged write is there, and no refused one");
+      assertTrue(Files.getFileStore(fs).getUsableSpace() > 0, "the volume filled up");
+      assertFalse(out.contains("No space left on device"), "something met the full disk:\n" + out);
       assertEquals(0, run("mount", "-o", "remount,size=512m", fs.toString()));
       Files.createFile(resume);
       String finished = child.finish(RUN);
@@ -49,7 +58,7 @@ class DiskFullTest {
 
   /** The provenance configuration with a disk reserve of {@code bytes}. */
   static ProvenanceConfig withReserve(ProvenanceConfig provenance, long bytes) {
-    return provenance;
+    return provenance.withDiskReserveBytes(bytes);
   }
 
   private Path mountTmpfs(String options) throws Exception {

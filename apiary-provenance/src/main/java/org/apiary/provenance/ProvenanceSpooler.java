@@ -169,6 +169,15 @@ public final class ProvenanceSpooler implements AutoCloseable {
     return start(config, sinkFactory, SpillFile.Channels.FILES, null);
   }
 
+  /**
+   * As {@link #start(SpoolerConfig, Supplier)}, with the volumes measured by {@code disk}, a guard shared with the
+   * process's other writers (its reserve is used, not {@link SpoolerConfig#diskReserveBytes()}).
+   */
+  public static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory,
+                                        DiskSpaceGuard disk) {
+    return start(config, sinkFactory, SpillFile.Channels.FILES, Objects.requireNonNull(disk, "disk"));
+  }
+
   /** Starts a spooler whose spill files are written through {@code channels} (tests inject failures). */
   static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory,
                                  SpillFile.Channels channels) {
