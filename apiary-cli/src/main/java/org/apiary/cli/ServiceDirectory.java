@@ -144,8 +144,8 @@ final class ServiceDirectory {
 
   /**
    * How {@value #STATE} describes a process that is not the one holding the directory now, for messages: "stale
-   * apiary.json from pid N" (or "an unreadable stale apiary.json" if it cannot be parsed, as a write cut short by a full
-   * disk leaves it); empty if there is no such file or it names {@code holder}.
+   * apiary.json from pid N" (or "an unreadable stale apiary.json" if it cannot be parsed, as a write cut short by a
+   * full disk leaves it); empty if there is no such file or it names {@code holder}.
    */
   Optional<String> staleState(long holder) {
     if (!Files.exists(stateFile())) {

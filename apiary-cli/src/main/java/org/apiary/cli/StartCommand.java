@@ -239,8 +239,8 @@ public final class StartCommand implements Callable<Integer> {
       try {
         // This process holds the lock, so a state file here was written by another: a run that did not stop cleanly.
         dir.staleState(ProcessHandle.current().pid()).ifPresent(stale -> {
-          out.println("apiary: replaced " + (stale.startsWith("stale ") ? "the " + stale.replace(" from pid ", " of pid ")
-              : stale) + ": that run ended without a "
+          String what = stale.startsWith("stale ") ? "the " + stale.replace(" from pid ", " of pid ") : stale;
+          out.println("apiary: replaced " + what + ": that run ended without a "
               + "clean stop (killed, crashed or stopped by a full disk); this start restores its data");
           out.flush();
         });

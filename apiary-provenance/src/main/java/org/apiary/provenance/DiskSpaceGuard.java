@@ -58,7 +58,7 @@ public final class DiskSpaceGuard {
   private final long resumeBytes;
   private final Space space;
   private final long intervalNanos;
-  private final Map<Path, Volume> volumesByPath = new ConcurrentHashMap<>();
+  private final Map<Path, Resolved> volumesByPath = new ConcurrentHashMap<>();
   private final Map<Object, Volume> volumes = new ConcurrentHashMap<>();
 
   private DiskSpaceGuard(long reserveBytes, Space space, Duration interval) {
@@ -66,7 +66,8 @@ public final class DiskSpaceGuard {
       throw new IllegalArgumentException("the disk space reserve must not be negative, not " + reserveBytes);
     }
     this.reserveBytes = reserveBytes;
-    this.resumeBytes = reserveBytes + reserveBytes / 4;
+    this.resumeBytes = reserveBytes > Long.MAX_VALUE - reserveBytes / 4 ? Long.MAX_VALUE
+        : reserveBytes + reserveBytes / 4;
     this.space = space;
     this.intervalNanos = interval.toNanos();
   }
@@ -120,31 +121,37 @@ public final class DiskSpaceGuard {
         + "writing there resumes once " + mib(resumeBytes) + " are usable");
   }
 
+  /** How long the volume found for a path that did not exist yet (measured on an ancestor) is kept. */
+  private static final long UNRESOLVED_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+
+  /** Where a path's space is read: its volume, and whether the path existed (else an ancestor was measured). */
+  private record Resolved(Volume volume, boolean exact, long at) {}
+
   private Volume volumeOf(Path path) {
     Path absolute = path.toAbsolutePath().normalize();
-    Volume known = volumesByPath.get(absolute);
-    if (known != null) {
-      return known;
+    Resolved known = volumesByPath.get(absolute);
+    // Finding a path's volume reads the mount table: done once for a path that exists, and every few seconds for one
+    // still to be created (it may yet be a mount point of its own).
+    if (known != null && (known.exact() || System.nanoTime() - known.at() < UNRESOLVED_NANOS)) {
+      return known.volume();
     }
     Path existing = absolute;
     while (existing != null && !Files.exists(existing)) {
       existing = existing.getParent();
     }
-    if (existing == null) {
-      return null;
-    }
-    try {
-      Object id = space.volume(existing);
-      Volume volume = volumes.computeIfAbsent(id, Volume::new);
-      if (existing.equals(absolute)) { // a path still to be created may yet be a mount point of its own
-        volumesByPath.put(absolute, volume);
+    Volume volume = null;
+    if (existing != null) {
+      try {
+        volume = volumes.computeIfAbsent(space.volume(existing), Volume::new);
+      } catch (IOException | RuntimeException e) {
+        if (known == null) {
+          LOG.log(System.Logger.Level.WARNING, "cannot tell which volume " + existing + " is on (" + e + "); its "
+              + "free space is not watched");
+        }
       }
-      return volume;
-    } catch (IOException | RuntimeException e) {
-      LOG.log(System.Logger.Level.WARNING, "cannot tell which volume " + existing + " is on (" + e + "); its free "
-          + "space is not watched");
-      return null;
     }
+    volumesByPath.put(absolute, new Resolved(volume, volume != null && existing.equals(absolute), System.nanoTime()));
+    return volume;
   }
 
   static String mib(long bytes) {

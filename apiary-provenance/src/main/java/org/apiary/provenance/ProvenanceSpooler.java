@@ -439,8 +439,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
   public SpoolerStats stats() {
     lock.lock();
     try {
-      return new SpoolerStats(rowsOffered, rowsRecovered, rowsLoaded, rowsSpilled, rowsInMemory, rowsOnDisk, rowsDamaged,
-          rowsSetAside, failedLoadAttempts, batchesLoaded.get(), rowsDropped, lastError);
+      return new SpoolerStats(rowsOffered, rowsRecovered, rowsLoaded, rowsSpilled, rowsInMemory, rowsOnDisk,
+          rowsDamaged, rowsSetAside, failedLoadAttempts, batchesLoaded.get(), rowsDropped, lastError);
     } finally {
       lock.unlock();
     }
