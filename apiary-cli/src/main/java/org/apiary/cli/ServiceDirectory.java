@@ -27,7 +27,10 @@ import java.util.Optional;
  *       for good in its root, so later starts use the same;</li>
  *   <li>{@value #LOCK}: locked by the running service for its whole life (the operating system drops the lock when
  *       the process dies, even by SIGKILL), holding its process ID; a second start on the directory is refused;</li>
- *   <li>{@value #STATE}: written once the service is ready (process ID and addresses), removed on a clean stop;</li>
+ *   <li>{@value #STATE}: written once the service is ready (process ID and addresses), removed on a clean stop. A run
+ *       that ends otherwise (SIGKILL, a crash, VoltDB exiting) leaves it behind, stale: it describes the running
+ *       service only while the process that holds {@value #LOCK} is the one it names, so a reused pid never makes a
+ *       stale file look alive ({@link #runningState()}); the next start replaces it, saying so;</li>
  *   <li>{@value #BACKLOG}: the provenance spooler's backlog, rewritten by the service every
  *       {@link #BACKLOG_INTERVAL} while it captures provenance (the spooler lives in its process, so this is how
  *       {@code apiary status} learns it); removed on a clean stop.</li>
@@ -92,8 +95,11 @@ final class ServiceDirectory {
    * @param rowsLoaded rows loaded since the service started
    * @param lastError the spooler's last failure or stall, or {@code null}
    * @param at when the counts were taken (ISO-8601)
+   * @param rowsDropped rows capture dropped since the start: no room in memory and no spill file could be written
+   * @param refusing why the server refuses functions that write (a volume below the disk reserve), or {@code null}
    */
-  record Backlog(long rowsInMemory, long rowsOnDisk, long rowsLoaded, String lastError, String at) {}
+  record Backlog(long rowsInMemory, long rowsOnDisk, long rowsLoaded, String lastError, String at, long rowsDropped,
+                 String refusing) {}
 
   private final Path root;
 
@@ -136,6 +142,27 @@ final class ServiceDirectory {
   /** The state a ready service wrote, if the file is there (a service killed by SIGKILL leaves a stale one). */
   Optional<State> readState() {
     return read(stateFile(), State.class);
+  }
+
+  /**
+   * How {@value #STATE} describes a process that is not the one holding the directory now, for messages: "stale
+   * apiary.json from pid N" (or "an unreadable stale apiary.json" if it cannot be parsed, as a write cut short by a
+   * full disk leaves it); empty if there is no such file or it names {@code holder}.
+   */
+  Optional<String> staleState(long holder) {
+    if (!Files.exists(stateFile())) {
+      return Optional.empty();
+    }
+    State state;
+    try {
+      state = JSON.readValue(stateFile().toFile(), State.class);
+    } catch (IOException e) {
+      return Optional.of("an unreadable stale " + STATE + " (" + e.getMessage().lines().findFirst().orElse("") + ")");
+    }
+    if (state.pid() == holder) {
+      return Optional.empty();
+    }
+    return Optional.of("stale " + STATE + " from pid " + state.pid() + ", started " + state.startedAt());
   }
 
   Optional<Settings> readSettings() {
@@ -260,10 +287,24 @@ final class ServiceDirectory {
     }
     Optional<Long> holder = holder();
     if (holder.isEmpty()) {
-      throw new CliException("no Apiary is running in " + root + ": start it with: apiary start --data " + root);
+      throw new CliException("no Apiary is running in " + root + staleSuffix(-1) + ": start it with: apiary start "
+          + "--data " + root);
     }
-    return readState().orElseThrow(() -> new CliException("Apiary in " + root + " (pid " + holder.get()
-        + ") is still starting: try again in a few seconds"));
+    long pid = holder.get();
+    Optional<String> stale = staleState(pid);
+    Optional<State> state = stale.isPresent() ? Optional.empty() : readState();
+    return state.orElseThrow(() -> new CliException("Apiary in " + root + " is still starting ("
+        + (pid > 0 ? "pid " + pid : "its pid is not written yet") + stale.map(s -> "; " + s + " ignored").orElse("")
+        + "): try again in a few seconds"));
+  }
+
+  /**
+   * " (not running: stale apiary.json from pid N, ...)" for a directory whose lock nobody holds but whose state file
+   * is still there, else "".
+   */
+  String staleSuffix(long holder) {
+    return staleState(holder).map(s -> " (not running: " + s + ", which ended without a clean stop: killed, crashed "
+        + "or stopped by a full disk; ignored, and the next start replaces it)").orElse("");
   }
 
   static <T> Optional<T> read(Path file, Class<T> type) {

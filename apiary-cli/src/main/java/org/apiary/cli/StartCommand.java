@@ -134,8 +134,10 @@ public final class StartCommand implements Callable<Integer> {
   }
 
   private CliException inUse(ServiceDirectory dir) {
-    String who = dir.readState().map(s -> "pid " + s.pid() + ", frontend " + s.frontend())
-        .orElseGet(() -> dir.holder().map(pid -> "pid " + pid + ", still starting").orElse("another process"));
+    Optional<Long> holder = dir.holder();
+    String who = holder.filter(pid -> pid > 0 && dir.staleState(pid).isEmpty()).flatMap(pid -> dir.readState())
+        .map(s -> "pid " + s.pid() + ", frontend " + s.frontend())
+        .orElseGet(() -> holder.map(pid -> "pid " + pid + ", still starting").orElse("another process"));
     return new CliException(dir.root() + " is in use by a running Apiary (" + who + "): only one runs on a data "
         + "directory at a time. Stop it first with: apiary stop --data " + dir.root());
   }
@@ -235,7 +237,14 @@ public final class StartCommand implements Callable<Integer> {
     Optional<ServiceDirectory.State> open(ServiceDirectory.Settings settings, int frontendPort, String bindAddress,
                                           int clientPort) {
       try {
-        dir.deleteState(); // left by a run that was killed
+        // This process holds the lock, so a state file here was written by another: a run that did not stop cleanly.
+        dir.staleState(ProcessHandle.current().pid()).ifPresent(stale -> {
+          String what = stale.startsWith("stale ") ? "the " + stale.replace(" from pid ", " of pid ") : stale;
+          out.println("apiary: replaced " + what + ": that run ended without a "
+              + "clean stop (killed, crashed or stopped by a full disk); this start restores its data");
+          out.flush();
+        });
+        dir.deleteState();
         dir.deleteBacklog();
         DatabaseUsers users = databaseUsers();
         JournalMode journalMode = journalMode(settings);
@@ -354,7 +363,9 @@ public final class StartCommand implements Callable<Integer> {
         backlogReporter = reporter;
       }
       long every = ServiceDirectory.BACKLOG_INTERVAL.toMillis();
+      String[] lastFailure = new String[1]; // said once until it changes: a full disk would repeat it every 2 s
       reporter.scheduleWithFixedDelay(() -> {
+        String failure = null;
         try {
           org.apiary.runtime.journal.ServerJournal journal = org.apiary.runtime.journal.ServerJournal.current();
           if (journal != null && journal.writer() != null) {
@@ -364,17 +375,24 @@ public final class StartCommand implements Callable<Integer> {
                 j.failure(), Instant.now().toString()));
           }
         } catch (RuntimeException e) {
-          err.println("apiary: could not report the journal's status in " + dir.root() + ": " + e.getMessage());
+          failure = "apiary: could not report the journal's status in " + dir.root() + ": " + e.getMessage();
         }
         try {
           ServerProvenance.active().ifPresent(p -> {
             SpoolerStats s = p.spooler().stats();
             dir.writeBacklog(new ServiceDirectory.Backlog(s.rowsInMemory(), s.rowsOnDisk(), s.rowsLoaded(),
-                s.lastError(), Instant.now().toString()));
+                s.lastError(), Instant.now().toString(), s.rowsDropped(), p.refusal(true).orElse(null)));
           });
         } catch (RuntimeException e) {
-          err.println("apiary: could not report the provenance backlog in " + dir.root() + ": " + e.getMessage());
+          failure = (failure == null ? "" : failure + "; ") + "apiary: could not report the provenance backlog in "
+              + dir.root() + ": " + e.getMessage();
         }
+        if (failure != null && !failure.equals(lastFailure[0])) {
+          err.println(failure + " (said again only if it changes)");
+        } else if (failure == null && lastFailure[0] != null) {
+          err.println("apiary: the status files in " + dir.root() + " are written again");
+        }
+        lastFailure[0] = failure;
       }, 0, every, TimeUnit.MILLISECONDS);
     }
 

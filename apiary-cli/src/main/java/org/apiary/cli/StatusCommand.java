@@ -176,9 +176,11 @@ public final class StatusCommand implements Callable<Integer> {
     ServiceDirectory.Backlog b = reported.get();
     long age = Duration.between(Instant.parse(b.at()), Instant.now()).toMillis();
     return "rows waiting in the spooler: " + (b.rowsInMemory() + b.rowsOnDisk()) + " (" + b.rowsInMemory()
-        + " in memory, " + b.rowsOnDisk() + " in spill files; " + b.rowsLoaded() + " loaded since the start; as "
-        + "reported " + seconds(Math.max(0, age)) + " ago" + (b.lastError() == null ? "" : "; last error: "
-        + b.lastError()) + ")";
+        + " in memory, " + b.rowsOnDisk() + " in spill files; " + b.rowsLoaded() + " loaded since the start"
+        + (b.rowsDropped() == 0 ? "" : "; " + b.rowsDropped() + " DROPPED since the start, for want of room in "
+        + "memory and on disk") + "; as reported " + seconds(Math.max(0, age)) + " ago" + (b.lastError() == null ? ""
+        : "; last error: " + b.lastError()) + ")" + (b.refusing() == null ? "" : "\nREFUSING WRITES: "
+        + b.refusing());
   }
 
   /** The journal as the `apiary start` process last reported it (its writer lives there), or why it is not known. */

@@ -29,12 +29,10 @@ public final class StopCommand implements Callable<Integer> {
     ServiceDirectory dir = new ServiceDirectory(data);
     Optional<Long> holder = dir.holder();
     if (holder.isEmpty()) {
-      String stale = dir.readState().map(s -> " (" + ServiceDirectory.STATE + " names pid " + s.pid()
-          + ", which ended without a clean stop: killed or crashed; the next start restores the last snapshot)")
-          .orElse("");
-      throw new CliException("no Apiary is running in " + dir.root() + stale);
+      throw new CliException("no Apiary is running in " + dir.root() + dir.staleSuffix(-1));
     }
-    long pid = holder.get() > 0 ? holder.get() : dir.readState().map(ServiceDirectory.State::pid).orElse(-1L);
+    // Only the lock's holder is signalled: the pid in a state file may be a stale one, by now another process's.
+    long pid = holder.get();
     if (pid <= 0) {
       throw new CliException("Apiary in " + dir.root() + " is starting and has not written its process ID yet: "
           + "try again in a few seconds");

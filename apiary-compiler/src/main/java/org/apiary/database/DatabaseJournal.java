@@ -321,7 +321,7 @@ final class DatabaseJournal implements AutoCloseable {
       }
       if (start) {
         JournalWriter.Settings settings = JournalWriter.Settings.of(config.journal());
-        server.startWriting(JournalWriter.start(directory, timeline, 1, settings));
+        server.startWriting(JournalWriter.start(directory, timeline, 1, settings), directory.path());
         directory.deleteTimelinesOtherThan(timeline);
       } else {
         writer.deleteSegmentsBefore(before + 1);

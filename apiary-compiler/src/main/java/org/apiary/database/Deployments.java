@@ -69,6 +69,7 @@ public final class Deployments {
     property(props, "spill.dir", spill.toAbsolutePath().toString());
     property(props, "durable", String.valueOf(p.durable()));
     property(props, "reads", String.valueOf(p.captureReads()));
+    property(props, "disk.reserve.bytes", String.valueOf(p.diskReserveBytes()));
     long exportMs = Math.max(1, p.exportFlushInterval().toMillis());
     return """
           <export>

@@ -25,11 +25,19 @@ import java.util.Objects;
  *     per function execution); by default they wait in memory for at most a flush interval
  * @param captureReads whether rows read are captured (the default); without it only writes and function executions
  *     are, which costs less
+ * @param diskReserveBytes the space each database server keeps usable on the volumes it writes (default
+ *     {@link org.apiary.provenance.DiskSpaceGuard#DEFAULT_RESERVE_BYTES}, 64 MiB; zero turns the guard off). VoltDB
+ *     exits when it cannot write its export overflow, which holds every captured write until it is loaded, so below
+ *     the reserve on the volume of the server's VoltDB root, export overflow, snapshots or journal, functions that
+ *     write are refused before they run, saying why; below it on the spill directory's volume no spill file is
+ *     written (durable capture then refuses every function execution; otherwise rows beyond the spooler's memory are
+ *     dropped and counted); below it on the volume of a DuckDB sink's file, loading pauses. Each resumes once the
+ *     volume has the reserve and a quarter usable again.
  */
 public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassword, Duration flushInterval,
                                Duration exportFlushInterval, Path spillDirectory,
                                java.util.Set<String> writeCaptureTables, boolean durable,
-                               boolean captureReads) {
+                               boolean captureReads, long diskReserveBytes) {
   /** The export target name Apiary's deployment declares. */
   public static final String EXPORT_TARGET = "apiary_provenance";
 
@@ -47,6 +55,9 @@ public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassw
         || exportFlushInterval.isZero()) {
       throw new IllegalArgumentException("flush intervals must be positive");
     }
+    if (diskReserveBytes < 0) {
+      throw new IllegalArgumentException("diskReserveBytes must not be negative, not " + diskReserveBytes);
+    }
   }
 
   /** An embedded DuckDB file as the sink. */
@@ -56,40 +67,47 @@ public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassw
 
   /** Any JDBC sink, with default intervals. */
   public static ProvenanceConfig sink(String jdbcUrl) {
-    return new ProvenanceConfig(jdbcUrl, null, null, Duration.ofMillis(250), Duration.ofMillis(100), null, null, false, true);
+    return new ProvenanceConfig(jdbcUrl, null, null, Duration.ofMillis(250), Duration.ofMillis(100), null, null, false,
+        true, org.apiary.provenance.DiskSpaceGuard.DEFAULT_RESERVE_BYTES);
   }
 
   public ProvenanceConfig withCredentials(String user, String password) {
     return new ProvenanceConfig(sinkUrl, user, password, flushInterval, exportFlushInterval, spillDirectory,
-        writeCaptureTables, durable, captureReads);
+        writeCaptureTables, durable, captureReads, diskReserveBytes);
   }
 
   public ProvenanceConfig withFlushInterval(Duration value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, value, exportFlushInterval, spillDirectory,
-        writeCaptureTables, durable, captureReads);
+        writeCaptureTables, durable, captureReads, diskReserveBytes);
   }
 
   public ProvenanceConfig withSpillDirectory(Path value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, value,
-        writeCaptureTables, durable, captureReads);
+        writeCaptureTables, durable, captureReads, diskReserveBytes);
   }
 
   /** Captures the writes of these application tables only (reads and executions are captured everywhere). */
   public ProvenanceConfig withWriteCaptureOnly(String... tables) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
-        java.util.Set.of(tables), durable, captureReads);
+        java.util.Set.of(tables), durable, captureReads, diskReserveBytes);
   }
 
   /** Captured reads and executions forced to disk before each function's transaction commits. */
   public ProvenanceConfig withDurableCapture(boolean value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
-        writeCaptureTables, value, captureReads);
+        writeCaptureTables, value, captureReads, diskReserveBytes);
   }
 
   /** Whether rows read are captured ({@code false}: writes and function executions only). */
   public ProvenanceConfig withReadCapture(boolean value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
-        writeCaptureTables, durable, value);
+        writeCaptureTables, durable, value, diskReserveBytes);
+  }
+
+  /** The space each database server keeps usable on the volumes it writes; zero: no guard. See the record's doc. */
+  public ProvenanceConfig withDiskReserveBytes(long value) {
+    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
+        writeCaptureTables, durable, captureReads, value);
   }
 
   /** Whether writes of {@code table} are captured. */

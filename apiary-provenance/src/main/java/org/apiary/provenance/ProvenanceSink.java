@@ -190,6 +190,26 @@ public final class ProvenanceSink implements AutoCloseable {
     return timeout;
   }
 
+  /**
+   * The file an embedded sink's database lives in ({@code jdbc:duckdb:FILE}, options after {@code ;} left out): what
+   * fills its volume as rows are loaded. Empty for a database server (PostgreSQL, Vertica) and for an in-memory DuckDB.
+   */
+  public static java.util.Optional<java.nio.file.Path> localFile(String jdbcUrl) {
+    if (SinkDialect.forUrl(jdbcUrl) != SinkDialect.DUCKDB) {
+      return java.util.Optional.empty();
+    }
+    String path = jdbcUrl.substring("jdbc:duckdb:".length()).split(";", 2)[0].strip();
+    if (path.isEmpty() || path.startsWith(":memory:")) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(java.nio.file.Path.of(path));
+  }
+
+  /** {@link #localFile(String)} of this sink's URL. */
+  public java.util.Optional<java.nio.file.Path> localFile() {
+    return localFile(url);
+  }
+
   /** The JDBC URL with any password parameter masked, for messages. */
   public String url() {
     return redact(url);

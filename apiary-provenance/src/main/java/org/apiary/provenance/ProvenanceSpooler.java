@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
@@ -53,6 +54,15 @@ import java.util.stream.Stream;
  *
  * <p>A row that the database rejects every time (for example a string PostgreSQL cannot store) blocks the rows
  * behind it: the spooler keeps retrying, never dropping it, and {@link SpoolerStats#lastError()} says why.
+ *
+ * <p>A full disk: the spooler keeps {@link SpoolerConfig#diskReserveBytes()} usable on the volume of its spill
+ * directory and on that of the sink's file, if the sink is one (DuckDB), as a {@link DiskSpaceGuard} measures them.
+ * While the spill directory's volume is below it, or spill files cannot be written at all, no spill file is written:
+ * {@link #offerDurably} fails (capture refuses the execution, saying why), and rows {@link #offer} finds no room for
+ * in memory are <em>dropped</em> and counted in {@link SpoolerStats#rowsDropped()} (capture pauses, with a warning
+ * when it starts, every 10 s while it lasts, and when it ends), so memory never holds more than
+ * {@link SpoolerConfig#maxMemoryRows()} rows. While the sink's volume is below it, loading pauses (rows wait where
+ * they are, the pause is in {@link SpoolerStats#lastError()}) and is tried again after each backoff.
  *
  * <p>Spill files survive {@link #close()} and process restarts: a spooler started on the same directory loads the
  * files it finds there first, whether or not anybody registers their tables again. A damaged unit is skipped with a
@@ -98,9 +108,15 @@ public final class ProvenanceSpooler implements AutoCloseable {
   private long rowsDamaged;
   private long rowsSetAside;
   private String lastError;
+  private long rowsDropped;
+  /** Rows dropped since capture last paused; the pause ends when rows are kept again. */
+  private long droppedInPause;
+  private long droppedSinceReport;
+  private long lastDropReportNanos;
   /** Set once a durable append could not be undone: every later durable offer fails (capture stops, visibly). */
   private String durableFailure;
   private boolean spillFailing;
+  private boolean capturePaused;
   /**
    * Set when a load fails, the loader stops for a table not registered, or an offer's wait for room runs out;
    * cleared when a load completes. Offers wait for room in memory only while it is clear.
@@ -120,13 +136,17 @@ public final class ProvenanceSpooler implements AutoCloseable {
   private final Set<String> ensured = new HashSet<>();
   private int consecutiveFailures;
   private long stallWarnedSegment = -1;
+  /** Why loading is paused (the sink's volume is short), or null; loader thread only. */
+  private String loadPause;
 
   private final SpillFile.Channels channels;
+  private final DiskSpaceGuard disk;
 
   private ProvenanceSpooler(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory, FileChannel lockChannel,
-                            FileLock directoryLock, SpillFile.Channels channels) {
+                            FileLock directoryLock, SpillFile.Channels channels, DiskSpaceGuard disk) {
     this.config = config;
     this.channels = channels;
+    this.disk = disk;
     this.sinkFactory = sinkFactory;
     this.lockChannel = lockChannel;
     this.directoryLock = directoryLock;
@@ -146,12 +166,30 @@ public final class ProvenanceSpooler implements AutoCloseable {
    * @throws UncheckedIOException if the spill directory or a spill file in it cannot be read or written
    */
   public static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory) {
-    return start(config, sinkFactory, SpillFile.Channels.FILES);
+    return start(config, sinkFactory, SpillFile.Channels.FILES, null);
+  }
+
+  /**
+   * As {@link #start(SpoolerConfig, Supplier)}, with the volumes measured by {@code disk}, a guard shared with the
+   * process's other writers (its reserve is used, not {@link SpoolerConfig#diskReserveBytes()}).
+   */
+  public static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory,
+                                        DiskSpaceGuard disk) {
+    return start(config, sinkFactory, SpillFile.Channels.FILES, Objects.requireNonNull(disk, "disk"));
   }
 
   /** Starts a spooler whose spill files are written through {@code channels} (tests inject failures). */
   static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory,
                                  SpillFile.Channels channels) {
+    return start(config, sinkFactory, channels, null);
+  }
+
+  /**
+   * Starts a spooler whose spill files are written through {@code channels} and whose volumes {@code disk} measures
+   * ({@code null}: one reserving {@link SpoolerConfig#diskReserveBytes()}); tests inject both.
+   */
+  static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory,
+                                 SpillFile.Channels channels, DiskSpaceGuard disk) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(sinkFactory, "sinkFactory");
     Path directory = config.spillDirectory();
@@ -169,7 +207,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
         throw new IllegalStateException("spill directory " + directory + " is in use by another provenance "
             + "spooler; give each spooler its own");
       }
-      ProvenanceSpooler spooler = new ProvenanceSpooler(config, sinkFactory, channel, directoryLock, channels);
+      ProvenanceSpooler spooler = new ProvenanceSpooler(config, sinkFactory, channel, directoryLock, channels,
+          disk != null ? disk : DiskSpaceGuard.reserving(config.diskReserveBytes()));
       spooler.recover();
       spooler.loader.start();
       return spooler;
@@ -211,12 +250,14 @@ public final class ProvenanceSpooler implements AutoCloseable {
   }
 
   /**
-   * Hands rows over for loading; never drops a row. Rows go to memory while fewer than
-   * {@link SpoolerConfig#maxMemoryRows()} wait there. An offer that finds memory full waits for room, at most
-   * {@link SpoolerConfig#offerWait()}, while the loader keeps loading (a sink slower than the offers paces the
-   * offering threads); rows that still find none go to spill files, and so do rows offered while loads fail, while
-   * spill files wait, or after a wait has run out until a load completes again. If a spill file cannot be written the
-   * rows stay in memory beyond that limit (with a warning) rather than be lost.
+   * Hands rows over for loading; drops a row only when it can be kept neither in memory nor on disk (see below). Rows
+   * go to memory while fewer than {@link SpoolerConfig#maxMemoryRows()} wait there. An offer that finds memory full
+   * waits for room, at most {@link SpoolerConfig#offerWait()}, while the loader keeps loading (a sink slower than the
+   * offers paces the offering threads); rows that still find none go to spill files, and so do rows offered while
+   * loads fail, while spill files wait, or after a wait has run out until a load completes again. If no spill file
+   * can be written (the disk refuses it, or its volume is below {@link SpoolerConfig#diskReserveBytes()}) those rows
+   * are dropped and counted in {@link SpoolerStats#rowsDropped()}: capture pauses, loudly, rather than let memory
+   * grow without bound.
    *
    * @throws IllegalArgumentException if a row's table is not registered or a row does not fit its table; then
    *     none of the rows is taken
@@ -319,6 +360,11 @@ public final class ProvenanceSpooler implements AutoCloseable {
         throw new java.io.UncheckedIOException(new java.io.IOException("durable provenance capture has stopped: "
             + durableFailure));
       }
+      Optional<String> shortage = disk.shortage(config.spillDirectory(), "provenance spill files");
+      if (shortage.isPresent()) {
+        lastError = "durable provenance capture refuses executions: " + shortage.get();
+        throw new java.io.UncheckedIOException(new java.io.IOException(shortage.get()));
+      }
       // One unit, in one file: the rows of one execution are on disk whole or not at all.
       DiskSegment disk = openDiskTail();
       try {
@@ -355,7 +401,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
   }
 
   /**
-   * Waits until every row offered before this call (and every row recovered from spill files at start) is loaded.
+   * Waits until every row offered before this call (and every row recovered from spill files at start) is loaded,
+   * except those dropped (see {@link #offer}).
    * Wakes the loading thread at once unless it is backing off after a failure.
    *
    * @return true if they are all loaded; false if the timeout passed first, the spooler closed, or the calling
@@ -365,7 +412,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
     long deadline = System.nanoTime() + timeout.toNanos();
     lock.lock();
     try {
-      long target = rowsOffered + rowsRecovered;
+      // Rows are dropped only as they are offered, so none offered before this call is dropped after it.
+      long target = rowsOffered + rowsRecovered - rowsDropped;
       flushTarget = Math.max(flushTarget, target);
       if (rowsLoaded < target) {
         wakeRequested = true;
@@ -391,8 +439,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
   public SpoolerStats stats() {
     lock.lock();
     try {
-      return new SpoolerStats(rowsOffered, rowsRecovered, rowsLoaded, rowsSpilled, rowsInMemory, rowsOnDisk, rowsDamaged,
-          rowsSetAside, failedLoadAttempts, batchesLoaded.get(), lastError);
+      return new SpoolerStats(rowsOffered, rowsRecovered, rowsLoaded, rowsSpilled, rowsInMemory, rowsOnDisk,
+          rowsDamaged, rowsSetAside, failedLoadAttempts, batchesLoaded.get(), rowsDropped, lastError);
     } finally {
       lock.unlock();
     }
@@ -452,12 +500,18 @@ public final class ProvenanceSpooler implements AutoCloseable {
     }
     memory.rows.addAll(rows);
     rowsInMemory += rows.size();
+    resumeCapture();
   }
 
   /** Writes rows from {@code from} on to the open spill file (starting a new one if needed); returns how many. */
   private int spill(List<ProvenanceRow> rows, int from) {
     DiskSegment disk = null;
     int count = Math.min(rows.size() - from, config.maxBatchRows());
+    Optional<String> shortage = this.disk.shortage(config.spillDirectory(), "provenance spill files");
+    if (shortage.isPresent()) {
+      drop(count, shortage.get());
+      return count;
+    }
     try {
       disk = openDiskTail();
       count = Math.min(rows.size() - from, config.maxBatchRows() - disk.rows);
@@ -470,20 +524,57 @@ public final class ProvenanceSpooler implements AutoCloseable {
         seal(disk);
       }
       spillFailing = false;
+      resumeCapture();
     } catch (IOException e) {
       if (disk != null) {
         seal(disk);
       }
       String message = "cannot write provenance spill file in " + config.spillDirectory() + " (" + e.getMessage()
-          + "); keeping rows in memory beyond maxMemoryRows";
-      lastError = message;
+          + ")";
       if (!spillFailing) {
         LOG.log(System.Logger.Level.WARNING, message, e);
       }
       spillFailing = true;
-      keepInMemory(rows.subList(from, from + count));
+      drop(count, message);
     }
     return count;
+  }
+
+  /** How often a pause of capture is reported while it lasts. */
+  private static final long DROP_REPORT_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+  /** Counts rows that can be neither kept in memory nor spilled; reports the pause (called with lock held). */
+  private void drop(int count, String why) {
+    rowsDropped += count;
+    droppedInPause += count;
+    droppedSinceReport += count;
+    long now = System.nanoTime();
+    if (!capturePaused) {
+      capturePaused = true;
+      lastDropReportNanos = now;
+      droppedSinceReport = 0;
+      LOG.log(System.Logger.Level.WARNING, "provenance capture paused: rows are dropped, not loaded, while "
+          + config.maxMemoryRows() + " rows wait in memory (maxMemoryRows) and no spill file can be written: " + why
+          + "; counted in rowsDropped, reported every 10 s while it lasts");
+    } else if (now - lastDropReportNanos >= DROP_REPORT_NANOS) {
+      LOG.log(System.Logger.Level.WARNING, "provenance capture still paused: " + droppedSinceReport + " rows dropped in "
+          + "the last " + TimeUnit.NANOSECONDS.toSeconds(now - lastDropReportNanos) + " s (" + droppedInPause
+          + " in this pause, " + rowsDropped + " since start): " + why);
+      lastDropReportNanos = now;
+      droppedSinceReport = 0;
+    }
+    lastError = "provenance capture paused: " + droppedInPause + " rows dropped (" + rowsDropped + " since start), as "
+        + "memory holds maxMemoryRows (" + config.maxMemoryRows() + ") and no spill file can be written: " + why;
+  }
+
+  /** Ends a pause of capture once rows are kept again (called with lock held). */
+  private void resumeCapture() {
+    if (capturePaused) {
+      capturePaused = false;
+      LOG.log(System.Logger.Level.INFO, "provenance capture resumed after dropping " + droppedInPause + " rows ("
+          + rowsDropped + " since start)");
+      droppedInPause = 0;
+    }
   }
 
   private DiskSegment openDiskTail() throws IOException {
@@ -495,7 +586,18 @@ public final class ProvenanceSpooler implements AutoCloseable {
     }
     long id = nextSegmentId++;
     DiskSegment disk = new DiskSegment(id, SpillFile.path(config.spillDirectory(), id), 0);
-    disk.writer = SpillFile.Writer.create(disk.file, channels);
+    try {
+      disk.writer = SpillFile.Writer.create(disk.file, channels);
+    } catch (IOException e) {
+      if (!(e instanceof java.nio.file.FileAlreadyExistsException) && Files.isRegularFile(disk.file)) {
+        try {
+          Files.delete(disk.file); // created, but its header did not fit (a full disk): nothing of it is usable
+        } catch (IOException deleting) {
+          e.addSuppressed(deleting);
+        }
+      }
+      throw e;
+    }
     disk.validBytes = disk.writer.size();
     queue.addLast(disk);
     return disk;
@@ -704,6 +806,9 @@ public final class ProvenanceSpooler implements AutoCloseable {
           sink = Objects.requireNonNull(sinkFactory.get(), "the provenance sink factory returned null");
           ensured.clear();
         }
+        if (!sinkHasRoom()) {
+          return false;
+        }
         for (Map.Entry<String, List<ProvenanceRow>> group : byTable.entrySet()) {
           ProvenanceTable table = contents.tables().getOrDefault(group.getKey(), tables.get(group.getKey()));
           if (!ensured.contains(table.name())) {
@@ -811,6 +916,33 @@ public final class ProvenanceSpooler implements AutoCloseable {
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * Whether the volume of the sink's file, for a sink that is one, has room for loading; if not, pauses loading:
+   * records why (the offers stop waiting for the loader) and counts a consecutive failure, so it is checked again
+   * after the backoff. Loader thread only.
+   */
+  private boolean sinkHasRoom() {
+    Optional<Path> file = sink.localFile();
+    Optional<String> shortage = file.flatMap(f -> disk.shortage(f, "the provenance database " + sink.url()));
+    if (shortage.isEmpty()) {
+      if (loadPause != null) {
+        loadPause = null;
+        LOG.log(System.Logger.Level.INFO, "provenance loading resumed: the volume of " + file.orElseThrow()
+            + " has room again");
+      }
+      return true;
+    }
+    consecutiveFailures++;
+    String message = "provenance loading paused: " + shortage.get();
+    if (loadPause == null) {
+      LOG.log(System.Logger.Level.WARNING, message + "; rows wait (in memory up to maxMemoryRows, then in spill files "
+          + "if their volume has room) and loading is tried again after each backoff");
+    }
+    loadPause = message;
+    recordError(message);
+    return false;
   }
 
   private void reportStall(Segment segment, List<String> unregistered) {

@@ -31,10 +31,16 @@ import java.util.Objects;
  *     frees up to {@code maxBatchRows}); default 1 s. Offers do not wait while loads fail, while rows wait in spill
  *     files, or after a wait has run out, until a load completes again: a sink that is only slow paces the offering
  *     threads, one that is down or hung costs one offer this wait and the rest spill. Zero never waits.
+ * @param diskReserveBytes the space kept usable on the volume of the spill directory, and on that of the sink's file
+ *     for a sink that is one (DuckDB); default {@link DiskSpaceGuard#DEFAULT_RESERVE_BYTES} (64 MiB), zero for none.
+ *     Below it (see {@link DiskSpaceGuard}) no spill file is written (durable offers fail; rows memory cannot hold
+ *     are dropped and counted) and loading into such a sink pauses, each saying why in
+ *     {@link SpoolerStats#lastError()}, until the volume has room again: a full disk fails whatever else writes
+ *     there, and the embedded VoltDB exits when it cannot write its export overflow.
  */
 public record SpoolerConfig(Duration flushInterval, int maxBatchRows, int maxMemoryRows, Path spillDirectory,
                             Duration initialBackoff, Duration maxBackoff, Duration closeTimeout, Recovery recovery,
-                            Duration offerWait) {
+                            Duration offerWait, long diskReserveBytes) {
   /**
    * What the spill files a spooler finds at start are a copy of. Rows are offered while a function's transaction runs,
    * before it commits; a server that dies in between leaves the rows of a transaction that may never have committed.
@@ -85,6 +91,9 @@ public record SpoolerConfig(Duration flushInterval, int maxBatchRows, int maxMem
     if (closeTimeout.isNegative()) {
       throw new IllegalArgumentException("closeTimeout must not be negative, not " + closeTimeout);
     }
+    if (diskReserveBytes < 0) {
+      throw new IllegalArgumentException("diskReserveBytes must not be negative, not " + diskReserveBytes);
+    }
   }
 
   /** The defaults listed on each setting. */
@@ -92,61 +101,67 @@ public record SpoolerConfig(Duration flushInterval, int maxBatchRows, int maxMem
     return new SpoolerConfig(Duration.ofMillis(250), 20_000, 200_000,
         Path.of(System.getProperty("java.io.tmpdir"), "apiary-provenance-spool"),
         Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(10), Recovery.ONLY_COPY,
-        Duration.ofSeconds(1));
+        Duration.ofSeconds(1), DiskSpaceGuard.DEFAULT_RESERVE_BYTES);
   }
 
   /** A copy with another {@link #flushInterval()}. */
   public SpoolerConfig withFlushInterval(Duration value) {
     return new SpoolerConfig(value, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout, recovery, offerWait);
+        closeTimeout, recovery, offerWait, diskReserveBytes);
   }
 
   /** A copy with another {@link #maxBatchRows()}. */
   public SpoolerConfig withMaxBatchRows(int value) {
     return new SpoolerConfig(flushInterval, value, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout, recovery, offerWait);
+        closeTimeout, recovery, offerWait, diskReserveBytes);
   }
 
   /** A copy with another {@link #maxMemoryRows()}. */
   public SpoolerConfig withMaxMemoryRows(int value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, value, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout, recovery, offerWait);
+        closeTimeout, recovery, offerWait, diskReserveBytes);
   }
 
   /** A copy with another {@link #spillDirectory()}. */
   public SpoolerConfig withSpillDirectory(Path value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, value, initialBackoff, maxBackoff,
-        closeTimeout, recovery, offerWait);
+        closeTimeout, recovery, offerWait, diskReserveBytes);
   }
 
   /** A copy with another {@link #initialBackoff()}. */
   public SpoolerConfig withInitialBackoff(Duration value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, value, maxBackoff,
-        closeTimeout, recovery, offerWait);
+        closeTimeout, recovery, offerWait, diskReserveBytes);
   }
 
   /** A copy with another {@link #maxBackoff()}. */
   public SpoolerConfig withMaxBackoff(Duration value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, value,
-        closeTimeout, recovery, offerWait);
+        closeTimeout, recovery, offerWait, diskReserveBytes);
   }
 
   /** A copy with another {@link #closeTimeout()}. */
   public SpoolerConfig withCloseTimeout(Duration value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        value, recovery, offerWait);
+        value, recovery, offerWait, diskReserveBytes);
   }
 
   /** A copy with another {@link #recovery()}. */
   public SpoolerConfig withRecovery(Recovery value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout, value, offerWait);
+        closeTimeout, value, offerWait, diskReserveBytes);
   }
 
   /** A copy with another {@link #offerWait()}. */
   public SpoolerConfig withOfferWait(Duration value) {
     return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
-        closeTimeout, recovery, value);
+        closeTimeout, recovery, value, diskReserveBytes);
+  }
+
+  /** A copy with another {@link #diskReserveBytes()}. */
+  public SpoolerConfig withDiskReserveBytes(long value) {
+    return new SpoolerConfig(flushInterval, maxBatchRows, maxMemoryRows, spillDirectory, initialBackoff, maxBackoff,
+        closeTimeout, recovery, offerWait, value);
   }
 
   private static void requirePositive(Duration value, String name) {

@@ -2,8 +2,8 @@ package org.apiary.provenance;
 
 /**
  * A snapshot of a {@link ProvenanceSpooler}'s counters. Every row that entered the spooler is loaded, waiting in
- * memory, waiting on disk, or lost to damage on disk:
- * {@code rowsOffered + rowsRecovered == rowsLoaded + rowsInMemory + rowsOnDisk + rowsDamaged}.
+ * memory, waiting on disk, lost to damage on disk, or dropped because it could be kept neither in memory nor on disk:
+ * {@code rowsOffered + rowsRecovered == rowsLoaded + rowsInMemory + rowsOnDisk + rowsDamaged + rowsDropped}.
  *
  * @param rowsOffered rows accepted by {@link ProvenanceSpooler#offer} since start
  * @param rowsRecovered rows found in spill files left by an earlier spooler when this one started
@@ -20,10 +20,13 @@ package org.apiary.provenance;
  * @param failedLoadAttempts attempts that failed: connecting, creating a table, or loading a batch
  * @param batchesLoaded load transactions that committed (one per table of a batch); {@code rowsLoaded} over this is
  *     the rows per load, which decides most of the loader's CPU (a load's fixed cost in the sink is about 1 ms of CPU)
+ * @param rowsDropped rows offered that were dropped: memory held {@link SpoolerConfig#maxMemoryRows()} rows and no
+ *     spill file could be written (the disk refused it, or its volume was below
+ *     {@link SpoolerConfig#diskReserveBytes()}); capture paused while this grew, and {@code lastError} says why
  * @param lastError the message of the last failure or stall (for example a spill file waiting for its table to be
  *     registered), or {@code null} if there was none
  */
 public record SpoolerStats(long rowsOffered, long rowsRecovered, long rowsLoaded, long rowsSpilled,
                            long rowsInMemory, long rowsOnDisk, long rowsDamaged, long rowsSetAside,
-                           long failedLoadAttempts, long batchesLoaded, String lastError) {
+                           long failedLoadAttempts, long batchesLoaded, long rowsDropped, String lastError) {
 }

@@ -18,6 +18,8 @@ final class FailingChannels implements SpillFile.Channels {
   final java.util.concurrent.atomic.AtomicInteger forceFailures = new java.util.concurrent.atomic.AtomicInteger();
   volatile boolean failTruncate;
   volatile boolean failOverwrite;
+  /** Whether appends fail as on a full disk (ENOSPC): every write at the file's position, the header's too. */
+  volatile boolean failAppends;
 
   @Override
   public FileChannel create(Path file) throws IOException {
@@ -68,6 +70,9 @@ final class FailingChannels implements SpillFile.Channels {
 
     @Override
     public int write(ByteBuffer src) throws IOException {
+      if (failAppends) {
+        throw new IOException("injected: No space left on device");
+      }
       return real.write(src);
     }
 

@@ -173,7 +173,7 @@ class ProvenanceSpoolerTest {
       }
       assertTrue(spooler.flush(Duration.ofSeconds(30)), "flush timed out: " + spooler.stats());
       SpoolerStats stats = spooler.stats();
-      assertEquals(new SpoolerStats(12_000, 0, 12_000, 0, 0, 0, 0, 0, 0, stats.batchesLoaded(), null), stats);
+      assertEquals(new SpoolerStats(12_000, 0, 12_000, 0, 0, 0, 0, 0, 0, stats.batchesLoaded(), 0, null), stats);
     }
     try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
       SinkChecks.assertStored(sink, typed, SinkChecks.typedRows(typed, 0, 6000, "v"));

@@ -56,6 +56,19 @@ public final class ServerJournal {
     expected.clear();
   }
 
+  /** As {@link #startWriting(JournalWriter)}, for a writer whose segments go to {@code directory}. */
+  public void startWriting(JournalWriter w, java.nio.file.Path directory) {
+    this.directory = directory;
+    startWriting(w);
+  }
+
+  private volatile java.nio.file.Path directory;
+
+  /** The directory the journal's segments are written to, or {@code null} if not known (or not writing yet). */
+  public java.nio.file.Path directory() {
+    return directory;
+  }
+
   /** The writer, or {@code null} while replaying. */
   public JournalWriter writer() {
     return writer;

@@ -184,6 +184,7 @@ public abstract class FunctionProcedure extends JournaledProcedure {
           + (getTransactionTime().getTime() - call.deadline()) + " ms after its deadline (its client's expiry plus the "
           + "clock skew allowed); it was not started, since retention may have deleted the record of an earlier run"));
     }
+    refuseIfDiskIsShort();
     Runtime runtime = new Runtime(partitionKey, call);
     try {
       FunctionAccess.run(newFunction(), runtime);
@@ -260,6 +261,22 @@ public abstract class FunctionProcedure extends JournaledProcedure {
       journal(call.invocationId(), org.apiary.journal.JournalFormat.hash(outputs));
     }
     return result(outputs, false);
+  }
+
+  /**
+   * Refuses to run the function while a volume the server writes is below its disk reserve (see
+   * {@link ServerProvenance#refusal}): a function that writes, or any with durable capture. The refusal is not the
+   * function's failure (it is not encoded as one), so a frontend retries the call like any other the database
+   * refused. A transaction the journal replays is never refused: it committed before the crash.
+   */
+  private void refuseIfDiskIsShort() {
+    org.apiary.runtime.journal.ServerJournal journal = org.apiary.runtime.journal.ServerJournal.current();
+    if (journal != null && journal.replaying()) {
+      return;
+    }
+    ServerProvenance.active().flatMap(p -> p.refusal(writes)).ifPresent(reason -> {
+      throw new VoltAbortException("function '" + functionName + "' was not run: " + reason);
+    });
   }
 
   /**

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apiary.provenance.DiskSpaceGuard;
 import org.apiary.provenance.ProvenanceRow;
 import org.apiary.provenance.ProvenanceSchema;
 import org.apiary.provenance.ProvenanceSink;
@@ -25,6 +26,22 @@ import org.apiary.provenance.SpoolerConfig;
  * <p>One per server process, held statically: VoltDB creates procedures and export connectors itself, so this is
  * where they find it. It is started by {@link ProvenanceExporter} from the deployment's export properties, which
  * are the only configuration a server has.
+ *
+ * <p>A full disk. Every captured write passes through VoltDB's export overflow on disk, and VoltDB exits when it
+ * cannot write there ("Unable to write to export overflow"), ending the service; DuckDB's log, the spill files and
+ * the journal usually share the volume. So the server keeps a reserve ({@code disk.reserve.bytes}, see
+ * {@link org.apiary.database.ProvenanceConfig#diskReserveBytes()}) usable on the volumes it writes, measured by one
+ * {@link DiskSpaceGuard}, and below it stops writing there before anything fails for want of space:
+ * <ul>
+ *   <li>the volume of the VoltDB root, its export overflow, its snapshots or the journal: functions that write are
+ *       refused before they run ({@link #refusal}), with the reason; reads go on;</li>
+ *   <li>the spill directory's volume: no spill file is written; with durable capture every function execution is
+ *       refused (its provenance could not be kept), otherwise rows beyond the spooler's memory are dropped and
+ *       counted ({@link org.apiary.provenance.SpoolerStats#rowsDropped()});</li>
+ *   <li>the volume of a DuckDB sink's file: loading pauses, both the spooler's and that of captured writes (VoltDB
+ *       keeps those in its export overflow and offers them again).</li>
+ * </ul>
+ * Each resumes by itself once the volume has the reserve and a quarter usable again.
  */
 public final class ServerProvenance implements AutoCloseable {
   private static final Logger LOG = System.getLogger(ServerProvenance.class.getName());
@@ -32,7 +49,7 @@ public final class ServerProvenance implements AutoCloseable {
 
   /** What the deployment's export properties say. */
   record Settings(String sinkUrl, String user, String password, Duration flushInterval, Path spillDirectory,
-                  boolean durable, boolean captureReads) {
+                  boolean durable, boolean captureReads, long diskReserveBytes) {
     static Settings from(Properties p) {
       String url = p.getProperty("sink.url");
       if (url == null || url.isBlank()) {
@@ -42,7 +59,9 @@ public final class ServerProvenance implements AutoCloseable {
           Duration.ofMillis(Long.parseLong(p.getProperty("flush.ms", "250"))),
           Path.of(p.getProperty("spill.dir", System.getProperty("java.io.tmpdir") + "/apiary-provenance-spill")),
           Boolean.parseBoolean(p.getProperty("durable", "false")),
-          Boolean.parseBoolean(p.getProperty("reads", "true")));
+          Boolean.parseBoolean(p.getProperty("reads", "true")),
+          // A deployment written before the guard existed has no reserve: it gets the default.
+          Long.parseLong(p.getProperty("disk.reserve.bytes", String.valueOf(DiskSpaceGuard.DEFAULT_RESERVE_BYTES))));
     }
 
     Properties sinkProperties() {
@@ -51,6 +70,10 @@ public final class ServerProvenance implements AutoCloseable {
   }
 
   private final Settings settings;
+  private final DiskSpaceGuard disk;
+  /** Where VoltDB writes on this server, and what each holds (for the reason of a refusal). */
+  private final Map<Path, String> serverPaths;
+  private final Path spillDirectory;
   private final ProvenanceSpooler spooler;
   private final Map<String, ProvenanceTable> eventsTables = new ConcurrentHashMap<>();
   private final Object loaderLock = new Object();
@@ -58,10 +81,13 @@ public final class ServerProvenance implements AutoCloseable {
 
   private ServerProvenance(Settings settings) {
     this.settings = settings;
+    this.disk = DiskSpaceGuard.reserving(settings.diskReserveBytes());
+    this.serverPaths = serverPaths();
+    this.spillDirectory = serverSpillDirectory(settings.spillDirectory(), voltdbRoot());
     this.spooler = ProvenanceSpooler.start(SpoolerConfig.defaults().withFlushInterval(settings.flushInterval())
-        .withSpillDirectory(serverSpillDirectory(settings.spillDirectory(), voltdbRoot()))
-        .withRecovery(recovery()),
-        ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties()));
+        .withSpillDirectory(spillDirectory)
+        .withRecovery(recovery()).withDiskReserveBytes(settings.diskReserveBytes()),
+        ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties()), disk);
     spooler.register(ProvenanceSchema.functionInvocations());
     spooler.register(ProvenanceSchema.deniedCalls());
   }
@@ -81,6 +107,28 @@ public final class ServerProvenance implements AutoCloseable {
       name = name.substring(name.length() - 87) + "-" + String.format("%08x", path.hashCode());
     }
     return configured.resolve("server-" + name);
+  }
+
+  /** The directories VoltDB itself writes on this server (those it can name), with what each holds. */
+  private static Map<Path, String> serverPaths() {
+    Map<Path, String> paths = new java.util.LinkedHashMap<>();
+    try {
+      org.voltdb.VoltDBInterface voltdb = org.voltdb.VoltDB.instance();
+      addPath(paths, voltdb.getExportOverflowPath(), "VoltDB's export overflow, every captured write until it is "
+          + "loaded");
+      addPath(paths, voltdb.getSnapshotPath(), "VoltDB's snapshots");
+      addPath(paths, voltdb.getVoltDBRootPath(), "VoltDB's root");
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "cannot tell where this server's VoltDB writes (" + e + "); the space left there is not "
+          + "watched, and a full disk there may stop the server");
+    }
+    return paths;
+  }
+
+  private static void addPath(Map<Path, String> paths, String path, String what) {
+    if (path != null && !path.isBlank()) {
+      paths.putIfAbsent(Path.of(path).toAbsolutePath().normalize(), what);
+    }
   }
 
   private static Path voltdbRoot() {
@@ -121,6 +169,42 @@ public final class ServerProvenance implements AutoCloseable {
     current = new ServerProvenance(settings);
     LOG.log(Level.INFO, "provenance capture into " + settings.sinkUrl());
     return current;
+  }
+
+  /**
+   * Why this server must not run a function now, or empty: below the disk reserve (see the class comment) on a
+   * volume VoltDB or the journal writes, a function that writes is refused; below it on the spill directory's
+   * volume, with durable capture, every function is. The reason names the volume, the space left and the reserve;
+   * the caller aborts the transaction with it before the function runs. Cheap enough for every transaction.
+   *
+   * @param writes whether the function writes
+   */
+  public Optional<String> refusal(boolean writes) {
+    if (writes) {
+      for (Map.Entry<Path, String> path : serverPaths.entrySet()) {
+        Optional<String> shortage = disk.shortage(path.getKey(), path.getValue());
+        if (shortage.isPresent()) {
+          return Optional.of("writes are refused until space is freed: " + shortage.get());
+        }
+      }
+      org.apiary.runtime.journal.ServerJournal journal = org.apiary.runtime.journal.ServerJournal.current();
+      Path journalDirectory = journal == null ? null : journal.directory();
+      if (journalDirectory != null) {
+        Optional<String> shortage = disk.shortage(journalDirectory, "the journal of committed writes");
+        if (shortage.isPresent()) {
+          return Optional.of("writes are refused until space is freed: " + shortage.get());
+        }
+      }
+    }
+    if (settings.durable()) {
+      Optional<String> shortage = disk.shortage(spillDirectory, "durable provenance capture's "
+          + "spill files");
+      if (shortage.isPresent()) {
+        return Optional.of("function executions are refused until space is freed (durable provenance capture "
+            + "cannot keep their provenance): " + shortage.get());
+      }
+    }
+    return Optional.empty();
   }
 
   /** Whether rows read are captured, or only writes and function executions. */
@@ -174,6 +258,12 @@ public final class ServerProvenance implements AutoCloseable {
    * @return how many rows were added, or -1 if the sink does not say (always for rows not {@code mayBeInSink})
    */
   int loadNow(ProvenanceTable table, List<ProvenanceRow> rows, boolean mayBeInSink) throws Exception {
+    Optional<Path> file = ProvenanceSink.localFile(settings.sinkUrl());
+    Optional<String> shortage = file.flatMap(f -> disk.shortage(f, "the provenance database"));
+    if (shortage.isPresent()) {
+      // VoltDB keeps the block in its export overflow and offers it again after a backoff.
+      throw new java.io.IOException("loading captured writes paused: " + shortage.get());
+    }
     synchronized (loaderLock) {
       try {
         if (loader == null) {
