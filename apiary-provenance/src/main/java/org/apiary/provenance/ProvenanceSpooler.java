@@ -62,7 +62,9 @@ import java.util.stream.Stream;
  * in memory are <em>dropped</em> and counted in {@link SpoolerStats#rowsDropped()} (capture pauses, with a warning
  * when it starts, every 10 s while it lasts, and when it ends), so memory never holds more than
  * {@link SpoolerConfig#maxMemoryRows()} rows. While the sink's volume is below it, loading pauses (rows wait where
- * they are, the pause is in {@link SpoolerStats#lastError()}) and is tried again after each backoff.
+ * they are, the pause is in {@link SpoolerStats#lastError()}) and is tried again after each backoff. {@link #close()}
+ * writes the rows still in memory to spill files even below the reserve, their last chance to be kept; if the disk
+ * refuses them they are lost, and logged as lost.
  *
  * <p>Spill files survive {@link #close()} and process restarts: a spooler started on the same directory loads the
  * files it finds there first, whether or not anybody registers their tables again. A damaged unit is skipped with a
