@@ -39,9 +39,9 @@ import org.voltdb.types.TimestampType;
 /**
  * Issue 45, finding 6: the frontends' VoltDB user ({@value DatabaseUsers#FRONTEND_USER}) may call only the procedures
  * a frontend needs, and none of those can move retention ahead of the database's clock, delete records retention
- * has not fenced, take a live frontend's invocations, or write an audit row that no check produced. Every procedure in
- * the catalog (Apiary's, a user function's, the tables' default ones) and every VoltDB system procedure is tried as
- * that user. One database server process with VoltDB's security on, shared by the tests here.
+ * has not fenced, or write an audit row that no check produced. Every procedure in the catalog (Apiary's, a user
+ * function's, the tables' default ones) and every VoltDB system procedure is tried as that user. One database server
+ * process with VoltDB's security on, shared by the tests here.
  */
 @Tag("database")
 class FrontendPrivilegesTest {
@@ -136,6 +136,7 @@ class FrontendPrivilegesTest {
     for (String needed : FRONTEND_PROCEDURES) {
       assertTrue(procedures.contains(needed), needed + " is not in the catalog");
     }
+    assertEquals(FRONTEND_PROCEDURES, SystemSchema.FRONTEND_PROCEDURES, "the documented list differs");
   }
 
   @Test
