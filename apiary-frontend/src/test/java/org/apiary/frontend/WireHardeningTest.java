@@ -148,6 +148,43 @@ class WireHardeningTest {
   }
 
   /**
+   * Issue 45, the garbage drill's finding: a peer that sends its greeting and never the handshake's READY was never
+   * closed (JeroMQ 0.6.0 ends its handshake timer once the greeting is read, and heartbeats start only after the
+   * handshake), so such peers held connections, and their places under the connection limits, for as long as they
+   * liked. Now a handshake must finish within the wire timeout (1.5 s here); the connection is closed and counted,
+   * and a handshake that does finish is untouched.
+   */
+  @Test
+  void aHandshakeThatStallsAfterTheGreetingIsClosedWithinTheTimeout() throws Exception {
+    List<RawZmtp> stalled = new ArrayList<>();
+    try (FrontendServer frontend = FrontendServer.start(db, withWire(100, 50, 8 * MIB, 64 * MIB,
+        Duration.ofMillis(1_500)));
+         RawZmtp finished = RawZmtp.connect(frontend.endpoint(), "127.0.0.9").handshake()) {
+      try {
+        for (int i = 0; i < 10; i++) {
+          stalled.add(RawZmtp.connect(frontend.endpoint(), "127.0.0.8").greet());
+        }
+        long start = System.nanoTime();
+        for (RawZmtp peer : stalled) {
+          assertTrue(peer.closedWithin(Duration.ofSeconds(10)), "a connection stalled after its greeting was still "
+              + "open after 10 s");
+        }
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "closed later than the timeout allows");
+        assertEquals(10, awaitAtLeast(() -> frontend.wireStats().refused(WireStats.HANDSHAKE), 10),
+            frontend.wireStats().toString());
+        // The finished handshake's connection is idle too, so it is closed as idle, not as a stalled handshake.
+        assertTrue(finished.closedWithin(Duration.ofSeconds(10)), "an idle connection was still open after 10 s");
+        assertEquals(10, frontend.wireStats().refused(WireStats.HANDSHAKE), frontend.wireStats().toString());
+        assertEquals(1, awaitAtLeast(() -> frontend.wireStats().refused(WireStats.IDLE), 1),
+            frontend.wireStats().toString());
+        assertServes(frontend, 4505);
+      } finally {
+        stalled.forEach(RawZmtp::close);
+      }
+    }
+  }
+
+  /**
    * Finding 3: idle connections after their handshake were never closed. Now 40 of them are closed within the timeout
    * (1.5 s), counted as idle, while a live peer that sends nothing for twice that (its JeroMQ engine answers the
    * frontend's heartbeats) keeps its connection and is answered.

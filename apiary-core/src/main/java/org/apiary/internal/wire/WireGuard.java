@@ -30,6 +30,9 @@ import zmq.msg.MsgAllocator;
  *   out of its queue limit, which counts finished messages), per connection and in all, and how long one message
  *   may take: Apiary's {@code zmq.io.coder.v2.V2Decoder}, the decoder of every ZMTP connection, asks this guard (the
  *   socket's message allocator) before it allocates a frame, and a refusal ends that connection;</li>
+ *   <li>a deadline for the handshake: a connection whose peer has not sent its READY {@link Limits#timeout()} after
+ *   it was accepted is closed by {@link #closeStalledHandshakes} (Apiary's {@code zmq.io.mechanism.NullMechanism}
+ *   reports each READY);</li>
  *   <li>an idle timeout after the handshake and a deadline for a started frame: JeroMQ's heartbeats, a PING every
  *   third of {@link Limits#timeout()}; a connection that completes no frame (a PONG is one) within two thirds of it
  *   after a PING is closed by JeroMQ, so a peer that stopped, or stalled inside a frame, is gone within the timeout,
@@ -62,7 +65,9 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
     /** Closed by the heartbeat timeout while a frame it had started was still incomplete. */
     STALLED_FRAME,
     /** Closed by the heartbeat timeout after its handshake, between frames: it answered no PING. */
-    IDLE
+    IDLE,
+    /** Closed because its handshake had not finished {@link Limits#timeout()} after it was accepted. */
+    HANDSHAKE
   }
 
   /**
@@ -102,7 +107,14 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
   /** Open connections and their remote addresses; on JeroMQ's I/O thread, under this guard's lock. */
   private final Map<SelectableChannel, String> open = new IdentityHashMap<>();
   private final Map<String, Integer> perAddress = new HashMap<>();
+  /**
+   * Connections whose handshake has not finished (the peer's READY not yet in), by the peer's address and port as
+   * JeroMQ names it, with when they were accepted; under this guard's lock.
+   */
+  private final Map<String, Handshaking> handshaking = new HashMap<>();
   private volatile int connections;
+
+  private record Handshaking(SocketChannel channel, long acceptedNanos) {}
 
   private WireGuard(Limits limits, IntConsumer onFrame) {
     this.limits = limits;
@@ -135,13 +147,14 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
   }
 
   private static void checkDecoder() {
-    try {
-      Class.forName("zmq.io.coder.v2.V2Decoder", false, WireGuard.class.getClassLoader())
-          .getDeclaredField("APIARY_GUARDED");
-    } catch (ClassNotFoundException | NoSuchFieldException e) {
-      throw new IllegalStateException("JeroMQ's own zmq.io.coder.v2.V2Decoder was loaded instead of Apiary's: put "
-          + "apiary-core before the jeromq jar on the class path; without it a peer's unfinished messages are not "
-          + "bounded", e);
+    for (String name : new String[] {"zmq.io.coder.v2.V2Decoder", "zmq.io.mechanism.NullMechanism"}) {
+      try {
+        Class.forName(name, false, WireGuard.class.getClassLoader()).getDeclaredField("APIARY_GUARDED");
+      } catch (ClassNotFoundException | NoSuchFieldException e) {
+        throw new IllegalStateException("JeroMQ's own " + name + " was loaded instead of Apiary's: put apiary-core "
+            + "before the jeromq jar on the class path; without it a peer's unfinished messages and unfinished "
+            + "handshakes are not bounded", e);
+      }
     }
   }
 
@@ -189,8 +202,11 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
 
   private synchronized void accepted(SocketChannel channel) {
     String address;
+    int port;
     try {
-      address = ((InetSocketAddress) channel.getRemoteAddress()).getAddress().getHostAddress();
+      InetSocketAddress remote = (InetSocketAddress) channel.getRemoteAddress();
+      address = remote.getAddress().getHostAddress();
+      port = remote.getPort();
     } catch (IOException | RuntimeException e) {
       return; // already gone: JeroMQ's engine finds it closed and drops it
     }
@@ -215,9 +231,12 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
     open.put(channel, address);
     perAddress.merge(address, 1, Integer::sum);
     connections = open.size();
+    // Named as JeroMQ names the peer to its mechanism (zmq.io.net.Address): host address, a colon, the port.
+    handshaking.put(address + ":" + port, new Handshaking(channel, System.nanoTime()));
   }
 
   private synchronized void disconnected(SelectableChannel channel) {
+    handshaking.values().removeIf(h -> h.channel() == channel);
     String address = open.remove(channel);
     if (address != null) {
       perAddress.computeIfPresent(address, (a, n) -> n == 1 ? null : n - 1);
@@ -225,7 +244,44 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
     }
   }
 
+  /**
+   * The peer at {@code peerAddress} ({@code host:port}) has sent its handshake's READY: its connection is past the
+   * handshake (called by Apiary's {@code zmq.io.mechanism.NullMechanism}, on JeroMQ's I/O thread).
+   */
+  public synchronized void handshaken(String peerAddress) {
+    handshaking.remove(peerAddress);
+  }
+
+  /**
+   * Closes every connection whose handshake has not finished {@link Limits#timeout()} after it was accepted, and
+   * counts it ({@link Refusal#HANDSHAKE}): JeroMQ's engine then reads the end of the stream and drops it. Call it
+   * now and then (the frontend does, several times per timeout) from any thread.
+   *
+   * @return how many it closed
+   */
+  public synchronized int closeStalledHandshakes(long nowNanos) {
+    int closed = 0;
+    for (Iterator<Handshaking> it = handshaking.values().iterator(); it.hasNext(); ) {
+      Handshaking h = it.next();
+      if (!h.channel().isOpen()) {
+        it.remove(); // closed without a disconnection event: forgetClosed() frees its place
+      } else if (nowNanos - h.acceptedNanos() > timeoutNanos) {
+        it.remove();
+        count(Refusal.HANDSHAKE);
+        closed++;
+        try {
+          h.channel().shutdownInput();
+          h.channel().shutdownOutput();
+        } catch (IOException e) {
+          LOG.log(Level.DEBUG, () -> "shutting down a connection whose handshake stalled: " + e.getMessage());
+        }
+      }
+    }
+    return closed;
+  }
+
   private void forgetClosed() {
+    handshaking.values().removeIf(h -> !h.channel().isOpen());
     for (Iterator<Map.Entry<SelectableChannel, String>> it = open.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<SelectableChannel, String> e = it.next();
       if (!e.getKey().isOpen()) {

@@ -52,6 +52,8 @@ public class V2Decoder extends Decoder {
   private long lastFrameNanos;
   private boolean inFrame;
   private boolean refused;
+  /** Whether a command (the handshake's READY first) has been decoded: before it, the handshake is not over. */
+  private boolean commandSeen;
 
   public V2Decoder(Errno errno, int bufsize, long maxmsgsize, MsgAllocator allocator) {
     super(errno, bufsize, maxmsgsize, allocator);
@@ -153,6 +155,7 @@ public class V2Decoder extends Decoder {
       inFrame = false;
       lastFrameNanos = System.nanoTime();
       if (commandHeld > 0 || (msgFlags & Msg.COMMAND) != 0) {
+        commandSeen = true;
         guard.release(commandHeld);
         commandHeld = 0;
       } else if ((msgFlags & Msg.MORE) == 0) { // the message is whole: JeroMQ's queue limit counts it from here
@@ -173,7 +176,8 @@ public class V2Decoder extends Decoder {
     guard.release(held + commandHeld);
     held = 0;
     commandHeld = 0;
-    if (!refused && System.nanoTime() - lastFrameNanos >= guard.silenceNanos()) {
+    // Before its first command the connection was still in its handshake: the guard times those (and counts them).
+    if (!refused && commandSeen && System.nanoTime() - lastFrameNanos >= guard.silenceNanos()) {
       guard.count(inFrame ? WireGuard.Refusal.STALLED_FRAME : WireGuard.Refusal.IDLE);
     }
   }
