@@ -630,7 +630,7 @@ public final class FrontendServer implements AutoCloseable {
     if (!sockets.stop(Duration.ofSeconds(5))) {
       LOG.log(Level.WARNING, "frontend " + id + ": the socket thread did not stop within 5 s");
     }
-    logRefusedCalls(); // the last interval's, so no refusal goes uncounted
+    logWireRefusals(); // the last interval's, so no refusal (on the wire or of a call) goes uncounted
     try {
       if (config.invocationLog()) {
         maintenance.close();
