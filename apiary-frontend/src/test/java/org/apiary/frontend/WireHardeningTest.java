@@ -264,6 +264,49 @@ class WireHardeningTest {
     }
   }
 
+  /**
+   * Issue 45, finding 9: the garbage drill's flood (4,500 connections from 15 addresses, 300 each, over a limit of
+   * 256) showed no connection-limit refusal. JeroMQ listens with a backlog of 100: a burst of connections beyond it
+   * overflowed the kernel's accept queue, the rest waited on TCP's SYN retransmissions (1 s, 3 s, 7 s, ...) and
+   * reached the frontend seconds late and a few at a time, so no address ever held more than its limit at once, and
+   * the frontend's clock on a connection started long after the peer's. Now the listen backlog is the connection
+   * limit (the kernel caps it at net.core.somaxconn): a burst is accepted at once and each connection beyond a limit
+   * refused at once.
+   */
+  @Test
+  void aBurstOfConnectionsBeyondTheLimitPerAddressIsRefusedAtOnce() throws Exception {
+    int burst = 600;
+    List<java.nio.channels.SocketChannel> channels = new ArrayList<>();
+    try (FrontendServer frontend = FrontendServer.start(db, withWire(2_000, 10, 8 * MIB, 64 * MIB,
+        Duration.ofSeconds(30)))) {
+      String hostPort = frontend.endpoint().substring("tcp://".length());
+      java.net.InetSocketAddress target = new java.net.InetSocketAddress("127.0.0.1",
+          Integer.parseInt(hostPort.substring(hostPort.lastIndexOf(':') + 1)));
+      try {
+        for (int i = 0; i < burst; i++) {
+          java.nio.channels.SocketChannel c = java.nio.channels.SocketChannel.open();
+          channels.add(c);
+          c.configureBlocking(false);
+          c.bind(new java.net.InetSocketAddress("127.0.0.12", 0));
+          c.connect(target);
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(900);
+        while (frontend.wireStats().refused(WireStats.CONNECTIONS_PER_ADDRESS) < burst - 10
+            && System.nanoTime() < deadline) {
+          Thread.sleep(10);
+        }
+        assertEquals(burst - 10, frontend.wireStats().refused(WireStats.CONNECTIONS_PER_ADDRESS),
+            "a burst of " + burst + " connections from one address, 10 allowed, not all refused within 0.9 s: "
+                + frontend.wireStats());
+        assertEquals(10, frontend.wireStats().connections(), frontend.wireStats().toString());
+      } finally {
+        for (java.nio.channels.SocketChannel c : channels) {
+          c.close();
+        }
+      }
+    }
+  }
+
   /** The frontend's connections never take more than half the process's descriptors, whatever is configured. */
   @Test
   void theConnectionLimitLeavesHalfTheDescriptorsToTheDatabase() {

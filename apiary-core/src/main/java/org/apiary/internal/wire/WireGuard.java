@@ -141,6 +141,11 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
     socket.setHeartbeatIvl(ping);
     socket.setHeartbeatTimeout((int) Math.max(20, limits.timeout().toMillis() - ping));
     socket.setZAPDomain("apiary");
+    // JeroMQ listens with a backlog of 100: a burst of connections beyond it overflowed the kernel's accept queue, and
+    // the rest came in seconds late on TCP's SYN retransmissions, a few at a time, never holding more than a limit at
+    // once (the garbage drill's flood saw no connection-limit refusal). A backlog of the connection limit (the kernel
+    // caps it at net.core.somaxconn) lets the guard see a burst at once, and refuse what passes a limit at once.
+    socket.setBacklog(Math.max(100, limits.maxConnections()));
     socket.setMsgAllocator(guard);
     socket.base().setEventHook(guard, ZMQ.ZMQ_EVENT_ACCEPTED | ZMQ.ZMQ_EVENT_DISCONNECTED);
     return guard;
