@@ -195,8 +195,13 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
    */
   @Override
   public Msg allocate(int size) {
-    onFrame.accept(size);
+    receiving(size);
     return new Msg(size);
+  }
+
+  /** A frame of {@code size} bytes is about to be received (the decoder's, for a frame it allocates in steps). */
+  public void receiving(int size) {
+    onFrame.accept(size);
   }
 
   @Override
