@@ -226,6 +226,37 @@ class WireHardeningTest {
   }
 
   /**
+   * Issue 45, finding 9: the garbage drill saw flood connections (handshake done, then silent) still open seconds past
+   * the wire timeout. Here 300 of them, from 10 addresses, each must be closed within the timeout (2 s) plus 1 s of
+   * its handshake: the heartbeat timeout holds at that scale when the frontend has the CPU it needs.
+   */
+  @Test
+  void aFloodOfSilentConnectionsIsClosedWithinTheTimeoutOfEachHandshake() throws Exception {
+    List<RawZmtp> flood = new ArrayList<>();
+    List<Long> handshaken = new ArrayList<>();
+    try (FrontendServer frontend = FrontendServer.start(db, withWire(1_000, 100, 8 * MIB, 64 * MIB,
+        Duration.ofSeconds(2)))) {
+      try {
+        for (int i = 0; i < 300; i++) {
+          flood.add(RawZmtp.connect(frontend.endpoint(), "127.0.1." + (1 + i % 10)).handshake());
+          handshaken.add(System.nanoTime());
+        }
+        long worst = 0;
+        for (int i = 0; i < flood.size(); i++) {
+          long due = handshaken.get(i) + TimeUnit.SECONDS.toNanos(3);
+          boolean closed = flood.get(i).closedWithin(Duration.ofNanos(Math.max(1_000_000, due - System.nanoTime())));
+          assertTrue(closed, "silent connection " + i + " still open 3 s after its handshake (timeout 2 s): "
+              + frontend.wireStats());
+          worst = Math.max(worst, System.nanoTime() - handshaken.get(i));
+        }
+        assertTrue(worst < TimeUnit.SECONDS.toNanos(3), "the last close came " + worst / 1_000_000 + " ms late");
+      } finally {
+        flood.forEach(RawZmtp::close);
+      }
+    }
+  }
+
+  /**
    * Finding 3: connections were accepted until the process ran out of file descriptors, which the embedded database
    * shares. Now each address gets at most its share (10 here) and the frontend at most its total (30 here; by
    * default at most half the process's descriptors); a connection beyond is closed at once, before its handshake,
