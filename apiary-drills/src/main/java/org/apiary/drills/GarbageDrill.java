@@ -99,6 +99,8 @@ final class GarbageDrill {
    * frontend hold (the old generation and humongous frames) in what the collector chose to keep free.
    */
   static final List<String> SERVICE_JVM_FLAGS = List.of("-Xmn64m");
+  /** The service's bound on unfinished bytes over all connections (apiary start --max-unfinished-total-mib). */
+  static final int MAX_UNFINISHED_TOTAL_MIB = 64;
   /** Each refused-call flood and the malformed requests: at most 1,000 a second each (a ZeroMQ client's pace is
    * the frontend's, and unpaced they took the machine's cores from the frontend they attack). */
   private static final long SEND_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
@@ -142,7 +144,10 @@ final class GarbageDrill {
     Path snapshots = Files.createDirectories(dir.resolve("drill-snapshots"));
     int port = LocalCluster.freePorts(1)[0];
     ServiceProcess service = ServiceProcess.launch(dir, List.of("--port", String.valueOf(port),
-        "--snapshot-interval-s", "3600", "--wire-timeout-ms", String.valueOf(settings.wireTimeoutMs())),
+        "--snapshot-interval-s", "3600", "--wire-timeout-ms", String.valueOf(settings.wireTimeoutMs()),
+        // The operations guide's advice where untrusted peers connect: a total bound on unfinished bytes well under
+        // the RSS growth the drill allows (the default, 256 MiB, lets the heap grow by that much, and it does).
+        "--max-unfinished-total-mib", String.valueOf(MAX_UNFINISHED_TOTAL_MIB)),
         SERVICE_JVM_FLAGS);
     try {
       service.awaitReady(START);
