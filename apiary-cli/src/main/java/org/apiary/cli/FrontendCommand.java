@@ -11,6 +11,7 @@ import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendHooks;
 import org.apiary.frontend.FrontendServer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** Runs a frontend against a running database until the process is stopped. */
@@ -86,28 +87,8 @@ public class FrontendCommand implements Callable<Integer> {
       + "${DEFAULT-VALUE}).")
   long maxInFlightMib;
 
-  @Option(names = "--max-connections", defaultValue = "4096", description = "The most connections held at once, "
-      + "and in effect at most half the process's file-descriptor limit, so the database keeps the other half; a "
-      + "connection beyond is closed at once (default ${DEFAULT-VALUE}).")
-  int maxConnections;
-
-  @Option(names = "--max-connections-per-address", defaultValue = "256", description = "The most of those from one "
-      + "remote IP address (default ${DEFAULT-VALUE}).")
-  int maxConnectionsPerAddress;
-
-  @Option(names = "--max-unfinished-mib", defaultValue = "32", description = "The most MiB one connection may hold "
-      + "in a message it has not finished (frames sent with ZeroMQ's MORE flag); beyond it the connection is closed "
-      + "(default ${DEFAULT-VALUE}; in effect at least the frame cap, 8 MiB).")
-  long maxUnfinishedMib;
-
-  @Option(names = "--max-unfinished-total-mib", defaultValue = "256", description = "The same over all connections "
-      + "(default ${DEFAULT-VALUE}).")
-  long maxUnfinishedTotalMib;
-
-  @Option(names = "--wire-timeout-ms", defaultValue = "30000", description = "A connection that answers no "
-      + "heartbeat and completes no frame for this long after its handshake, or takes longer over one frame or one "
-      + "multi-frame message, is closed (default ${DEFAULT-VALUE}).")
-  long wireTimeoutMs;
+  @Mixin
+  WireOptions wireOptions = new WireOptions();
 
   /** The faults to inject: none here (the drills' {@code drill-frontend} injects them). */
   protected FrontendHooks hooks() {
@@ -125,9 +106,7 @@ public class FrontendCommand implements Callable<Integer> {
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
         Duration.ofMillis(heartbeatMs), retention, Duration.ofMillis(cleanupMs),
         FrontendConfig.defaults().maxRequestBytes(), maxInFlight, requireCredentials, maxInFlightPerClient,
-        maxInFlightMib * 1024L * 1024L, Duration.ofMillis(clockSkewMs), new FrontendConfig.Wire(maxConnections,
-        maxConnectionsPerAddress, maxUnfinishedMib << 20, maxUnfinishedTotalMib << 20,
-        Duration.ofMillis(wireTimeoutMs)));
+        maxInFlightMib * 1024L * 1024L, Duration.ofMillis(clockSkewMs), wireOptions.wire());
     DatabaseConfig databaseConfig = DatabaseConfig.external(database.toArray(String[]::new));
     if (databaseUsers != null) {
       databaseConfig = databaseConfig.withLogin(DatabaseUsers.frontendLoginFrom(databaseUsers));

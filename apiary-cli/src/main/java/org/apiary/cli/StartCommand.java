@@ -25,6 +25,7 @@ import org.apiary.runtime.SystemSchema;
 import org.apiary.runtime.provenance.ServerProvenance;
 import picocli.CommandLine.Command;
 import org.apiary.journal.JournalMode;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -97,6 +98,9 @@ public final class StartCommand implements Callable<Integer> {
       + "from what precedes the damage (the start reports what it dropped). Without it such a start fails, naming the "
       + "file and offset.")
   boolean acceptJournalLoss;
+
+  @Mixin
+  WireOptions wireOptions = new WireOptions();
 
   private final PrintStream out = System.out;
   private final PrintStream err = System.err;
@@ -281,7 +285,8 @@ public final class StartCommand implements Callable<Integer> {
           }
         }
         FrontendServer server = FrontendServer.start(forFrontend, FrontendConfig.defaults()
-            .withBindAddress(bindAddress).withPort(frontendPort).withCredentialsRequired(!noCredentials));
+            .withBindAddress(bindAddress).withPort(frontendPort).withCredentialsRequired(!noCredentials)
+            .withWire(wireOptions.wire()));
         synchronized (this) {
           frontend = server;
         }

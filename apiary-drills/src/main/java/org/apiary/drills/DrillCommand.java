@@ -28,8 +28,8 @@ import picocli.CommandLine.Parameters;
  * same invocation IDs; then every counter is checked against the increments the clients saw acknowledged.
  * {@code exactly-once}: the randomized checker of {@link ExactlyOnceDrill}. {@code provenance}: the randomized
  * provenance checker of {@link ProvenanceDrill}. {@code overload}: far more calls than a frontend may run at once
- * ({@link OverloadDrill}). {@code garbage}: malformed frames against a frontend while valid clients work
- * ({@link GarbageDrill}). {@code durability}: SIGKILLs of the whole service under load ({@link DurabilityDrill}).
+ * ({@link OverloadDrill}). {@code garbage}: {@code apiary start} attacked on its wire and with refused calls while a
+ * valid client works ({@link GarbageDrill}). {@code durability}: SIGKILLs of the whole service under load ({@link DurabilityDrill}).
  */
 @Command(name = "drill", mixinStandardHelpOptions = true,
     description = "Run a fault drill and check that no acknowledged work is lost or applied twice, or (provenance) "
@@ -40,8 +40,16 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
   String drill;
 
   @Option(names = "--seconds", description = "How long clients send load (default 12; 20 for provenance; 30 for "
-      + "overload and garbage).")
+      + "overload; 60 for garbage, its attacks).")
   Integer seconds;
+
+  @Option(names = "--connections", description = "garbage: the connection flood's size (default 4500, past the "
+      + "frontend's limit of 4096).")
+  Integer connections;
+
+  @Option(names = "--wire-timeout-ms", defaultValue = "30000", description = "garbage: the service's wire timeout "
+      + "(apiary start --wire-timeout-ms; default ${DEFAULT-VALUE}); stalled connections must be closed within it.")
+  long wireTimeoutMs;
 
   @Option(names = "--kill-after", defaultValue = "4", description = "Seconds into the load when a frontend is killed (default ${DEFAULT-VALUE}).")
   int killAfter;
@@ -72,7 +80,8 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
 
   @Option(names = "--skip", split = ",", description = "Faults to leave out. exactly-once: among kill, stop, longstop "
       + "(one SIGSTOP longer than the retention), flaky (keys whose writer fails), badkey (the graph whose output key has the wrong type); provenance: among cut "
-      + "(the sink cut off), kill (a database server killed).")
+      + "(the sink cut off), kill (a database server killed); garbage: attacks by name (flood, trickle_frame, ..., "
+      + "refused, malformed).")
   java.util.Set<String> skip = new java.util.LinkedHashSet<>();
 
   @Option(names = "--sink-url", defaultValue = ProvenanceDrill.DEFAULT_SINK_URL,
@@ -139,14 +148,25 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
           .run();
     }
     if (drill.equals("garbage")) {
-      int s = seconds == null ? 30 : seconds;
-      int c = clients == null ? 2 : clients;
-      if (s < 1 || c < 1) {
-        out.println("garbage needs --seconds and --clients of at least 1");
+      int s = seconds == null ? 60 : seconds;
+      int n = connections == null ? 4_500 : connections;
+      long minSeconds = wireTimeoutMs / 1000 + 10;
+      if (s < minSeconds || n < 1 || wireTimeoutMs < 1_000) {
+        out.println("garbage needs --connections of at least 1, --wire-timeout-ms of at least 1000 and --seconds of "
+            + "at least the wire timeout plus 10 (" + minSeconds + "), so every stalled connection is seen closed");
+        return 2;
+      }
+      if (n > GarbageDrill.maxConnections()) {
+        out.println("--connections " + n + " would take this process past its file-descriptor limit (ulimit -n); "
+            + "at most " + GarbageDrill.maxConnections());
+        return 2;
+      }
+      if (!GarbageDrill.skippable().containsAll(skip)) {
+        out.println("--skip takes " + GarbageDrill.skippable() + " for garbage, not " + skip);
         return 2;
       }
       return new GarbageDrill(new GarbageDrill.Settings(seed != null ? seed : new java.security.SecureRandom()
-          .nextLong(), s, c, 4), out).run();
+          .nextLong(), s, n, wireTimeoutMs, java.util.Set.copyOf(skip)), out).run();
     }
     if (drill.equals("overload")) {
       int s = seconds == null ? 30 : seconds;

@@ -21,8 +21,6 @@ import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
 import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
-import org.apiary.database.DatabaseConfig;
-import org.apiary.database.DatabaseUsers;
 import org.apiary.database.LocalCluster;
 import org.apiary.drills.durability.DurabilityApp;
 import org.apiary.frontend.Registrar;
@@ -261,13 +259,7 @@ final class DurabilityDrill {
   }
 
   private static ApiaryDatabase admin(Path dir, ServiceProcess service) throws IOException {
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("database (127\\.0\\.0\\.1:\\d+)")
-        .matcher(service.output());
-    if (!m.find()) {
-      throw new IllegalStateException("apiary start did not say where its database listens:\n" + service.output());
-    }
-    DatabaseUsers users = DatabaseUsers.readFrom(dir.resolve("database-users.properties"));
-    return ApiaryDatabase.open(DatabaseConfig.external(m.group(1)).withLogin(DatabaseUsers.adminOf(users)));
+    return service.admin(dir);
   }
 
   private static void deleteTree(Path root) throws IOException {

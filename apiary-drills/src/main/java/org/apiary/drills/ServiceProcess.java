@@ -7,6 +7,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.DatabaseConfig;
+import org.apiary.database.DatabaseUsers;
 import org.apiary.database.LocalCluster;
 
 /**
@@ -26,11 +29,18 @@ final class ServiceProcess {
 
   /** Launches {@code apiary start --data DIR} with {@code options}; returns at once (see {@link #awaitReady}). */
   static ServiceProcess launch(Path dir, List<String> options) throws IOException {
+    return launch(dir, options, List.of());
+  }
+
+  /** The same, with further flags for its JVM (after a maximum heap of 1 GiB). */
+  static ServiceProcess launch(Path dir, List<String> options, List<String> jvmFlags) throws IOException {
     Path log = Files.createTempFile("apiary-service-", ".log");
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
-    cmd.addAll(List.of("-Xmx1g", "-cp", System.getProperty("java.class.path"), "org.apiary.cli.Main", "start",
+    cmd.add("-Xmx1g");
+    cmd.addAll(jvmFlags);
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "org.apiary.cli.Main", "start",
         "--data", dir.toString()));
     cmd.addAll(options);
     return new ServiceProcess(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start(),
@@ -66,6 +76,29 @@ final class ServiceProcess {
     if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       kill();
     }
+  }
+
+  /** The operating system's process ID. */
+  long pid() {
+    return process.pid();
+  }
+
+  boolean isAlive() {
+    return process.isAlive();
+  }
+
+  /**
+   * A connection to the service's database as its administrator (the login {@code apiary start} wrote into
+   * {@code dir}), once the service is ready.
+   */
+  ApiaryDatabase admin(Path dir) throws IOException {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("database (127\\.0\\.0\\.1:\\d+)")
+        .matcher(output());
+    if (!m.find()) {
+      throw new IllegalStateException("apiary start did not say where its database listens:\n" + output());
+    }
+    DatabaseUsers users = DatabaseUsers.readFrom(dir.resolve("database-users.properties"));
+    return ApiaryDatabase.open(DatabaseConfig.external(m.group(1)).withLogin(DatabaseUsers.adminOf(users)));
   }
 
   String output() throws IOException {

@@ -59,7 +59,8 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
    *     with ZeroMQ's MORE flag, each counted at its declared size); in effect at least {@link #maxFrameBytes()}
    * @param maxUnfinishedBytes the same over all connections; in effect at least the bound per connection
    * @param timeout idle timeout after the handshake (a connection that answers no heartbeat, sent every third of
-   *     it, and completes no frame), and the longest a started frame or multi-frame message may take
+   *     it, and completes no frame), the longest a started frame or multi-frame message may take, and the longest a
+   *     connection may take from its accept to the end of its handshake
    */
   public record Wire(int maxConnections, int maxConnectionsPerAddress, long maxUnfinishedBytesPerConnection,
                      long maxUnfinishedBytes, Duration timeout) {

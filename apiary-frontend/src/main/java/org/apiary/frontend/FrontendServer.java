@@ -167,6 +167,10 @@ public final class FrontendServer implements AutoCloseable {
     }
     server.scheduler.scheduleWithFixedDelay(server::logWireRefusals, WIRE_LOG_SECONDS, WIRE_LOG_SECONDS,
         TimeUnit.SECONDS);
+    // Handshakes are timed here: JeroMQ stops timing one once the greeting is read (see WireGuard).
+    long sweep = Math.max(50, Math.min(1_000, config.wire().timeout().toMillis() / 4));
+    server.scheduler.scheduleWithFixedDelay(() -> server.guard.closeStalledHandshakes(System.nanoTime()), sweep,
+        sweep, TimeUnit.MILLISECONDS);
     server.sockets.start(server::socketThreadFailed);
     LOG.log(Level.INFO, () -> "frontend " + server.id + " on " + server.endpoint + ": wire limits " + server.guard.limits());
     return server;
@@ -635,7 +639,7 @@ public final class FrontendServer implements AutoCloseable {
     if (!sockets.stop(Duration.ofSeconds(5))) {
       LOG.log(Level.WARNING, "frontend " + id + ": the socket thread did not stop within 5 s");
     }
-    logRefusedCalls(); // the last interval's, so no refusal goes uncounted
+    logWireRefusals(); // the last interval's, so no refusal (on the wire or of a call) goes uncounted
     try {
       if (config.invocationLog()) {
         maintenance.close();

@@ -10,7 +10,8 @@ import java.util.Map;
  * @param refusals connections refused or closed since the frontend started, by reason, every reason present:
  *     {@value #CONNECTIONS} and {@value #CONNECTIONS_PER_ADDRESS} (a connection limit), {@value #UNFINISHED_BYTES}
  *     and {@value #UNFINISHED_BYTES_TOTAL} (an unfinished message over its bound), {@value #MESSAGE_DEADLINE},
- *     {@value #STALLED_FRAME}, {@value #IDLE} and {@value #COMMAND_TOO_LARGE}
+ *     {@value #STALLED_FRAME}, {@value #IDLE}, {@value #COMMAND_TOO_LARGE} and {@value #HANDSHAKE} (a handshake not finished within the
+ *     timeout)
  */
 public record WireStats(int connections, long unfinishedBytes, Map<String, Long> refusals) {
   public static final String CONNECTIONS = "connections";
@@ -21,6 +22,7 @@ public record WireStats(int connections, long unfinishedBytes, Map<String, Long>
   public static final String STALLED_FRAME = "stalled_frame";
   public static final String IDLE = "idle";
   public static final String COMMAND_TOO_LARGE = "command_too_large";
+  public static final String HANDSHAKE = "handshake";
 
   public WireStats {
     refusals = Map.copyOf(refusals);

@@ -148,6 +148,43 @@ class WireHardeningTest {
   }
 
   /**
+   * Issue 45, the garbage drill's finding: a peer that sends its greeting and never the handshake's READY was never
+   * closed (JeroMQ 0.6.0 ends its handshake timer once the greeting is read, and heartbeats start only after the
+   * handshake), so such peers held connections, and their places under the connection limits, for as long as they
+   * liked. Now a handshake must finish within the wire timeout (1.5 s here); the connection is closed and counted,
+   * and a handshake that does finish is untouched.
+   */
+  @Test
+  void aHandshakeThatStallsAfterTheGreetingIsClosedWithinTheTimeout() throws Exception {
+    List<RawZmtp> stalled = new ArrayList<>();
+    try (FrontendServer frontend = FrontendServer.start(db, withWire(100, 50, 8 * MIB, 64 * MIB,
+        Duration.ofMillis(1_500)));
+         RawZmtp finished = RawZmtp.connect(frontend.endpoint(), "127.0.0.9").handshake()) {
+      try {
+        for (int i = 0; i < 10; i++) {
+          stalled.add(RawZmtp.connect(frontend.endpoint(), "127.0.0.8").greet());
+        }
+        long start = System.nanoTime();
+        for (RawZmtp peer : stalled) {
+          assertTrue(peer.closedWithin(Duration.ofSeconds(10)), "a connection stalled after its greeting was still "
+              + "open after 10 s");
+        }
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "closed later than the timeout allows");
+        assertEquals(10, awaitAtLeast(() -> frontend.wireStats().refused(WireStats.HANDSHAKE), 10),
+            frontend.wireStats().toString());
+        // The finished handshake's connection is idle too, so it is closed as idle, not as a stalled handshake.
+        assertTrue(finished.closedWithin(Duration.ofSeconds(10)), "an idle connection was still open after 10 s");
+        assertEquals(10, frontend.wireStats().refused(WireStats.HANDSHAKE), frontend.wireStats().toString());
+        assertEquals(1, awaitAtLeast(() -> frontend.wireStats().refused(WireStats.IDLE), 1),
+            frontend.wireStats().toString());
+        assertServes(frontend, 4505);
+      } finally {
+        stalled.forEach(RawZmtp::close);
+      }
+    }
+  }
+
+  /**
    * Finding 3: idle connections after their handshake were never closed. Now 40 of them are closed within the timeout
    * (1.5 s), counted as idle, while a live peer that sends nothing for twice that (its JeroMQ engine answers the
    * frontend's heartbeats) keeps its connection and is answered.
@@ -189,6 +226,37 @@ class WireHardeningTest {
   }
 
   /**
+   * Issue 45, finding 9: the garbage drill saw flood connections (handshake done, then silent) still open seconds past
+   * the wire timeout. Here 300 of them, from 10 addresses, each must be closed within the timeout (2 s) plus 1 s of
+   * its handshake: the heartbeat timeout holds at that scale when the frontend has the CPU it needs.
+   */
+  @Test
+  void aFloodOfSilentConnectionsIsClosedWithinTheTimeoutOfEachHandshake() throws Exception {
+    List<RawZmtp> flood = new ArrayList<>();
+    List<Long> handshaken = new ArrayList<>();
+    try (FrontendServer frontend = FrontendServer.start(db, withWire(1_000, 100, 8 * MIB, 64 * MIB,
+        Duration.ofSeconds(2)))) {
+      try {
+        for (int i = 0; i < 300; i++) {
+          flood.add(RawZmtp.connect(frontend.endpoint(), "127.0.1." + (1 + i % 10)).handshake());
+          handshaken.add(System.nanoTime());
+        }
+        long worst = 0;
+        for (int i = 0; i < flood.size(); i++) {
+          long due = handshaken.get(i) + TimeUnit.SECONDS.toNanos(3);
+          boolean closed = flood.get(i).closedWithin(Duration.ofNanos(Math.max(1_000_000, due - System.nanoTime())));
+          assertTrue(closed, "silent connection " + i + " still open 3 s after its handshake (timeout 2 s): "
+              + frontend.wireStats());
+          worst = Math.max(worst, System.nanoTime() - handshaken.get(i));
+        }
+        assertTrue(worst < TimeUnit.SECONDS.toNanos(3), "the last close came " + worst / 1_000_000 + " ms late");
+      } finally {
+        flood.forEach(RawZmtp::close);
+      }
+    }
+  }
+
+  /**
    * Finding 3: connections were accepted until the process ran out of file descriptors, which the embedded database
    * shares. Now each address gets at most its share (10 here) and the frontend at most its total (30 here; by
    * default at most half the process's descriptors); a connection beyond is closed at once, before its handshake,
@@ -223,6 +291,49 @@ class WireHardeningTest {
         assertServes(frontend, 4505); // a place freed is taken again
       } finally {
         held.forEach(RawZmtp::close);
+      }
+    }
+  }
+
+  /**
+   * Issue 45, finding 9: the garbage drill's flood (4,500 connections from 15 addresses, 300 each, over a limit of
+   * 256) showed no connection-limit refusal. JeroMQ listens with a backlog of 100: a burst of connections beyond it
+   * overflowed the kernel's accept queue, the rest waited on TCP's SYN retransmissions (1 s, 3 s, 7 s, ...) and
+   * reached the frontend seconds late and a few at a time, so no address ever held more than its limit at once, and
+   * the frontend's clock on a connection started long after the peer's. Now the listen backlog is the connection
+   * limit (the kernel caps it at net.core.somaxconn): a burst is accepted at once and each connection beyond a limit
+   * refused at once.
+   */
+  @Test
+  void aBurstOfConnectionsBeyondTheLimitPerAddressIsRefusedAtOnce() throws Exception {
+    int burst = 600;
+    List<java.nio.channels.SocketChannel> channels = new ArrayList<>();
+    try (FrontendServer frontend = FrontendServer.start(db, withWire(2_000, 10, 8 * MIB, 64 * MIB,
+        Duration.ofSeconds(30)))) {
+      String hostPort = frontend.endpoint().substring("tcp://".length());
+      java.net.InetSocketAddress target = new java.net.InetSocketAddress("127.0.0.1",
+          Integer.parseInt(hostPort.substring(hostPort.lastIndexOf(':') + 1)));
+      try {
+        for (int i = 0; i < burst; i++) {
+          java.nio.channels.SocketChannel c = java.nio.channels.SocketChannel.open();
+          channels.add(c);
+          c.configureBlocking(false);
+          c.bind(new java.net.InetSocketAddress("127.0.0.12", 0));
+          c.connect(target);
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(900);
+        while (frontend.wireStats().refused(WireStats.CONNECTIONS_PER_ADDRESS) < burst - 10
+            && System.nanoTime() < deadline) {
+          Thread.sleep(10);
+        }
+        assertEquals(burst - 10, frontend.wireStats().refused(WireStats.CONNECTIONS_PER_ADDRESS),
+            "a burst of " + burst + " connections from one address, 10 allowed, not all refused within 0.9 s: "
+                + frontend.wireStats());
+        assertEquals(10, frontend.wireStats().connections(), frontend.wireStats().toString());
+      } finally {
+        for (java.nio.channels.SocketChannel c : channels) {
+          c.close();
+        }
       }
     }
   }

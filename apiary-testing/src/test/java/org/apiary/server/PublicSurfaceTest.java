@@ -46,10 +46,10 @@ class PublicSurfaceTest {
       "org.apiary.testing");
   /**
    * Packages of a dependency in which a module replaces a class (apiary-core's {@code zmq.Signaler} and
-   * {@code zmq.io.coder.v2.V2Decoder}, see their
+   * {@code zmq.io.coder.v2.V2Decoder}, {@code zmq.io.mechanism.NullMechanism}, see their
    * Javadoc): the package is the dependency's, and so is its documentation.
    */
-  private static final List<String> DEPENDENCY_PACKAGES = List.of("zmq", "zmq.io.coder.v2");
+  private static final List<String> DEPENDENCY_PACKAGES = List.of("zmq", "zmq.io.coder.v2", "zmq.io.mechanism");
 
   /**
    * Types outside the API packages that the API hands out: configuration records, and provenance queries with the

@@ -30,6 +30,9 @@ import zmq.msg.MsgAllocator;
  *   out of its queue limit, which counts finished messages), per connection and in all, and how long one message
  *   may take: Apiary's {@code zmq.io.coder.v2.V2Decoder}, the decoder of every ZMTP connection, asks this guard (the
  *   socket's message allocator) before it allocates a frame, and a refusal ends that connection;</li>
+ *   <li>a deadline for the handshake: a connection whose peer has not sent its READY {@link Limits#timeout()} after
+ *   it was accepted is closed by {@link #closeStalledHandshakes} (Apiary's {@code zmq.io.mechanism.NullMechanism}
+ *   reports each READY);</li>
  *   <li>an idle timeout after the handshake and a deadline for a started frame: JeroMQ's heartbeats, a PING every
  *   third of {@link Limits#timeout()}; a connection that completes no frame (a PONG is one) within two thirds of it
  *   after a PING is closed by JeroMQ, so a peer that stopped, or stalled inside a frame, is gone within the timeout,
@@ -62,7 +65,9 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
     /** Closed by the heartbeat timeout while a frame it had started was still incomplete. */
     STALLED_FRAME,
     /** Closed by the heartbeat timeout after its handshake, between frames: it answered no PING. */
-    IDLE
+    IDLE,
+    /** Closed because its handshake had not finished {@link Limits#timeout()} after it was accepted. */
+    HANDSHAKE
   }
 
   /**
@@ -102,7 +107,14 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
   /** Open connections and their remote addresses; on JeroMQ's I/O thread, under this guard's lock. */
   private final Map<SelectableChannel, String> open = new IdentityHashMap<>();
   private final Map<String, Integer> perAddress = new HashMap<>();
+  /**
+   * Connections whose handshake has not finished (the peer's READY not yet in), by the peer's address and port as
+   * JeroMQ names it, with when they were accepted; under this guard's lock.
+   */
+  private final Map<String, Handshaking> handshaking = new HashMap<>();
   private volatile int connections;
+
+  private record Handshaking(SocketChannel channel, long acceptedNanos) {}
 
   private WireGuard(Limits limits, IntConsumer onFrame) {
     this.limits = limits;
@@ -129,19 +141,25 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
     socket.setHeartbeatIvl(ping);
     socket.setHeartbeatTimeout((int) Math.max(20, limits.timeout().toMillis() - ping));
     socket.setZAPDomain("apiary");
+    // JeroMQ listens with a backlog of 100: a burst of connections beyond it overflowed the kernel's accept queue, and
+    // the rest came in seconds late on TCP's SYN retransmissions, a few at a time, never holding more than a limit at
+    // once (the garbage drill's flood saw no connection-limit refusal). A backlog of the connection limit (the kernel
+    // caps it at net.core.somaxconn) lets the guard see a burst at once, and refuse what passes a limit at once.
+    socket.setBacklog(Math.max(100, limits.maxConnections()));
     socket.setMsgAllocator(guard);
     socket.base().setEventHook(guard, ZMQ.ZMQ_EVENT_ACCEPTED | ZMQ.ZMQ_EVENT_DISCONNECTED);
     return guard;
   }
 
   private static void checkDecoder() {
-    try {
-      Class.forName("zmq.io.coder.v2.V2Decoder", false, WireGuard.class.getClassLoader())
-          .getDeclaredField("APIARY_GUARDED");
-    } catch (ClassNotFoundException | NoSuchFieldException e) {
-      throw new IllegalStateException("JeroMQ's own zmq.io.coder.v2.V2Decoder was loaded instead of Apiary's: put "
-          + "apiary-core before the jeromq jar on the class path; without it a peer's unfinished messages are not "
-          + "bounded", e);
+    for (String name : new String[] {"zmq.io.coder.v2.V2Decoder", "zmq.io.mechanism.NullMechanism"}) {
+      try {
+        Class.forName(name, false, WireGuard.class.getClassLoader()).getDeclaredField("APIARY_GUARDED");
+      } catch (ClassNotFoundException | NoSuchFieldException e) {
+        throw new IllegalStateException("JeroMQ's own " + name + " was loaded instead of Apiary's: put apiary-core "
+            + "before the jeromq jar on the class path; without it a peer's unfinished messages and unfinished "
+            + "handshakes are not bounded", e);
+      }
     }
   }
 
@@ -169,10 +187,21 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
 
   // ---------------------------------------------------------------- JeroMQ's I/O thread
 
+  /**
+   * Every frame on the Java heap. JeroMQ's default allocator puts frames above 1 MiB in direct buffers, zeroed (so
+   * resident at once) and freed only once a collection finds their small buffer objects dead: under a flood of
+   * connections declaring 8 MB frames that took the frontend's resident memory up by 700-900 MB while the bounds on
+   * unfinished bytes held at 256 MiB.
+   */
   @Override
   public Msg allocate(int size) {
+    receiving(size);
+    return new Msg(size);
+  }
+
+  /** A frame of {@code size} bytes is about to be received (the decoder's, for a frame it allocates in steps). */
+  public void receiving(int size) {
     onFrame.accept(size);
-    return zmq.ZMQ.DEFAULT_MSG_ALLOCATOR.allocate(size);
   }
 
   @Override
@@ -189,8 +218,11 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
 
   private synchronized void accepted(SocketChannel channel) {
     String address;
+    int port;
     try {
-      address = ((InetSocketAddress) channel.getRemoteAddress()).getAddress().getHostAddress();
+      InetSocketAddress remote = (InetSocketAddress) channel.getRemoteAddress();
+      address = remote.getAddress().getHostAddress();
+      port = remote.getPort();
     } catch (IOException | RuntimeException e) {
       return; // already gone: JeroMQ's engine finds it closed and drops it
     }
@@ -215,9 +247,12 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
     open.put(channel, address);
     perAddress.merge(address, 1, Integer::sum);
     connections = open.size();
+    // Named as JeroMQ names the peer to its mechanism (zmq.io.net.Address): host address, a colon, the port.
+    handshaking.put(address + ":" + port, new Handshaking(channel, System.nanoTime()));
   }
 
   private synchronized void disconnected(SelectableChannel channel) {
+    handshaking.values().removeIf(h -> h.channel() == channel);
     String address = open.remove(channel);
     if (address != null) {
       perAddress.computeIfPresent(address, (a, n) -> n == 1 ? null : n - 1);
@@ -225,7 +260,44 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
     }
   }
 
+  /**
+   * The peer at {@code peerAddress} ({@code host:port}) has sent its handshake's READY: its connection is past the
+   * handshake (called by Apiary's {@code zmq.io.mechanism.NullMechanism}, on JeroMQ's I/O thread).
+   */
+  public synchronized void handshaken(String peerAddress) {
+    handshaking.remove(peerAddress);
+  }
+
+  /**
+   * Closes every connection whose handshake has not finished {@link Limits#timeout()} after it was accepted, and
+   * counts it ({@link Refusal#HANDSHAKE}): JeroMQ's engine then reads the end of the stream and drops it. Call it
+   * now and then (the frontend does, several times per timeout) from any thread.
+   *
+   * @return how many it closed
+   */
+  public synchronized int closeStalledHandshakes(long nowNanos) {
+    int closed = 0;
+    for (Iterator<Handshaking> it = handshaking.values().iterator(); it.hasNext(); ) {
+      Handshaking h = it.next();
+      if (!h.channel().isOpen()) {
+        it.remove(); // closed without a disconnection event: forgetClosed() frees its place
+      } else if (nowNanos - h.acceptedNanos() > timeoutNanos) {
+        it.remove();
+        count(Refusal.HANDSHAKE);
+        closed++;
+        try {
+          h.channel().shutdownInput();
+          h.channel().shutdownOutput();
+        } catch (IOException e) {
+          LOG.log(Level.DEBUG, () -> "shutting down a connection whose handshake stalled: " + e.getMessage());
+        }
+      }
+    }
+    return closed;
+  }
+
   private void forgetClosed() {
+    handshaking.values().removeIf(h -> !h.channel().isOpen());
     for (Iterator<Map.Entry<SelectableChannel, String>> it = open.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<SelectableChannel, String> e = it.next();
       if (!e.getKey().isOpen()) {

@@ -1,6 +1,7 @@
 package zmq.io.coder.v2;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import org.apiary.internal.wire.WireGuard;
 import zmq.Msg;
 import zmq.ZError;
@@ -12,7 +13,7 @@ import zmq.util.Errno;
  * Apiary's replacement for JeroMQ 0.6.0's ZMTP 2.0/3.x frame decoder (the class of the same name in the JeroMQ jar;
  * written for Apiary, with the same constructor), one per connection. It decodes frames as JeroMQ's does: a flags
  * byte (MORE, LARGE, COMMAND), a size of one byte or eight, the body, which is allocated at its declared size as soon
- * as the size arrives.
+ * as the size arrives (on a guarded connection, a body above 64 KiB grows as its bytes arrive instead).
  *
  * <p>Where the connection's socket has a {@link WireGuard} (as its message allocator: the frontend's ROUTER), it also
  * holds the connection to the guard's bounds, since JeroMQ bounds frames one by one and queues only finished messages:
@@ -39,7 +40,14 @@ public class V2Decoder extends Decoder {
    */
   public static final int MAX_GUARDED_COMMAND_BYTES = 1024;
 
+  /** A guarded connection's frames above this size are allocated as their bytes arrive ({@link #sizedInSteps}). */
+  static final int FIRST_CHUNK_BYTES = 64 * 1024;
+
   private final ByteBuffer header = ByteBuffer.allocate(8);
+  private final Step bodyChunkReady = this::bodyChunkReady;
+  /** The body received so far of a large frame being received in steps, or {@code null}. */
+  private byte[] body;
+  private int bodySize;
   /** The socket's guard, or {@code null}: then no bounds. */
   private final WireGuard guard;
   /** The flags of the frame being decoded, as {@link Msg} flags. */
@@ -52,6 +60,8 @@ public class V2Decoder extends Decoder {
   private long lastFrameNanos;
   private boolean inFrame;
   private boolean refused;
+  /** Whether a command (the handshake's READY first) has been decoded: before it, the handshake is not over. */
+  private boolean commandSeen;
 
   public V2Decoder(Errno errno, int bufsize, long maxmsgsize, MsgAllocator allocator) {
     super(errno, bufsize, maxmsgsize, allocator);
@@ -109,11 +119,45 @@ public class V2Decoder extends Decoder {
       errno(ZError.EMSGSIZE);
       return Step.Result.ERROR;
     }
+    if (guard != null && size > FIRST_CHUNK_BYTES) {
+      return sizedInSteps(size);
+    }
     Step.Result rc = sizeReady(size);
     if (rc != Step.Result.ERROR) {
       nextStep(inProgress, messageReady);
     }
     return rc;
+  }
+
+  /**
+   * A guarded connection's large frame is not allocated at its declared size when the size arrives: its body grows
+   * as its bytes do (from {@link #FIRST_CHUNK_BYTES}, doubling, to the declared size at most), so a peer that declares
+   * 8 MB and sends 8 bytes holds ~64 KiB, not 8 MB, until it is closed. The bounds still count the declared size.
+   */
+  private Step.Result sizedInSteps(long size) {
+    if ((maxmsgsize >= 0 && size > maxmsgsize) || size > Integer.MAX_VALUE) { // as Decoder.sizeReady
+      errno(ZError.EMSGSIZE);
+      return Step.Result.ERROR;
+    }
+    guard.receiving((int) size);
+    bodySize = (int) size;
+    body = new byte[FIRST_CHUNK_BYTES];
+    nextStep(ByteBuffer.wrap(body), bodyChunkReady);
+    return Step.Result.MORE_DATA;
+  }
+
+  /** The body's buffer is full: the frame is whole, or the buffer grows for the bytes to come. */
+  private Step.Result bodyChunkReady() {
+    int received = body.length;
+    if (received == bodySize) {
+      inProgress = new Msg(body);
+      inProgress.setFlags(msgFlags);
+      body = null;
+      return messageReady();
+    }
+    body = Arrays.copyOf(body, (int) Math.min(bodySize, 2L * received));
+    nextStep(ByteBuffer.wrap(body, received, body.length - received), bodyChunkReady);
+    return Step.Result.MORE_DATA;
   }
 
   /** Takes the frame's size from the guard's bounds, or counts why not. */
@@ -153,6 +197,7 @@ public class V2Decoder extends Decoder {
       inFrame = false;
       lastFrameNanos = System.nanoTime();
       if (commandHeld > 0 || (msgFlags & Msg.COMMAND) != 0) {
+        commandSeen = true;
         guard.release(commandHeld);
         commandHeld = 0;
       } else if ((msgFlags & Msg.MORE) == 0) { // the message is whole: JeroMQ's queue limit counts it from here
@@ -167,13 +212,15 @@ public class V2Decoder extends Decoder {
   @Override
   public void destroy() {
     super.destroy();
+    body = null;
     if (guard == null) {
       return;
     }
     guard.release(held + commandHeld);
     held = 0;
     commandHeld = 0;
-    if (!refused && System.nanoTime() - lastFrameNanos >= guard.silenceNanos()) {
+    // Before its first command the connection was still in its handshake: the guard times those (and counts them).
+    if (!refused && commandSeen && System.nanoTime() - lastFrameNanos >= guard.silenceNanos()) {
       guard.count(inFrame ? WireGuard.Refusal.STALLED_FRAME : WireGuard.Refusal.IDLE);
     }
   }

@@ -1,5 +1,6 @@
 package org.apiary.drills.counter;
 
+import org.apiary.AccessPolicy;
 import org.apiary.ApiaryFunction;
 import org.apiary.Application;
 import org.apiary.Graph;
@@ -18,6 +19,18 @@ public final class CounterApp {
       .addEdge("increment", Graph.SINK, ApiaryFunction.SINK);
 
   public static final Application APP = Application.of(SCHEMA, INCREMENT);
+
+  /**
+   * The same application with its graph open only to API keys with {@code role} (the garbage drill's: a key without
+   * it is refused as forbidden).
+   */
+  public static Application guarded(String role) {
+    return Application.of(SCHEMA, Graph.named("increment")
+        .addLocalFunction("increment", Increment.class)
+        .addEdge(Graph.SOURCE, "increment", ApiaryFunction.SOURCE, Long.class)
+        .addEdge("increment", Graph.SINK, ApiaryFunction.SINK)
+        .withAccess(AccessPolicy.roles(role)));
+  }
 
   private CounterApp() {}
 }
