@@ -49,7 +49,7 @@ public final class DiskFullChild {
     ProvenanceConfig provenance = ProvenanceConfig.duckdb(dir.resolve("provenance.duckdb"));
     DatabaseConfig config = DatabaseConfig.embedded(2).withDataDirectory(dir.resolve("database"))
         .withSnapshotInterval(Duration.ofSeconds(600)).withJournal(journal)
-        .withProvenance(reserve < 0 ? provenance : DiskFullTest.withReserve(provenance, reserve));
+        .withProvenance(reserve < 0 ? provenance : provenance.withDiskReserveBytes(reserve));
     java.util.Random random = new java.util.Random(45);
     try (ApiaryDatabase db = ApiaryDatabase.open(config)) {
       String schema = PutBlob.SCHEMA;

@@ -56,11 +56,6 @@ class DiskFullTest {
     }
   }
 
-  /** The provenance configuration with a disk reserve of {@code bytes}. */
-  static ProvenanceConfig withReserve(ProvenanceConfig provenance, long bytes) {
-    return provenance.withDiskReserveBytes(bytes);
-  }
-
   private Path mountTmpfs(String options) throws Exception {
     Path m = dir.resolve("fs");
     Files.createDirectories(m);
