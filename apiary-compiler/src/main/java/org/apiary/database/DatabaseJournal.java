@@ -392,6 +392,7 @@ final class DatabaseJournal implements AutoCloseable {
       return;
     }
     call("pausing the database before its stop checkpoint", "@Pause");
+    Snapshots.drainExport(admin, Duration.ofSeconds(30));
     checkpoint(0, false);
   }
 

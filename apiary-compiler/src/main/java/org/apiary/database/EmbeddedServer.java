@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.apiary.DatabaseException;
+import org.apiary.runtime.provenance.ServerProvenance;
 import org.voltdb.ServerThread;
 import org.voltdb.VoltDB;
 
@@ -247,6 +248,9 @@ final class EmbeddedServer implements AutoCloseable {
       throw new DatabaseException("interrupted while stopping the embedded VoltDB", e);
     } finally {
       try {
+        // The capture of this process belongs to the server: once VoltDB has stopped, nothing offers rows any more,
+        // and what the sink has not taken goes to the spill files the next start on this root loads.
+        ServerProvenance.stopActive();
         if (journal != null) {
           journal.close();
         }

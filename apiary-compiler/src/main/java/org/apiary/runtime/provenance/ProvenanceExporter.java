@@ -99,16 +99,34 @@ public final class ProvenanceExporter extends ExportClientBase {
       if (block.isEmpty()) {
         return;
       }
-      try {
-        if (provenance.loadNow(table, block, mayBeInSink) > 0) {
-          mayBeInSink = false;
+      Exception loadFailure = null;
+      if (!provenance.writesGoThroughSpool()) {
+        try {
+          if (provenance.loadNow(table, block, mayBeInSink) > 0) {
+            mayBeInSink = false;
+          }
+          block.clear();
+          return;
+        } catch (Exception e) {
+          loadFailure = e;
+          mayBeInSink = true;
+          provenance.directLoadFailed();
         }
-        block.clear();
-      } catch (Exception e) {
-        mayBeInSink = true;
-        block.clear(); // VoltDB offers the whole block again
-        throw new RestartBlockException("loading provenance events of " + table.name() + " failed: " + e.getMessage(),
-            e, true);
+      }
+      // VoltDB must not keep the block: a restart that restores a snapshot marks every exported row the snapshot
+      // covers as acknowledged and deletes it unseen. The spooler keeps it on disk (forced) and loads it, skipping
+      // keys already present, once the sink takes rows again.
+      try {
+        provenance.keepWrites(block);
+      } catch (RuntimeException e) {
+        if (loadFailure != null) {
+          e.addSuppressed(loadFailure);
+        }
+        throw new RestartBlockException("keeping provenance events of " + table.name() + " for loading later failed "
+            + (loadFailure == null ? "" : "(loading them failed: " + loadFailure.getMessage() + ") ") + ": "
+            + e.getMessage(), e, true);
+      } finally {
+        block.clear(); // VoltDB offers the whole block again if it was not kept
       }
     }
 

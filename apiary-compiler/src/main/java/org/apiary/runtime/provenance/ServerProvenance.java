@@ -46,6 +46,7 @@ import org.apiary.provenance.SpoolerConfig;
 public final class ServerProvenance implements AutoCloseable {
   private static final Logger LOG = System.getLogger(ServerProvenance.class.getName());
   private static volatile ServerProvenance current;
+  private static boolean stopsWithTheProcess;
 
   /** What the deployment's export properties say. */
   record Settings(String sinkUrl, String user, String password, Duration flushInterval, Path spillDirectory,
@@ -166,6 +167,11 @@ public final class ServerProvenance implements AutoCloseable {
       }
       running.close();
     }
+    if (!stopsWithTheProcess) {
+      // A server process ends with VoltDB's exit: its capture's rows in memory are loaded or spilled on the way out.
+      Runtime.getRuntime().addShutdownHook(new Thread(ServerProvenance::stopActive, "apiary-provenance-stop"));
+      stopsWithTheProcess = true;
+    }
     current = new ServerProvenance(settings);
     LOG.log(Level.INFO, "provenance capture into " + settings.sinkUrl());
     return current;
@@ -284,6 +290,36 @@ public final class ServerProvenance implements AutoCloseable {
     }
   }
 
+  /** How long after a failed direct load captured writes go through the spooler without trying the sink first. */
+  private static final long SPOOL_AFTER_FAILURE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+  private volatile long lastDirectLoadFailure;
+  private volatile boolean directLoadHasFailed;
+
+  /** Notes that loading a block of captured writes straight into the sink failed. */
+  void directLoadFailed() {
+    lastDirectLoadFailure = System.nanoTime();
+    directLoadHasFailed = true;
+  }
+
+  /**
+   * Whether captured writes should go to the spooler rather than straight into the sink: a direct load failed a
+   * moment ago, or the spooler has rows waiting on disk (the sink is down or behind, and a direct load would wait).
+   */
+  boolean writesGoThroughSpool() {
+    return (directLoadHasFailed && System.nanoTime() - lastDirectLoadFailure < SPOOL_AFTER_FAILURE_NANOS)
+        || spooler.stats().rowsOnDisk() > 0;
+  }
+
+  /**
+   * Keeps a block of captured writes in this server's spill files, forced to disk, for the spooler to load (skipping
+   * rows already present): once this returns, VoltDB may forget the block.
+   *
+   * @throws java.io.UncheckedIOException if the rows could not be made durable
+   */
+  void keepWrites(List<ProvenanceRow> rows) {
+    spooler.offerDurably(rows);
+  }
+
   private void closeLoader() {
     if (loader != null) {
       try {
@@ -303,6 +339,21 @@ public final class ServerProvenance implements AutoCloseable {
   /** The spooler (for statistics). */
   public ProvenanceSpooler spooler() {
     return spooler;
+  }
+
+  /**
+   * Stops this process's capture, if one runs: called when the server stops (an embedded server's close, a server
+   * process's exit). What the sink takes within the spooler's close timeout is loaded; every other row in memory is
+   * written to this server's spill files, which its next start on the same root loads.
+   */
+  public static void stopActive() {
+    ServerProvenance running;
+    synchronized (ServerProvenance.class) {
+      running = current;
+    }
+    if (running != null) {
+      running.close();
+    }
   }
 
   @Override
