@@ -17,8 +17,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * docs/programming-guide.md, "Your own application", against this project's own functions. The sample's classes
- * are inner classes here, so that Surefire (which skips nested classes) never runs this ShopTest: it is compiled, not run (the
- * project's own ShopTest runs). apiary-testing's DocSamplesTest finds that section's text in this file.
+ * are inner classes here, so that Surefire (which skips nested classes) never runs this ShopTest: it is compiled,
+ * not run (the project's own ShopTest runs). apiary-testing's DocSamplesTest finds that section's text in this file.
  */
 @SuppressWarnings("unused")
 final class ShopSamples {
