@@ -21,8 +21,8 @@ import zmq.util.Errno;
  * the count after the byte, the woken reader saw a readable pipe but no counted signal, could not take the byte, and
  * every wait on the pipe returned at once: a JeroMQ I/O thread (and Apiary's socket loop) spun until the preempted
  * writer was scheduled again, up to a scheduler time slice. At one request in flight that spin was the 4 ms p99 of a
- * loopback exchange (see {@code BENCHMARKS.md}, nineteenth session). Counting first, the reader may find a counted
- * signal whose byte is not there yet; it then waits on the pipe for it instead of spinning.
+ * loopback exchange (see {@code docs/benchmarks-log.md}, nineteenth session). Counting first, the reader may find a
+ * counted signal whose byte is not there yet; it then waits on the pipe for it instead of spinning.
  *
  * <p>This class must precede the JeroMQ jar on the class path (Apiary's jar does in every Maven-built class path,
  * since JeroMQ is its dependency); {@code SocketLoop} warns once if JeroMQ's own class was loaded instead. Remove it

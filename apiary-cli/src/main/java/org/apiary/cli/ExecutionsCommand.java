@@ -38,7 +38,7 @@ import picocli.CommandLine.Spec;
 public final class ExecutionsCommand implements Runnable {
   static final String NOT_LOGGED = "Not every invocation is logged: a graph of one recorded function runs as that "
       + "function's transaction alone (its record is the outcome), and a graph that records nothing (writes nothing) "
-      + "is neither logged nor stored, so neither appears here (see the README, Exactly-once). Ended invocations are "
+      + "is neither logged nor stored, so neither appears here (see docs/exactly-once.md). Ended invocations are "
       + "deleted after the frontends' retention (default 1 hour).";
 
   private static final String TIMES = "SINCE_EPOCH(MILLISECOND, started_at), SINCE_EPOCH(MILLISECOND, finished_at), "

@@ -37,7 +37,7 @@ final class ProvenanceCheck {
 
   /** After a kill, how long invocations may be attempted again by the frontend (failover, retries, back-off). */
   static final long FAULT_WINDOW_MS = 12_000;
-  /** The {@code partition_id} of a global function's own row and reads (README, Provenance, "Identity"). */
+  /** The {@code partition_id} of a global function's own row and reads (docs/provenance.md, "Identity"). */
   private static final int MULTI_PARTITION = 16383;
   private static final int SHOWN = 5;
 
@@ -417,8 +417,8 @@ final class ProvenanceCheck {
     }
     line("-> not checked for attribution: " + globalWrites + " write event(s) of " + globalExecutions
         + " committed global execution(s): a global function's writes are exported with each partition's position, "
-        + "not the global function's exec_id, so they do not join to its FunctionInvocations row (README, "
-        + "Provenance, \"Not yet attributed\"); their presence and count were checked");
+        + "not the global function's exec_id, so they do not join to its FunctionInvocations row (docs/provenance.md, "
+        + "\"Not yet attributed\"); their presence and count were checked");
     line("-> order: write events and single-partition reads of every record in commit order; misordered="
         + misordered);
     if (!crashes.isEmpty()) {

@@ -24,7 +24,7 @@ import org.apiary.internal.wire.WireRequest;
 import org.apiary.runtime.SystemSchema;
 
 /**
- * The exactly-once lifecycle of a frontend's invocations (README, "Exactly-once"): how each graph version's
+ * The exactly-once lifecycle of a frontend's invocations (docs/exactly-once.md): how each graph version's
  * invocations are kept (logged, one recorded transaction, or not at all), attempts and their retries, the single
  * stored outcome and who is told it, re-attaching resends, answering {@code result(id)}, and running the logged
  * invocations recovery hands this frontend. It owns no socket: replies go out through {@link Replies}, which never

@@ -490,7 +490,7 @@ public final class ProvenanceQueries {
    * Who read a record, and for which purpose (audit): every read event of the record, with the execution, graph,
    * function, caller and stated purpose of the function execution that read it, in the record's order
    * ({@link ProvenanceSchema#EVENT_ORDER}). One row per read event: an execution that read the record twice appears
-   * twice. Only rows a query returned are reads (see README, Provenance); reads by functions whose provenance level
+   * twice. Only rows a query returned are reads (see docs/provenance.md); reads by functions whose provenance level
    * captures none are not here.
    *
    * <p>SQL:

@@ -172,7 +172,8 @@ class SpillSafetyTest {
       assertEquals(committed.size(), SinkChecks.count(sink, table), "rows of failed offers were loaded");
       SinkChecks.assertStored(sink, table, committed);
     }
-    // After a restart the first two failed offers stay out; the third may be read back (documented in the README).
+    // After a restart the first two failed offers stay out; the third may be read back (documented in
+    // docs/provenance.md).
     try (ProvenanceSpooler restarted = ProvenanceSpooler.start(config, sinks())) {
       assertTrue(restarted.flush(Duration.ofSeconds(30)), restarted.stats().toString());
     }

@@ -5,7 +5,7 @@ import org.apiary.LocalFunction;
 import org.apiary.QueryResult;
 import org.apiary.Statement;
 
-// README.md, "Writing functions".
+// README.md, "One function", and docs/programming-guide.md, "Writing functions".
 public class Deposit extends LocalFunction<Long> {            // runs on the partition of its Long key
   static final Statement ADD = Statement.of("UPDATE accounts SET balance = balance + ? WHERE id = ?");
   static final Statement GET = Statement.of("SELECT balance FROM accounts WHERE id = ?");

@@ -4,7 +4,10 @@ import org.apiary.LocalFunction;
 import org.apiary.Row;
 import org.apiary.Statement;
 
-/** The README's timeline graph: sends each followee of a user, keyed by the followee, to getPosts. */
+/**
+ * The timeline graph of README.md and docs/programming-guide.md: sends each followee of a user, keyed by the
+ * followee, to getPosts.
+ */
 public class GetFollowees extends LocalFunction<Long> {
   static final Statement FOLLOWEES = Statement.of("SELECT followee FROM follows WHERE follower = ?");
 

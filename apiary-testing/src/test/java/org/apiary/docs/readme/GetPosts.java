@@ -6,7 +6,7 @@ import org.apiary.LocalFunction;
 import org.apiary.Row;
 import org.apiary.Statement;
 
-/** The README's timeline graph: one followee's posts, on the followee's partition. */
+/** The timeline graph of README.md and docs/programming-guide.md: one followee's posts, on the followee's partition. */
 public class GetPosts extends LocalFunction<Long> {
   static final Statement POSTS = Statement.of("SELECT body FROM posts WHERE author = ?");
 

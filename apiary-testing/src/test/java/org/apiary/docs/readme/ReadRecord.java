@@ -3,7 +3,7 @@ package org.apiary.docs.readme;
 import org.apiary.LocalFunction;
 import org.apiary.Statement;
 
-/** The README's access control example: reads one patient's record. */
+/** The access control example of docs/access-control.md: reads one patient's record. */
 public class ReadRecord extends LocalFunction<Long> {
   static final Statement READ = Statement.of("SELECT name FROM patients WHERE id = ?");
 

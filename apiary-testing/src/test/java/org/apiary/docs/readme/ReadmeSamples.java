@@ -18,7 +18,10 @@ import org.apiary.frontend.FrontendServer;
 import org.apiary.frontend.Registrar;
 import org.apiary.server.Apiary;
 
-/** The Java fragments of README.md, each inside a method so that it compiles; DocSamplesTest finds them here. */
+/**
+ * The Java fragments of README.md and of the sections docs/ took over from it, each inside a method so that it
+ * compiles; DocSamplesTest finds them here.
+ */
 @SuppressWarnings("unused")
 final class ReadmeSamples {
   static final String SCHEMA = """

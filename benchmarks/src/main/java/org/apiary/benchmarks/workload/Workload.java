@@ -23,7 +23,10 @@ public interface Workload {
   /** Operation names, in the order {@link Request#operation()} indexes them. */
   List<String> operations();
 
-  /** The tables the workload writes: the ones whose writes provenance captures (at most two, see README). */
+  /**
+   * The tables the workload writes: the ones whose writes provenance captures (at most two, see
+   * docs/provenance.md).
+   */
   List<String> writtenTables();
 
   /** Loads the initial data; {@code scale} bounds how long that takes. */

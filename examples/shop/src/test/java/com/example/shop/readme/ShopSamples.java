@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * README.md, "Your own application", against this project's own functions. The sample's classes are inner classes
- * here, so that Surefire (which skips nested classes) never runs this ShopTest: it is compiled, not run (the
- * project's own ShopTest runs). apiary-testing's DocSamplesTest finds the README's text in this file.
+ * docs/programming-guide.md, "Your own application", against this project's own functions. The sample's classes
+ * are inner classes here, so that Surefire (which skips nested classes) never runs this ShopTest: it is compiled,
+ * not run (the project's own ShopTest runs). apiary-testing's DocSamplesTest finds that section's text in this file.
  */
 @SuppressWarnings("unused")
 final class ShopSamples {
