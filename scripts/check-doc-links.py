@@ -23,6 +23,7 @@ bad=0
 for f in files:
     text=open(f).read()
     text=re.sub(r'```.*?```','',text,flags=re.S)
+    text=re.sub(r'`[^`\n]*`','',text)  # inline code is not a link
     for m in re.finditer(r'\]\(([^)\s]+)\)', text):
         target=m.group(1)
         if re.match(r'^[a-z]+:', target): continue
