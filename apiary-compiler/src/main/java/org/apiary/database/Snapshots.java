@@ -160,6 +160,9 @@ final class Snapshots {
     while (true) {
       pending = 0;
       VoltTable stats = call(client, "reading export statistics", "@Statistics", "EXPORT", 0).getResults()[0];
+      if (stats.getRowCount() == 0) {
+        return 0; // nothing is exported (no provenance capture)
+      }
       while (stats.advanceRow()) {
         pending += stats.getLong("TUPLE_PENDING");
       }
