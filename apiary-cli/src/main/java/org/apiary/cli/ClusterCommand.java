@@ -18,6 +18,7 @@ import org.apiary.DatabaseException;
 import org.apiary.database.ClusterConfig;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.LocalCluster;
+import org.apiary.database.ProvenanceConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -55,7 +56,11 @@ public final class ClusterCommand implements Runnable {
               + "has a replica on another node, so the cluster survives one node's death without losing a committed "
               + "transaction. The first start on DIR fixes the nodes, k-factor, sites and snapshot interval; later "
               + "starts keep them. A cluster already running on DIR is not started twice.",
-          "Provenance is not captured by such a cluster (not yet)."})
+          "With --sink every node captures provenance (the writes of application tables, the reads and every "
+              + "function execution) into one JDBC sink that every node reaches (PostgreSQL or Vertica); each node "
+              + "spills to a directory of its own under DIR/provenance-spill while the sink is away, and loads it "
+              + "when it restarts. A DuckDB file is one process's, so it is refused for more than one node (a loader "
+              + "process of its own is not built yet)."})
   static final class Start implements Callable<Integer> {
     @Option(names = "--nodes", paramLabel = "N", description = "Server processes (default 3); fixed by the first "
         + "start on DIR.")
@@ -84,6 +89,23 @@ public final class ClusterCommand implements Runnable {
         + ": give that one to `apiary frontend --database-users`, the first to the other commands. Fixed by the first "
         + "start on DIR.")
     boolean secure;
+
+    @Option(names = "--sink", paramLabel = "JDBC-URL", description = "On the first start: capture provenance on "
+        + "every node into this sink (jdbc:postgresql://..., jdbc:vertica://...; jdbc:duckdb:FILE for one node "
+        + "only). Fixed by the first start on DIR.")
+    String sink;
+
+    @Option(names = "--sink-user", paramLabel = "USER", description = "The sink's user (with --sink).")
+    String sinkUser;
+
+    @Option(names = "--sink-password-file", paramLabel = "FILE", description = "A file whose first line is the "
+        + "sink user's password (with --sink; never on the command line, where other users could read it).")
+    Path sinkPasswordFile;
+
+    @Option(names = "--durable-capture", description = "With --sink: every function execution's provenance is "
+        + "forced to the node's disk before it commits, so a node's crash loses none of it (a disk flush per "
+        + "execution).")
+    boolean durableCapture;
 
     @Option(names = "--timeout-s", paramLabel = "S", defaultValue = "120",
         description = "Seconds to wait for every node to accept clients (default ${DEFAULT-VALUE}); the servers are "
@@ -115,13 +137,15 @@ public final class ClusterCommand implements Runnable {
           users.get().writeFrontendTo(dir.frontendDatabaseUser()); // frontends need not hold the admin's password
         }
         ClusterConfig config = ClusterConfig.of(settings.nodes(), settings.sitesPerHost(), settings.kfactor())
+            .withProvenance(firstStart ? provenance(settings) : null)
             .withUsers(users.orElse(null))
             .withDataDirectory(dir.root())
             .withSnapshotInterval(Duration.ofSeconds(settings.snapshotIntervalSeconds()))
             .withStartTimeout(Duration.ofSeconds(timeoutSeconds));
         out.println("apiary cluster: starting " + settings.nodes() + " VoltDB node(s) in " + dir.root() + " (k-factor "
             + settings.kfactor() + ", " + settings.sitesPerHost() + " sites per node, a snapshot every "
-            + settings.snapshotIntervalSeconds() + " s)");
+            + settings.snapshotIntervalSeconds() + " s; provenance " + (settings.provenance() == null
+            ? "not captured" : "captured into " + settings.provenance()) + ")");
         out.flush();
         LocalCluster cluster;
         try {
@@ -192,11 +216,28 @@ public final class ClusterCommand implements Runnable {
         same("--kfactor", kfactor, s.kfactor(), dir);
         same("--sites-per-host", sitesPerHost, s.sitesPerHost(), dir);
         same("--snapshot-interval-s", snapshotIntervalSeconds, s.snapshotIntervalSeconds(), dir);
+        if (sink != null && !sink.equals(s.provenance())) {
+          throw new CliException(dir.root() + " holds a cluster first started with provenance " + (s.provenance()
+              == null ? "not captured" : "captured into " + s.provenance()) + ", and VoltDB keeps that in its node "
+              + "roots: start it without --sink, or use a new directory");
+        }
         return s;
+      }
+      if (sink == null && (sinkUser != null || sinkPasswordFile != null || durableCapture)) {
+        throw new CliException("--sink-user, --sink-password-file and --durable-capture go with --sink", 2, null);
+      }
+      if (sink != null && !sink.startsWith("jdbc:")) {
+        throw new CliException("--sink takes a JDBC URL (jdbc:postgresql://HOST:PORT/DB, jdbc:vertica://..., "
+            + "jdbc:duckdb:FILE), not " + sink, 2, null);
       }
       ClusterDirectory.Settings s = new ClusterDirectory.Settings(nodes == null ? 3 : nodes,
           kfactor == null ? 1 : kfactor, sitesPerHost == null ? 2 : sitesPerHost,
-          snapshotIntervalSeconds == null ? DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL_SECONDS : snapshotIntervalSeconds);
+          snapshotIntervalSeconds == null ? DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL_SECONDS : snapshotIntervalSeconds,
+          sink);
+      if (sink != null && sink.startsWith("jdbc:duckdb:") && s.nodes() > 1) {
+        throw new CliException("a DuckDB file is one process's, and every node of a cluster loads into the sink: "
+            + "give --sink a PostgreSQL or Vertica URL for " + s.nodes() + " nodes", 2, null);
+      }
       if (s.nodes() < 1 || s.sitesPerHost() < 1 || s.kfactor() < 0 || s.kfactor() >= s.nodes()) {
         throw new CliException("need --nodes >= 1, --sites-per-host >= 1 and 0 <= --kfactor < --nodes, not --nodes "
             + s.nodes() + " --kfactor " + s.kfactor() + " --sites-per-host " + s.sitesPerHost(), 2, null);
@@ -206,6 +247,24 @@ public final class ClusterCommand implements Runnable {
       }
       dir.writeSettings(s);
       return s;
+    }
+
+    /** The provenance every node captures, as the first start configures it into the nodes' deployment. */
+    private ProvenanceConfig provenance(ClusterDirectory.Settings settings) {
+      if (settings.provenance() == null) {
+        return null;
+      }
+      String password = null;
+      if (sinkPasswordFile != null) {
+        try {
+          password = java.nio.file.Files.readAllLines(sinkPasswordFile).stream().findFirst().orElse("");
+        } catch (java.io.IOException e) {
+          throw new CliException("cannot read --sink-password-file " + sinkPasswordFile + ": " + e.getMessage(), 2,
+              e);
+        }
+      }
+      return ProvenanceConfig.sink(settings.provenance()).withCredentials(sinkUser, password)
+          .withDurableCapture(durableCapture);
     }
 
     private static void same(String option, Number given, long kept, ClusterDirectory dir) {

@@ -82,8 +82,10 @@ final class ClusterDirectory {
    * @param kfactor replicas of each partition beyond the first
    * @param sitesPerHost partitions per node
    * @param snapshotIntervalSeconds seconds between automatic snapshots
+   * @param provenance the JDBC URL every node captures provenance into, or {@code null} if none does (its password
+   *     is in the nodes' deployment only, readable by the owner alone)
    */
-  record Settings(int nodes, int kfactor, int sitesPerHost, long snapshotIntervalSeconds) {}
+  record Settings(int nodes, int kfactor, int sitesPerHost, long snapshotIntervalSeconds, String provenance) {}
 
   private final Path root;
 

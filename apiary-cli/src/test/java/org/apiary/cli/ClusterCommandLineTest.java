@@ -44,6 +44,38 @@ class ClusterCommandLineTest {
   final CliProcesses cli = new CliProcesses();
   private final List<Long> nodePids = new ArrayList<>();
 
+  private final List<AutoCloseable> closeAfter = new ArrayList<>();
+
+  private static long awaitScalar(org.apiary.provenance.PostgresTestSchema sink, String sql, long expected)
+      throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (true) {
+      long value;
+      try (java.sql.Connection c = java.sql.DriverManager.getConnection(sink.url(),
+               org.apiary.provenance.PostgresTestSchema.props());
+           java.sql.Statement st = c.createStatement(); java.sql.ResultSet rs = st.executeQuery(sql)) {
+        rs.next();
+        value = rs.getLong(1);
+      } catch (java.sql.SQLException e) {
+        if (!e.getMessage().contains("does not exist")) {
+          throw e;
+        }
+        value = 0; // not created yet: nothing arrived
+      }
+      if (value >= expected || System.nanoTime() > deadline) {
+        return value;
+      }
+      Thread.sleep(250);
+    }
+  }
+
+  @AfterEach
+  void closeSinks() throws Exception {
+    for (AutoCloseable c : closeAfter) {
+      c.close();
+    }
+  }
+
   @AfterEach
   void killTheNodesLeft() throws InterruptedException {
     for (long pid : nodePids) {
@@ -62,8 +94,12 @@ class ClusterCommandLineTest {
     if (org.apiary.database.OtherUser.available()) {
       org.apiary.database.OtherUser.openUp(work);
     }
+    org.apiary.provenance.PostgresTestSchema sink = new org.apiary.provenance.PostgresTestSchema();
+    closeAfter.add(sink);
     Result started = cli.run(CLUSTER, "cluster", "start", "--nodes", "2", "--kfactor", "1", "--sites-per-host", "2",
-        "--snapshot-interval-s", "30", "--secure", "--data", dir.toString());
+        "--snapshot-interval-s", "30", "--secure", "--sink", sink.url(), "--sink-user", "postgres", "--data",
+        dir.toString());
+    assertTrue(started.out().contains("provenance captured into " + sink.url()), started.toString());
     ClusterDirectory.State state = new ClusterDirectory(dir).readState().orElseThrow(
         () -> new AssertionError("no " + ClusterDirectory.STATE + " after: " + started));
     state.nodes().forEach(n -> nodePids.add(n.pid()));
@@ -143,6 +179,12 @@ class ClusterCommandLineTest {
     assertTrue(status.out().contains("rows waiting in the spooler (function executions and reads): not visible "
         + "from this process"), status.out());
 
+    // Issue 41, item 1: every node captured into the one sink: the execution of each function, the chain's writes.
+    assertEquals(2L, awaitScalar(sink, "SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'chain'", 2L),
+        "both functions of chain-1 are in the sink");
+    assertTrue(awaitScalar(sink, "SELECT COUNT(*) FROM chain_valuesEvents WHERE event_type <> 'read'", 1L) >= 1,
+        "the chain's write is in the sink");
+
     frontend.destroy(); // SIGTERM: the frontend closes and exits
     assertTrue(frontend.waitFor(30, TimeUnit.SECONDS), "the frontend exited on SIGTERM");
 
@@ -196,6 +238,14 @@ class ClusterCommandLineTest {
     assertEquals(2, cl.execute("cluster", "start", "--nodes", "2", "--kfactor", "2", "--data",
         work.resolve("bad").toString()));
     assertTrue(err.toString().contains("0 <= --kfactor < --nodes"), err.toString());
+    assertEquals(2, cl.execute("cluster", "start", "--nodes", "2", "--sink", "jdbc:duckdb:" + work.resolve("p.duckdb"),
+        "--data", work.resolve("bad").toString()));
+    assertTrue(err.toString().contains("a DuckDB file is one process's"), err.toString());
+    assertEquals(2, cl.execute("cluster", "start", "--sink-user", "someone", "--data", work.resolve("bad").toString()));
+    assertTrue(err.toString().contains("go with --sink"), err.toString());
+    assertEquals(2, cl.execute("cluster", "start", "--sink", "postgres://x", "--data", work.resolve("bad").toString()));
+    assertTrue(err.toString().contains("--sink takes a JDBC URL"), err.toString());
+    assertFalse(Files.exists(work.resolve("bad").resolve(ClusterDirectory.SETTINGS)), "a refused start fixes no settings");
     assertEquals(2, cl.execute("executions", "list", "--running", "--failed", "--database", "127.0.0.1:1"));
   }
 

@@ -66,7 +66,7 @@ public final class Registrar {
       return all;
     });
     loadSchemaIfAbsent(db, app.schema(), compiled.schemaTables());
-    if (db.config().capturesProvenance()) {
+    if (db.config().capturesProvenance() || exportsProvenance(db)) {
       captureWrites(db, compiled.schemaTables());
     }
     Deployer.deploy(db, compiled);
@@ -188,6 +188,21 @@ public final class Registrar {
    * Turns on VoltDB's change data capture for every application table (not views): each committed insert, delete
    * and update goes to Apiary's provenance export target, in the writing transaction.
    */
+  /**
+   * Whether the database's servers capture provenance although this connection was not told so (a cluster started
+   * with a sink, deployed to from another process): Apiary's deployments configure export only for provenance.
+   */
+  private static boolean exportsProvenance(ApiaryDatabase db) {
+    org.voltdb.VoltTable t = db.callAdmin("reading the deployment", "@SystemInformation", "DEPLOYMENT")
+        .getResults()[0];
+    while (t.advanceRow()) {
+      if ("export".equals(t.getString(0))) {
+        return Boolean.parseBoolean(t.getString(1));
+      }
+    }
+    return false;
+  }
+
   private static void captureWrites(ApiaryDatabase db, Set<String> schemaTables) {
     ProvenanceConfig provenance = db.config().provenance();
     org.voltdb.VoltTable t = db.callAdmin("listing tables", "@SystemCatalog", "TABLES").getResults()[0];
@@ -196,7 +211,7 @@ public final class Registrar {
     while (t.advanceRow()) {
       String name = t.getString("TABLE_NAME");
       if ("TABLE".equals(t.getString("TABLE_TYPE")) && schemaTables.contains(name.toUpperCase(java.util.Locale.ROOT))
-          && provenance.capturesWritesOf(name)) {
+          && (provenance == null || provenance.capturesWritesOf(name))) {
         tables.add(name);
         alters.add("ALTER TABLE " + name + " ALTER EXPORT TO TARGET " + ProvenanceConfig.EXPORT_TARGET
             + " ON INSERT, DELETE, UPDATE_NEW;");
