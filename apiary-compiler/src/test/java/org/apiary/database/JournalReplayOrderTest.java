@@ -77,8 +77,8 @@ class JournalReplayOrderTest {
     });
     assertEquals(oracle(seed), recovered, "the counters after recovery (seed " + seed + ")");
     // The whole workload came back from the journal, not from a snapshot.
-    long replayed = out.lines().filter(l -> l.contains("journal: replaying ")).findFirst()
-        .map(l -> Long.parseLong(l.replaceAll(".*journal: replaying (\\d+) records.*", "$1"))).orElse(0L);
+    long replayed = out.lines().filter(l -> l.contains("journal: replayed ") && l.contains(" records in ")).findFirst()
+        .map(l -> Long.parseLong(l.replaceAll(".*journal: replayed (\\d+) records in .*", "$1"))).orElse(0L);
     long calls = 0;
     for (Round round : workload(seed)) {
       for (long[] inputs : round.inputs()) {
