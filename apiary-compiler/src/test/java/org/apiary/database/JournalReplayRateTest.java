@@ -12,11 +12,13 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * The recovery speed measurement of issue 40 (not a unit test: it asserts no speed, only that recovery restored
  * every increment). A child JVM journals {@code apiary.replay.records} counter increments (default 1,000,000) and is
  * SIGKILLed, so the journal holds all of them after the restored checkpoint; a second child recovers, and the replay
- * rate it logs is printed. Runs only with {@code -Dapiary.replay.records=N}:
+ * rate it logs is printed. Runs only with {@code -Dapiary.replay.records=N}; {@code -Dapiary.replay.mode} picks the
+ * journal mode (default synchronous, as {@code apiary start}; asynchronous writes the same records and loads a large
+ * journal many times faster, and recovery does not depend on the mode):
  *
  * <pre>
  * mvn -q -o -pl apiary-compiler -am -Dtest=JournalReplayRateTest -Dsurefire.failIfNoSpecifiedTests=false \
- *     -Dapiary.replay.records=1000000 test
+ *     -Dapiary.replay.records=1000000 -Dapiary.replay.mode=asynchronous test
  * </pre>
  */
 @EnabledIfSystemProperty(named = "apiary.replay.records", matches = "\\d+")
