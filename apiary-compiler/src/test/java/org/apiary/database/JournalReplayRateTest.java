@@ -2,11 +2,11 @@ package org.apiary.database;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The recovery speed measurement of issue 40 (not a unit test: it asserts no speed, only that recovery restored
@@ -26,10 +26,9 @@ class JournalReplayRateTest {
   private static final Duration TIMEOUT = Duration.ofMinutes(30);
 
   @Test
-  void measuresTheReplayRateOfAJournalOfCounterIncrements() throws Exception {
+  void measuresTheReplayRateOfAJournalOfCounterIncrements(@TempDir Path dir) throws Exception {
     long records = Long.getLong("apiary.replay.records");
     String mode = System.getProperty("apiary.replay.mode", "synchronous");
-    Path dir = Files.createTempDirectory("apiary-replay-rate-");
     DurabilityFixture.Child load = DurabilityFixture.Child.startMain(JournalReplayRateChild.class, null, "load",
         dir.toString(), mode, String.valueOf(records));
     String loaded;
