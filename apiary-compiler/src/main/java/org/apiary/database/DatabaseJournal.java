@@ -7,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,8 +46,11 @@ final class DatabaseJournal implements AutoCloseable {
   static final String CHECKPOINT = "APIARY_JOURNAL_CHECKPOINT";
   static final String CHECKPOINT_PREFIX = "apiary_ckpt_";
   private static final System.Logger LOG = System.getLogger(DatabaseJournal.class.getName());
-  /** Replayed transactions in flight at once (all on one connection, so each partition keeps its order). */
-  private static final int REPLAY_WINDOW = 256;
+  /**
+   * Replayed transactions in flight at once (all on one connection, so each partition keeps its order); the property
+   * {@code apiary.journal.replayWindow} overrides it, for measurements.
+   */
+  private static final int REPLAY_WINDOW = Integer.getInteger("apiary.journal.replayWindow", 256);
   /** How often the checkpointer looks for a catalog change. */
   private static final long CATALOG_POLL_MS = 20;
 
@@ -192,14 +194,17 @@ final class DatabaseJournal implements AutoCloseable {
   }
 
   private void replay(JournalReader.Timeline timeline, Map<Integer, Long> cutoffs, int checkpointedCatalog) {
-    List<JournalRecord> todo = new ArrayList<>();
-    AtomicLong skipped = new AtomicLong();
-    AtomicLong afterCatalogChange = new AtomicLong();
+    LOG.log(System.Logger.Level.INFO, "journal: replaying the records of timeline "
+        + Long.toHexString(timeline.timeline()) + " the restored snapshot lacks (" + timeline.records()
+        + " records in the journal)");
+    Replay replay = new Replay(timeline.records());
+    // Records are sent as they are read: no list of the whole journal is held, and the database starts working at
+    // once. Each one goes out only after its position was checked, so the order on the connection is journal order.
     JournalReader.forEach(timeline, r -> {
       if (r.catalogVersion() > checkpointedCatalog) {
         // It ran after a catalog change that no checkpoint holds; replies waited for that checkpoint, so no client
         // was told it happened, and it cannot run on the restored catalog.
-        afterCatalogChange.incrementAndGet();
+        replay.afterCatalogChange++;
         return;
       }
       Long cutoff = cutoffs.get(r.partition());
@@ -208,31 +213,55 @@ final class DatabaseJournal implements AutoCloseable {
             + " stands, so " + r + " cannot be placed");
       }
       if (r.txnId() > cutoff) {
-        todo.add(r);
+        replay.send(r);
       } else {
-        skipped.incrementAndGet();
+        replay.skipped++;
       }
     });
-    LOG.log(System.Logger.Level.INFO, "journal: replaying " + todo.size() + " records after the snapshot ("
-        + skipped.get() + " it already holds)");
-    if (afterCatalogChange.get() > 0) {
-      LOG.log(System.Logger.Level.WARNING, "journal: dropped " + afterCatalogChange.get() + " records of transactions "
-          + "that ran after a catalog change (a deployment) no checkpoint holds; none of them was acknowledged"
-          + (config.journal() == JournalMode.SYNCHRONOUS ? "" : " in synchronous mode (this journal is asynchronous: "
-          + "their replies did not wait, so these acknowledged transactions are lost)"));
+    replay.drain();
+    if (replay.afterCatalogChange > 0) {
+      LOG.log(System.Logger.Level.WARNING, "journal: dropped " + replay.afterCatalogChange + " records of "
+          + "transactions that ran after a catalog change (a deployment) no checkpoint holds; none of them was "
+          + "acknowledged" + (config.journal() == JournalMode.SYNCHRONOUS ? "" : " in synchronous mode (this journal "
+          + "is asynchronous: their replies did not wait, so these acknowledged transactions are lost)"));
     }
-    Semaphore window = new Semaphore(REPLAY_WINDOW);
-    AtomicReference<String> failure = new AtomicReference<>();
-    AtomicLong done = new AtomicLong();
-    long started = System.nanoTime();
+    String diverged = server.divergence();
+    if (diverged != null || replay.failure.get() != null) {
+      throw new DatabaseException("recovery stopped: " + (diverged != null ? diverged : replay.failure.get())
+          + "; the database was not opened, and the journal and snapshot are as they were");
+    }
+    double seconds = Math.max(1e-9, (System.nanoTime() - replay.started) / 1e9);
+    LOG.log(System.Logger.Level.INFO, String.format("journal: replayed %d records in %.1f s (%.0f/s); %d the "
+        + "snapshot already held", replay.sent, seconds, replay.sent / seconds, replay.skipped));
+  }
+
+  /**
+   * One replay in progress: records go out on the admin connection in journal order with up to
+   * {@link #REPLAY_WINDOW} in flight (VoltDB runs the calls of one connection to one partition in the order they were
+   * sent, so each partition keeps its order), a multi-partition record alone (a barrier: everything before it has
+   * completed before it is sent, and it completes before anything after it is sent).
+   */
+  private final class Replay {
+    final long total;
+    final Semaphore window = new Semaphore(REPLAY_WINDOW);
+    final AtomicReference<String> failure = new AtomicReference<>();
+    final AtomicLong done = new AtomicLong();
+    final long started = System.nanoTime();
     long lastReport = started;
-    for (JournalRecord r : todo) {
+    long sent;
+    long skipped;
+    long afterCatalogChange;
+
+    Replay(long total) {
+      this.total = total;
+    }
+
+    void send(JournalRecord r) {
       if (failure.get() != null) {
-        break;
+        return; // recovery stops once what is in flight has completed; see drain()
       }
       if (r.multiPartition()) {
-        acquire(window, REPLAY_WINDOW); // a barrier: everything before it has run
-        window.release(REPLAY_WINDOW);
+        drain();
       }
       acquire(window, 1);
       server.expectNext(r);
@@ -252,28 +281,24 @@ final class DatabaseJournal implements AutoCloseable {
         throw new DatabaseException("recovery lost its connection to the database while replaying " + r + ": "
             + e.getMessage(), e);
       }
+      sent++;
       if (r.multiPartition()) {
-        acquire(window, REPLAY_WINDOW);
-        window.release(REPLAY_WINDOW);
+        drain();
       }
       long now = System.nanoTime();
       if (now - lastReport > TimeUnit.SECONDS.toNanos(5)) {
         lastReport = now;
         double seconds = (now - started) / 1e9;
-        LOG.log(System.Logger.Level.INFO, String.format("journal: replayed %d of %d records (%.0f/s)", done.get(),
-            todo.size(), done.get() / seconds));
+        LOG.log(System.Logger.Level.INFO, String.format("journal: replayed %d of at most %d records (%.0f/s)",
+            done.get(), total, done.get() / seconds));
       }
     }
-    acquire(window, REPLAY_WINDOW);
-    window.release(REPLAY_WINDOW);
-    String diverged = server.divergence();
-    if (diverged != null || failure.get() != null) {
-      throw new DatabaseException("recovery stopped: " + (diverged != null ? diverged : failure.get())
-          + "; the database was not opened, and the journal and snapshot are as they were");
+
+    /** Waits until every record sent so far has completed. */
+    void drain() {
+      acquire(window, REPLAY_WINDOW);
+      window.release(REPLAY_WINDOW);
     }
-    double seconds = Math.max(1e-9, (System.nanoTime() - started) / 1e9);
-    LOG.log(System.Logger.Level.INFO, String.format("journal: replayed %d records in %.1f s (%.0f/s)", todo.size(),
-        seconds, todo.size() / seconds));
   }
 
   private void acquire(Semaphore window, int permits) {
