@@ -36,10 +36,9 @@ import picocli.CommandLine.Spec;
         ExecutionsCommand.NOT_LOGGED},
     subcommands = {ExecutionsCommand.ListExecutions.class, ExecutionsCommand.Show.class})
 public final class ExecutionsCommand implements Runnable {
-  static final String NOT_LOGGED = "Not every invocation is logged: a graph of one recorded function runs as that "
-      + "function's transaction alone (its record is the outcome), and a graph that records nothing (writes nothing) "
-      + "is neither logged nor stored, so neither appears here (see the README, Exactly-once). Ended invocations are "
-      + "deleted after the frontends' retention (default 1 hour).";
+  static final String NOT_LOGGED = "Every invocation a frontend with the invocation log (the default) started is "
+      + "here, one-function and read-only graphs included (issue 42; before it, those two kinds were not logged). "
+      + "Ended invocations are deleted after the frontends' retention (default 1 hour).";
 
   private static final String TIMES = "SINCE_EPOCH(MILLISECOND, started_at), SINCE_EPOCH(MILLISECOND, finished_at), "
       + "SINCE_EPOCH(MILLISECOND, NOW)";

@@ -247,7 +247,8 @@ final class InvocationCoordinator {
           }
           if (!same) {
             replies.reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "invocation ID " + request.id()
-                + " was already used for a different request (graph '" + existing.graph + "'); use a new ID"));
+                + " was already used for a different request (" + described(existing.graph, existing.key)
+                + "); use a new ID"));
             return;
           }
           if (existing.reply == null) {
@@ -307,11 +308,15 @@ final class InvocationCoordinator {
   }
 
   /**
-   * Whether invocations of a graph version get an invocation-log entry: not when the log is off, not when the graph
-   * records nothing (running it again is safe), not when it is one recorded transaction (its record is its outcome).
+   * Whether invocations of a graph version get an invocation-log entry: every one, whenever the log is on (issue 42).
+   * A graph that writes nothing and a one-function graph are logged too, although running them again would be safe
+   * or their record would be their outcome: the entry, in the partition of the invocation's ID, is what makes the ID
+   * name one invocation across partition keys (a reuse with another key or graph is refused, naming the first) and
+   * keeps their outcome for {@code result(id)}. It costs such an invocation a begin and an outcome write, each a
+   * single-partition transaction that the log batches with the other writes of its partition.
    */
   private boolean logged(RegisteredGraph graph) {
-    return config.invocationLog() && !graph.recordsNothing() && !graph.oneTransaction();
+    return config.invocationLog();
   }
 
   /** Where a one-transaction invocation's outcome is recorded, or {@code null} if it is not one. */
@@ -358,7 +363,8 @@ final class InvocationCoordinator {
           || !Objects.equals(normalize(logged.args()), normalize(request.args()))
           || !Objects.equals(identity(logged), identity(request))) {
         deliver(invocation, WireReply.error(invocation, WireReply.INVALID_REQUEST, "invocation ID " + request.id()
-            + " was already used for a different request (graph '" + e.graph() + "'); use a new ID"));
+            + " was already used for a different request (" + described(e.graph(), logged.key()) + "); use a new "
+            + "ID"));
         return;
       }
       Pending pending = pending(invocation);
@@ -381,6 +387,11 @@ final class InvocationCoordinator {
         }
       }
     }));
+  }
+
+  /** The first request under an ID, as a refusal of another request under it names it: its graph and key. */
+  private static String described(String graph, JsonNode key) {
+    return "graph '" + graph + "', " + (key == null || key.isNull() ? "no partition key" : "partition key " + key);
   }
 
   /** Runs a continuation; if it throws, the invocation ends with that error instead of hanging its clients. */
@@ -437,7 +448,7 @@ final class InvocationCoordinator {
                 + invocation + " refused by retention's fence (this frontend was stopped for longer than the "
                 + "retention): " + f.errorMessage());
           }
-          if (!config.invocationLog() || !transientFailure(cause)) {
+          if (!config.invocationLog() || !transientFailure(cause) && !frontendFault(cause, pending)) {
             conclude(invocation, toReply(invocation, cause));
           } else if (attempt.number() >= MAX_ATTEMPTS) {
             conclude(invocation, WireReply.error(invocation, WireReply.INVOCATION_FAILED, "invocation " + invocation
@@ -455,6 +466,16 @@ final class InvocationCoordinator {
   private static boolean transientFailure(Throwable cause) {
     return cause instanceof OutcomeUnknownException || cause instanceof DatabaseException
         || cause instanceof FunctionFailedException f && Invocation.STALE_GRAPH.equals(f.errorType());
+  }
+
+  /**
+   * An unexpected error of this frontend's own (not Apiary's account of a failure) during an attempt at a logged
+   * invocation: a function may have committed, so it is not the invocation's outcome; the next attempt replays what
+   * was recorded (Algorithm 1) instead. Every graph is logged since issue 42, one-function graphs included, whose
+   * record is then found by the next attempt and answered as the outcome.
+   */
+  private static boolean frontendFault(Throwable cause, Pending pending) {
+    return pending != null && pending.logged && !(cause instanceof ApiaryException);
   }
 
   private void retryLater(Attempt attempt, Throwable cause) {
@@ -741,8 +762,7 @@ final class InvocationCoordinator {
             + "frontend keeps no invocation log to look it up");
       }
       return WireReply.error(id, WireReply.INVALID_REQUEST, "no invocation with ID " + id + " is known: it never "
-          + "started, it ran a graph that writes nothing (such outcomes are not kept), or it ended more than "
-          + config.retention() + " ago");
+          + "started, or it ended more than " + config.retention() + " ago");
     }
   }
 
