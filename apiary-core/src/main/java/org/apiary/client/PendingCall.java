@@ -55,7 +55,18 @@ final class PendingCall {
   /** The latest attempt's deadline while the call is unanswered. */
   ClientIoLoop.Deadline deadline;
 
+  /**
+   * Whether the request starts an invocation and so carries its expiry: every invoke call, and a result-kind call
+   * that sends a {@link WireRequest#START} request (answered, like a result request, with {@code running}).
+   */
+  final boolean starts;
+
   PendingCall(Kind kind, String id, byte[] bytes) {
+    this(kind, id, bytes, kind == Kind.INVOKE);
+  }
+
+  PendingCall(Kind kind, String id, byte[] bytes, boolean starts) {
+    this.starts = starts;
     this.kind = kind;
     this.id = id;
     this.bytes = bytes;

@@ -333,7 +333,7 @@ public final class FrontendServer implements AutoCloseable {
       return;
     }
     hooks.receivedRequest(request.id());
-    if (request.expires() != null && WireRequest.INVOKE.equals(request.type())) {
+    if (request.expires() != null && request.starts()) {
       long late = System.currentTimeMillis() - request.expires();
       if (late > config.clockSkewAllowance().toMillis()) {
         String stale = request.id();
@@ -369,10 +369,11 @@ public final class FrontendServer implements AutoCloseable {
     }
     try {
       switch (request.type()) {
-        case WireRequest.INVOKE -> invoke(client, address, request, frame, roles, key);
+        case WireRequest.INVOKE, WireRequest.START -> invoke(client, address, request, frame, roles, key);
         case WireRequest.RESULT -> coordinator.result(client, request.id(), caller, roles);
         default -> reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "unknown request type '"
-            + request.type() + "'; expected '" + WireRequest.INVOKE + "' or '" + WireRequest.RESULT + "'"));
+            + request.type() + "'; expected '" + WireRequest.INVOKE + "', '" + WireRequest.START + "' or '"
+            + WireRequest.RESULT + "'"));
       }
     } catch (RuntimeException e) {
       reply(client, InvocationCoordinator.toReply(request.id(), e));

@@ -89,6 +89,11 @@ final class InvocationCoordinator {
   /** An invocation this frontend is running, with the clients waiting for its reply. */
   private static final class Pending {
     final List<Waiter> waiters = new ArrayList<>();
+    /**
+     * A client that started the invocation without waiting for its outcome ({@link WireRequest#START}), until it is
+     * told the invocation is logged (or its outcome, if it ended or was refused first); else {@code null}.
+     */
+    Waiter starter;
     final String graph;
     final JsonNode key;
     final List<JsonNode> args;
@@ -222,6 +227,11 @@ final class InvocationCoordinator {
         "unknown graph '" + request.graph() + "'"));
     Dispatcher.checkRequest(graph.graph(), key, args);
 
+    boolean start = WireRequest.START.equals(request.type());
+    if (start && !config.invocationLog()) {
+      throw new InvalidRequestException("frontend " + frontendId + " keeps no invocation log, so it cannot start "
+          + "invocation " + request.id() + " without waiting for it; invoke it instead");
+    }
     String invocation = invocationOf(request);
     String identity = identity(request);
     Object owner = owner(client, request);
@@ -251,6 +261,10 @@ final class InvocationCoordinator {
                 + "); use a new ID"));
             return;
           }
+          if (existing.reply == null && start) {
+            replies.reply(client, WireReply.running(request.id())); // started already, and running here
+            return;
+          }
           if (existing.reply == null) {
             existing.waiters.add(new Waiter(client, request.id())); // the same invocation, resent while it runs here
             return;
@@ -259,7 +273,11 @@ final class InvocationCoordinator {
           return;
         }
       }
-      pending.waiters.add(new Waiter(client, request.id()));
+      if (start) {
+        pending.starter = new Waiter(client, request.id());
+      } else {
+        pending.waiters.add(new Waiter(client, request.id()));
+      }
       inFlightByClient.merge(owner, 1, Integer::sum);
       inFlightBytes.addAndGet(pending.bytes);
     }
@@ -278,6 +296,7 @@ final class InvocationCoordinator {
         .whenComplete((began, err) -> {
       if (err == null && began.begun()) {
         pending.checking = false;
+        started(invocation);
         execute(first.logged(began.notBefore())); // logged as new: nothing can be recorded yet
       } else if (err == null && began.pastDeadline()) {
         deliver(invocation, WireReply.error(invocation, WireReply.EXPIRED, "invocation " + request.id()
@@ -374,6 +393,7 @@ final class InvocationCoordinator {
       if (!InvocationLog.RUNNING.equals(e.status())) {
         deliver(invocation, storedReply(e, invocation));
       } else {
+        started(invocation);
         Optional<RegisteredGraph> graph = catalog.graph(e.graph(), e.graphVersion());
         if (graph.isEmpty()) { // registered after our last catalog load: load it off this (database) thread
           scheduler.execute(() -> guarded(invocation, () -> {
@@ -600,6 +620,22 @@ final class InvocationCoordinator {
     return withId(loggedResult(e.result(), invocation), invocation);
   }
 
+  /** Tells the client that started an invocation without waiting, if any, that it is logged and running. */
+  private void started(String invocation) {
+    Pending pending = inFlight.get(invocation);
+    if (pending == null) {
+      return;
+    }
+    Waiter starter;
+    synchronized (pending) {
+      starter = pending.starter;
+      pending.starter = null;
+    }
+    if (starter != null) {
+      replies.reply(starter.client(), WireReply.running(starter.id()));
+    }
+  }
+
   /** Replies to every client waiting for an invocation and forgets it here. */
   private void deliver(String invocation, WireReply reply) {
     Pending pending = inFlight.get(invocation);
@@ -609,7 +645,11 @@ final class InvocationCoordinator {
     List<Waiter> waiters;
     synchronized (pending) {
       pending.reply = reply;
-      waiters = List.copyOf(pending.waiters);
+      waiters = new ArrayList<>(pending.waiters);
+      if (pending.starter != null) {
+        waiters.add(pending.starter); // it ended (or was refused) before it was told it started
+        pending.starter = null;
+      }
       pending.waiters.clear();
     }
     for (Waiter w : waiters) {
