@@ -166,7 +166,7 @@ public final class ApiaryClient implements AutoCloseable {
     Objects.requireNonNull(request, "request");
     ensureOpen();
     byte[] bytes = encode(request, WireRequest.START);
-    PendingCall call = new PendingCall(PendingCall.Kind.RESULT, request.id(), bytes, true);
+    PendingCall call = new PendingCall(PendingCall.Kind.RESULT, request.id(), bytes, true, false);
     toOptionalResult(await(submit(call), config.callBudget().plus(WAIT_MARGIN), null));
     return new InvocationHandle(this, request.id());
   }
@@ -203,6 +203,23 @@ public final class ApiaryClient implements AutoCloseable {
    */
   public Optional<GraphResult> result(String invocationId) {
     return toOptionalResult(resultReply(invocationId));
+  }
+
+  /**
+   * Cancels an invocation; a frontend's definite answer is its stored outcome afterwards (see
+   * {@link InvocationHandle#cancel}).
+   */
+  WireReply cancelReply(String invocationId, String reason) {
+    checkResultId(invocationId);
+    Objects.requireNonNull(reason, "reason");
+    if (reason.isBlank() || reason.length() > WireRequest.MAX_REASON_LENGTH) {
+      throw new IllegalArgumentException("a cancel's reason has 1 to " + WireRequest.MAX_REASON_LENGTH
+          + " characters and is not blank, not " + reason.length() + " characters");
+    }
+    ensureOpen();
+    byte[] bytes = WireRequest.cancel(invocationId, reason).withCredential(config.credential()).toBytes();
+    PendingCall call = submit(new PendingCall(PendingCall.Kind.RESULT, invocationId, bytes, false, false));
+    return await(call, config.callBudget().plus(WAIT_MARGIN), null);
   }
 
   /** A frontend's definite answer to a result request ({@link #result}), not yet turned into a result. */

@@ -38,13 +38,40 @@ public final class InvocationHandle {
     if (WireReply.RUNNING.equals(reply.status())) {
       return InvocationStatus.RUNNING;
     }
+    return ended(reply);
+  }
+
+  private static InvocationStatus ended(WireReply reply) {
     if (WireReply.OK.equals(reply.status())) {
       return InvocationStatus.DONE;
+    }
+    if (WireReply.CANCELLED.equals(reply.error())) {
+      return InvocationStatus.CANCELLED;
     }
     if (WireReply.FUNCTION_FAILED.equals(reply.error()) || WireReply.INVOCATION_FAILED.equals(reply.error())) {
       return InvocationStatus.FAILED; // a function threw, or the invocation gave up (its outcome is stored)
     }
     throw ApiaryClient.toException(reply);
+  }
+
+  /**
+   * Cancels the invocation, with a reason stored in its outcome. The cancel is stored in the invocation's partition
+   * of the invocation log, where each frontend running it checks before starting each next function: no function of
+   * it starts after the cancel is stored; a function running then commits or rolls back as it would. Waiting
+   * clients and later {@link #result()} calls get the cancellation (an {@link org.apiary.ApiaryException} with error
+   * {@code cancelled} and the reason). An invocation that had already ended keeps its outcome.
+   *
+   * @return {@link InvocationStatus#CANCELLED}, or how the invocation had already ended
+   * @throws IllegalArgumentException if the reason is blank or longer than 512 characters
+   * @throws org.apiary.InvalidRequestException if Apiary does not know the ID
+   * @throws OutcomeUnknownException if no frontend answered; cancelling again is safe
+   */
+  public InvocationStatus cancel(String reason) {
+    WireReply reply = client.cancelReply(id, reason);
+    if (WireReply.RUNNING.equals(reply.status())) {
+      throw new OutcomeUnknownException("cancelling invocation '" + id + "' got 'running' for an answer", null);
+    }
+    return ended(reply);
   }
 
   /**

@@ -9,5 +9,10 @@ public enum InvocationStatus {
   /** Ended with a result ({@link InvocationHandle#result()}). */
   DONE,
   /** Ended with a failure: a function threw (its transaction rolled back), or the invocation gave up. */
-  FAILED
+  FAILED,
+  /**
+   * Cancelled ({@link InvocationHandle#cancel}): no function of it started after the cancel was stored; one running
+   * then committed or rolled back as it would have.
+   */
+  CANCELLED
 }

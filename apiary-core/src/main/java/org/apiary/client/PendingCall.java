@@ -60,13 +60,19 @@ final class PendingCall {
    * that sends a {@link WireRequest#START} request (answered, like a result request, with {@code running}).
    */
   final boolean starts;
+  /**
+   * Whether it is a plain result request, which a second one for the same ID may share; a start or a cancel (also
+   * result-kind calls) shares only with an equal request.
+   */
+  final boolean plainResult;
 
   PendingCall(Kind kind, String id, byte[] bytes) {
-    this(kind, id, bytes, kind == Kind.INVOKE);
+    this(kind, id, bytes, kind == Kind.INVOKE, kind == Kind.RESULT);
   }
 
-  PendingCall(Kind kind, String id, byte[] bytes, boolean starts) {
+  PendingCall(Kind kind, String id, byte[] bytes, boolean starts, boolean plainResult) {
     this.starts = starts;
+    this.plainResult = plainResult;
     this.kind = kind;
     this.id = id;
     this.bytes = bytes;

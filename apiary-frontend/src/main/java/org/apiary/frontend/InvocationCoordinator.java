@@ -457,7 +457,8 @@ final class InvocationCoordinator {
     OneTransactionOutcomes.Location one = pending == null ? null : pending.oneTransaction;
     dispatcher.execute(attempt.graph(), invocation, attempt.key(), attempt.args(), attempt.caller(),
         attempt.purpose(), attempt.roles(), attempt.firstRun(), one == null ? null : one.requestHash(),
-        attempt.notBefore(), attempt.deadline()).whenComplete((outputs, err) -> guarded(invocation, () -> {
+        attempt.notBefore(), attempt.deadline(), pending != null && pending.logged ? cancelGate(invocation) : null)
+        .whenComplete((outputs, err) -> guarded(invocation, () -> {
           if (err == null) {
             conclude(invocation, WireReply.ok(invocation, outputs));
             return;
@@ -477,6 +478,93 @@ final class InvocationCoordinator {
             retryLater(attempt, cause);
           }
         }));
+  }
+
+  /**
+   * The check before each function a logged invocation starts after an attempt's first ones (whose start the begin or
+   * the claim, both compare-and-sets on RUNNING, admitted): the invocation's status, read in its partition, where a
+   * cancel is stored. A function is started only if the read, serialized with the cancel there, found the invocation
+   * running, so none starts once a cancel is stored (issue 42). An invocation found ended is not continued either:
+   * its outcome is the stored one, which the attempt then reports.
+   */
+  private Dispatcher.Gate cancelGate(String invocation) {
+    return functions -> log.status(invocation).thenAccept(status -> {
+      if (status.isEmpty() || !InvocationLog.RUNNING.equals(status.get())) {
+        throw new FunctionFailedException(functions.get(0), ENDED_BEFORE_START, "invocation " + invocation + " is "
+            + status.map(s -> "no longer running (" + s + ")").orElse("no longer logged") + ", so function '"
+            + functions.get(0) + "' was not started");
+      }
+    });
+  }
+
+  /** The error type of an attempt stopped before a function because its invocation had ended (a cancel). */
+  static final String ENDED_BEFORE_START = "InvocationEnded";
+
+  /**
+   * Cancels an invocation (issue 42) and answers with its stored outcome: the cancellation, or the outcome it had
+   * already ended with. Whose invocation an ID names, and who may cancel it, is as for {@link #result}.
+   */
+  void cancel(byte[] client, String id, String caller, java.util.Set<String> roles, String reason) {
+    if (!config.invocationLog()) {
+      throw new InvalidRequestException("frontend " + frontendId + " keeps no invocation log, so it cannot cancel "
+          + "invocation " + id);
+    }
+    if (reason == null || reason.isBlank() || reason.length() > WireRequest.MAX_REASON_LENGTH) {
+      throw new InvalidRequestException("cancelling invocation " + id + " needs a reason of 1 to "
+          + WireRequest.MAX_REASON_LENGTH + " characters, as the request's one text argument");
+    }
+    if (!config.credentialsRequired()) {
+      cancelCandidate(client, id, reason, List.of(id), startedBy -> true, 0);
+      return;
+    }
+    boolean admin = roles.contains(Credentials.ADMIN_ROLE);
+    cancelCandidate(client, id, reason, List.of(Credentials.invocationId(caller, id), id),
+        startedBy -> admin || caller.equals(startedBy), 0);
+  }
+
+  private void cancelCandidate(byte[] client, String id, String reason, List<String> candidates,
+                               java.util.function.Predicate<String> mayCancel, int i) {
+    if (i == candidates.size()) {
+      replies.reply(client, WireReply.error(id, WireReply.INVALID_REQUEST, "no invocation with ID " + id + " is "
+          + "known: it never started, or it ended more than " + config.retention() + " ago; nothing was cancelled"));
+      return;
+    }
+    String invocation = candidates.get(i);
+    log.get(invocation).whenComplete((entry, err) -> answeringCancel(client, id, () -> {
+      if (err != null) {
+        replies.reply(client, toReply(id, unwrap(err)));
+        return;
+      }
+      if (entry.isEmpty() || !mayCancel.test(loggedRequest(entry.get().request(), invocation).caller())) {
+        cancelCandidate(client, id, reason, candidates, mayCancel, i + 1);
+        return;
+      }
+      if (!InvocationLog.RUNNING.equals(entry.get().status())) {
+        replies.reply(client, withId(loggedResult(entry.get().result(), invocation), id));
+        return;
+      }
+      WireReply cancelled = WireReply.error(invocation, WireReply.CANCELLED, "invocation " + id + " was cancelled: "
+          + reason);
+      log.cancel(invocation, cancelled.toBytes()).whenComplete((done, cancelErr) -> answeringCancel(client, id, () -> {
+        if (cancelErr != null) {
+          replies.reply(client, toReply(id, unwrap(cancelErr)));
+        } else if (done) {
+          LOG.log(Level.INFO, "frontend " + frontendId + ": invocation " + invocation + " cancelled: " + reason);
+          replies.reply(client, withId(cancelled, id));
+        } else {
+          cancelCandidate(client, id, reason, List.of(invocation), any -> true, 0); // it ended meanwhile
+        }
+      }));
+    }));
+  }
+
+  /** Runs a step of a cancel; what it throws answers the client (a future's callback would drop it). */
+  private void answeringCancel(byte[] client, String id, Runnable step) {
+    try {
+      step.run();
+    } catch (RuntimeException e) {
+      replies.reply(client, toReply(id, e));
+    }
   }
 
   /**

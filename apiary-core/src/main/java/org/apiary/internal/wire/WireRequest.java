@@ -20,7 +20,9 @@ import org.apiary.internal.Json;
  *       re-attaches to the execution already started under that ID);</li>
  *   <li>{@code {"type":"start", ...}}, with an invoke request's fields, starts a graph and is answered as soon as the
  *       invocation is durably logged ({@code "running"}), or with its outcome if it already ended (issue 42);</li>
- *   <li>{@code {"type":"result","id":ID}} asks for the outcome of an earlier invocation.</li>
+ *   <li>{@code {"type":"result","id":ID}} asks for the outcome of an earlier invocation;</li>
+ *   <li>{@code {"type":"cancel","id":ID,"args":[REASON]}} cancels a running invocation and is answered with its stored
+ *       outcome (the cancellation, or the outcome it had already ended with) (issue 42).</li>
  * </ul>
  *
  * @param type {@link #INVOKE} or {@link #RESULT}
@@ -48,6 +50,10 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
   public static final String RESULT = "result";
   /** Starts an invocation without waiting for its outcome: answered once it is durably logged. */
   public static final String START = "start";
+  /** Cancels a running invocation; its reason is the one argument. */
+  public static final String CANCEL = "cancel";
+  /** The longest reason a cancel may give. */
+  public static final int MAX_REASON_LENGTH = 512;
 
   /** The JSON field of {@link #expires()}. */
   public static final String EXPIRES_FIELD = "expires";
@@ -77,6 +83,17 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
   /** Whether this request starts an invocation ({@link #INVOKE} or {@link #START}). */
   public boolean starts() {
     return INVOKE.equals(type) || START.equals(type);
+  }
+
+  /** A {@link #CANCEL} request. */
+  public static WireRequest cancel(String id, String reason) {
+    return new WireRequest(CANCEL, id, null, null, List.of(com.fasterxml.jackson.databind.node.TextNode.valueOf(reason)),
+        null, null, null, null, null);
+  }
+
+  /** A cancel request's reason, if it carries one as its one text argument; else {@code null}. */
+  public String reason() {
+    return args != null && args.size() == 1 && args.get(0).isTextual() ? args.get(0).asText() : null;
   }
 
   public static WireRequest result(String id) {
