@@ -46,6 +46,11 @@ public final class SystemSchema {
   /** Cancels a running invocation: stores its outcome as {@link #STATUS_CANCELLED} (version 16). */
   public static final String CANCEL_INVOCATION = "CancelInvocation";
   /**
+   * Makes a failed or cancelled invocation running again under a frontend, deleting its recorded failures (version
+   * 16; the administrator's).
+   */
+  public static final String RESUME_INVOCATION = "ResumeInvocation";
+  /**
    * An invocation's status alone (version 16): what a frontend reads, in the invocation's partition, before it starts
    * each function after an attempt's first ones, so that none starts once a cancel is stored.
    */
@@ -283,8 +288,10 @@ public final class SystemSchema {
           + "frontend stores an invocation as its caller's identity, '/', and the client's ID, so the invocation "
           + "log's and the recorded outputs' invocation_id columns widen from 64 to " + INVOCATION_ID_CHARS
           + " characters", version15()),
-      new Migration(16, "Cancelling an invocation (issue 42): CancelInvocation stores a running invocation's outcome as "
-          + STATUS_CANCELLED + ", which its frontends check before starting each later function", List.of(
+      new Migration(16, "Cancelling and resuming an invocation (issue 42): CancelInvocation stores a running "
+          + "invocation's outcome as " + STATUS_CANCELLED + ", which its frontends check (ApiaryInvocationStatus) before "
+          + "starting each later function; ResumeInvocation (the administrator's) makes a failed or cancelled one "
+          + "run again from its first unfinished function", List.of(
               Step.createProcedure(CANCEL_INVOCATION, "CREATE PROCEDURE ALLOW "
                   + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " PARTITION ON TABLE " + INVOCATIONS
                   + " COLUMN invocation_id PARAMETER 0 FROM CLASS "
@@ -292,7 +299,9 @@ public final class SystemSchema {
               Step.createProcedure(INVOCATION_STATUS, "CREATE PROCEDURE " + INVOCATION_STATUS + " ALLOW "
                   + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " PARTITION ON TABLE " + INVOCATIONS
                   + " COLUMN invocation_id PARAMETER 0 AS SELECT status FROM " + INVOCATIONS
-                  + " WHERE invocation_id = ?;"))));
+                  + " WHERE invocation_id = ?;"),
+              Step.createProcedure(RESUME_INVOCATION, "CREATE PROCEDURE FROM CLASS "
+                  + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))));
 
   private static List<Step> version15() {
     List<Step> steps = new ArrayList<>();

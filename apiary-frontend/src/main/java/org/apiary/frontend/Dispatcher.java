@@ -150,8 +150,8 @@ public final class Dispatcher {
   }
 
   /**
-   * Admits the functions an execution is about to start after its first ones (issue 42, cancel): the execution
-   * starts them only once the future completes normally, and fails with its error otherwise.
+   * Admits the functions an execution is about to start, each wave of them, the first included (issue 42, cancel):
+   * the execution starts them only once the future completes normally, and fails with its error otherwise.
    */
   interface Gate {
     /** @param functions the names of the functions about to start */
@@ -160,7 +160,7 @@ public final class Dispatcher {
 
   /**
    * As {@link #execute(RegisteredGraph, String, JsonNode, List, String, String, String, boolean, Long, Long, Long)},
-   * with every function after the first ones admitted by {@code gate} ({@code null}: none is checked).
+   * with every wave of functions admitted by {@code gate} ({@code null}: none is checked).
    */
   CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
                                           List<JsonNode> args, String caller, String purpose, String callerRoles,
@@ -201,7 +201,7 @@ public final class Dispatcher {
     private final Long deadline;
     private final FunctionInvoker invoker;
     private final CompletableFuture<List<Output>> result = new CompletableFuture<>();
-    /** Admits the functions started after the first ones, or {@code null}; set before {@link #start}. */
+    /** Admits each wave of functions before it starts, or {@code null}; set before {@link #start}. */
     private Gate gate;
     /** Per function (by index): arrivals by the sender's topological index (source = -1), so order is stable. */
     private final List<TreeMap<Integer, List<Output>>> inbox;
@@ -249,7 +249,7 @@ public final class Dispatcher {
         fail(e);
         return;
       }
-      launch(ready);
+      admitThenLaunch(ready);
     }
 
     private void launch(int[] ready) {
@@ -380,6 +380,11 @@ public final class Dispatcher {
       synchronized (this) {
         ready = route(index, outputs);
       }
+      admitThenLaunch(ready);
+    }
+
+    /** Launches the functions that are ready once the gate, if there is one, admits them. */
+    private void admitThenLaunch(int[] ready) {
       if (gate == null || ready.length == 0 || result.isDone()) {
         launch(ready);
         return;

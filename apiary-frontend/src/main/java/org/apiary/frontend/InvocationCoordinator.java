@@ -481,11 +481,11 @@ final class InvocationCoordinator {
   }
 
   /**
-   * The check before each function a logged invocation starts after an attempt's first ones (whose start the begin or
-   * the claim, both compare-and-sets on RUNNING, admitted): the invocation's status, read in its partition, where a
+   * The check before each wave of functions a logged invocation starts, the first included (a cancel may be stored
+   * between the begin or claim and the first function): the invocation's status, read in its partition, where a
    * cancel is stored. A function is started only if the read, serialized with the cancel there, found the invocation
    * running, so none starts once a cancel is stored (issue 42). An invocation found ended is not continued either:
-   * its outcome is the stored one, which the attempt then reports.
+   * its outcome is the stored one, which the attempt then reports. It costs a single-partition read per wave.
    */
   private Dispatcher.Gate cancelGate(String invocation) {
     return functions -> log.status(invocation).thenAccept(status -> {

@@ -117,6 +117,62 @@ class CancelTest {
     }
   }
 
+  /**
+   * Resume (issue 42): a cancelled h_twoWriters, whose h_bump committed and whose h_tally never started, runs again
+   * from h_tally: h_bump is replayed from its record, not run again.
+   */
+  @Test
+  void aCancelledInvocationResumesFromItsFirstUnfinishedFunction() throws Exception {
+    FrontendConfig fast = FrontendConfig.defaults().withLease(Duration.ofSeconds(2), Duration.ofMillis(400));
+    CountDownLatch reached = new CountDownLatch(1);
+    CountDownLatch released = new CountDownLatch(1);
+    FrontendHooks hold = new FrontendHooks() {
+      @Override
+      public void afterFunction(String graph, String invocation, String function) {
+        if ("h_bump".equals(function)) {
+          reached.countDown();
+          try {
+            assertTrue(released.await(30, TimeUnit.SECONDS), "the test never released the held frontend");
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while held", e);
+          }
+        }
+      }
+    };
+    try (ApiaryDatabase heldDb = ApiaryDatabase.open(org.apiary.database.DatabaseConfig.external(
+             db.clientAddresses().toArray(String[]::new)));
+         FrontendServer held = FrontendServer.start(heldDb, fast, hold);
+         FrontendServer other = FrontendServer.start(db, fast);
+         ApiaryClient viaHeld = client(held); ApiaryClient viaOther = client(other)) {
+      InvocationRequest request = InvocationRequest.of("h_twoWriters", 53L, 1L);
+      InvocationHandle handle = viaHeld.start(request);
+      assertTrue(reached.await(30, TimeUnit.SECONDS), "h_bump never ran");
+      assertEquals(InvocationStatus.CANCELLED, viaOther.handle(request.id()).cancel("test: pause it"));
+      released.countDown();
+      assertThrows(ApiaryException.class, () -> handle.await(Duration.ofSeconds(20)));
+      long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (held.inFlight() > 0 && System.nanoTime() < until) {
+        Thread.sleep(20);
+      }
+      assertEquals(0, scalar("SELECT COUNT(*) FROM h_writes WHERE k = 53"));
+      InvalidRequestException running = assertThrows(InvalidRequestException.class,
+          () -> Invocations.resume(db, "never-started-53", false, other.id()));
+      assertTrue(running.getMessage().contains("not in the invocation log"), running.getMessage());
+
+      Invocations.Resumed resumed = Invocations.resume(db, request.id(), false, other.id());
+      assertEquals("CANCELED", resumed.was());
+      assertEquals(other.id(), resumed.frontend());
+      assertEquals(List.of(1L), viaOther.awaitResult(request.id(), Duration.ofSeconds(30)).values(Long.class));
+      assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 53"), "h_bump ran again instead of replaying");
+      assertEquals(1, scalar("SELECT n FROM h_writes WHERE k = 53"), "h_tally did not run exactly once");
+      assertEquals(InvocationStatus.DONE, handle.status());
+      InvalidRequestException done = assertThrows(InvalidRequestException.class,
+          () -> Invocations.resume(db, request.id(), true, null));
+      assertTrue(done.getMessage().contains("DONE"), done.getMessage());
+    }
+  }
+
   @Test
   void cancellingAnEndedInvocationKeepsItsOutcomeAndAnUnknownIdIsRefused() {
     try (FrontendServer frontend = FrontendServer.start(db, CONFIG); ApiaryClient client = client(frontend)) {
