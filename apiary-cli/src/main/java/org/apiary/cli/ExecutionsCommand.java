@@ -34,12 +34,12 @@ import picocli.CommandLine.Spec;
     description = {"What ran: the graph invocations in the invocation log (" + SystemSchema.INVOCATIONS + "), with "
         + "their graph and version, status, frontend, attempts and timing; `show` adds the request and the outcome.",
         ExecutionsCommand.NOT_LOGGED},
-    subcommands = {ExecutionsCommand.ListExecutions.class, ExecutionsCommand.Show.class})
+    subcommands = {ExecutionsCommand.ListExecutions.class, ExecutionsCommand.Show.class,
+        ExecutionsCommand.Cancel.class, ExecutionsCommand.Resume.class})
 public final class ExecutionsCommand implements Runnable {
-  static final String NOT_LOGGED = "Not every invocation is logged: a graph of one recorded function runs as that "
-      + "function's transaction alone (its record is the outcome), and a graph that records nothing (writes nothing) "
-      + "is neither logged nor stored, so neither appears here (see docs/exactly-once.md). Ended invocations are "
-      + "deleted after the frontends' retention (default 1 hour).";
+  static final String NOT_LOGGED = "Every invocation a frontend with the invocation log (the default) started is "
+      + "here, one-function and read-only graphs included (issue 42; before it, those two kinds were not logged). "
+      + "Ended invocations are deleted after the frontends' retention (default 1 hour).";
 
   private static final String TIMES = "SINCE_EPOCH(MILLISECOND, started_at), SINCE_EPOCH(MILLISECOND, finished_at), "
       + "SINCE_EPOCH(MILLISECOND, NOW)";
@@ -49,13 +49,14 @@ public final class ExecutionsCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new ParameterException(spec.commandLine(), "name a subcommand: apiary executions list, or apiary "
-        + "executions show ID");
+    throw new ParameterException(spec.commandLine(), "name a subcommand: apiary executions list, apiary "
+        + "executions show ID, or apiary executions cancel ID --reason TEXT");
   }
 
   /** {@code executions list}. */
   @Command(name = "list", mixinStandardHelpOptions = true,
-      description = {"List logged invocations, newest first: ID, graph and version, status (RUNNING, DONE, FAILED), "
+      description = {"List logged invocations, newest first: ID, graph and version, status (RUNNING, DONE, FAILED, "
+          + "CANCELED), "
           + "the frontend running or last running it, attempts, start and end time (the database's clock, UTC) and "
           + "duration.", NOT_LOGGED})
   static final class ListExecutions implements Callable<Integer> {
@@ -145,6 +146,106 @@ public final class ExecutionsCommand implements Runnable {
     }
   }
 
+  /** {@code executions cancel ID --reason R} (issue 42). */
+  @Command(name = "cancel", mixinStandardHelpOptions = true,
+      description = {"Cancel a running invocation: its outcome is stored as cancelled, with the reason, in the "
+          + "invocation log; no function of it starts after that, and one running then commits or rolls back as it "
+          + "would. Its waiting clients and later result(id) calls are told it was cancelled. An invocation that had "
+          + "ended keeps its outcome.",
+          "Exit code 0 if this cancelled it, 1 if it is not in the log or had already ended."})
+  static final class Cancel implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "ID", description = "The invocation ID as logged: where API keys are "
+        + "required, the caller's identity, '/', and the ID the client sent (IDENTITY/ID).")
+    String id;
+
+    @Option(names = "--reason", required = true, paramLabel = "TEXT",
+        description = "Why it is cancelled (1 to " + WireRequest.MAX_REASON_LENGTH + " characters), stored with it.")
+    String reason;
+
+    @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
+    ServiceTarget.Database target;
+
+    @Spec
+    CommandSpec spec;
+
+    private final PrintStream out = System.out;
+
+    @Override
+    public Integer call() {
+      if (target == null) {
+        throw ServiceTarget.missing(spec, "--database HOST:PORT");
+      }
+      if (reason.isBlank() || reason.length() > WireRequest.MAX_REASON_LENGTH) {
+        throw new ParameterException(spec.commandLine(), "--reason must have 1 to " + WireRequest.MAX_REASON_LENGTH
+            + " characters and not be blank, not " + reason.length());
+      }
+      try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+        SystemSchema.ensure(db);
+        byte[] cancelled = WireReply.error(id, WireReply.CANCELLED, "invocation " + id + " was cancelled: "
+            + reason).toBytes();
+        long done = db.callAdmin("cancelling invocation " + id, SystemSchema.CANCEL_INVOCATION, id, cancelled)
+            .getResults()[0].asScalarLong();
+        if (done == 1) {
+          out.println("invocation " + id + " cancelled: " + reason);
+          return 0;
+        }
+        VoltTable t = db.callAdmin("reading invocation " + id, "@AdHoc", "SELECT status FROM "
+            + SystemSchema.INVOCATIONS + " WHERE invocation_id = ?", id).getResults()[0];
+        throw new CliException(t.advanceRow() ? "invocation " + id + " had already ended (" + t.getString(0)
+            + "); its outcome stands" : "invocation " + id + " is not in the log of " + target.describe()
+            + ": it is unknown, or ended longer ago than the retention and was deleted");
+      }
+    }
+  }
+
+  /** {@code executions resume ID [--latest]} (issue 42). */
+  @Command(name = "resume", mixinStandardHelpOptions = true,
+      description = {"Resume a failed or cancelled invocation from its first unfinished function: the functions "
+          + "that committed are replayed from their records, not run again; recorded failures are deleted so those "
+          + "functions run again. It runs under its graph version (or the graph's latest with --latest), on the live "
+          + "frontend named with --frontend-id or else the one whose lease runs longest, within about ten of its "
+          + "heartbeats; follow it with `apiary executions show ID`.",
+          "Exit code 1 if the ID is not in the log, the invocation is running or ended with a result, or no frontend "
+              + "is live."})
+  static final class Resume implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "ID", description = "The invocation ID as logged: where API keys are "
+        + "required, the caller's identity, '/', and the ID the client sent (IDENTITY/ID).")
+    String id;
+
+    @Option(names = "--latest", description = "Run under the graph's latest registered version instead of its own.")
+    boolean latest;
+
+    @Option(names = "--frontend-id", paramLabel = "FRONTEND", description = "The live frontend to run it (its ID, as "
+        + "`apiary status` lists it); default: the one whose lease runs longest.")
+    String frontendId;
+
+    @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
+    ServiceTarget.Database target;
+
+    @Spec
+    CommandSpec spec;
+
+    private final PrintStream out = System.out;
+
+    @Override
+    public Integer call() {
+      if (target == null) {
+        throw ServiceTarget.missing(spec, "--database HOST:PORT");
+      }
+      try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+        org.apiary.frontend.Invocations.Resumed r;
+        try {
+          r = org.apiary.frontend.Invocations.resume(db, id, latest, frontendId);
+        } catch (org.apiary.InvalidRequestException e) {
+          throw new CliException(e.getMessage());
+        }
+        out.println("invocation " + id + " (" + r.was() + ") resumed under graph version " + r.graphVersion()
+            + " on frontend " + r.frontend());
+        return 0;
+      }
+    }
+  }
+
   /** {@code executions show ID}. */
   @Command(name = "show", mixinStandardHelpOptions = true,
       description = {"Show one logged invocation: its graph and version, status, frontend, attempts and timing, the "
@@ -192,8 +293,9 @@ public final class ExecutionsCommand implements Runnable {
             + SystemSchema.INVOCATIONS + " WHERE invocation_id = ?", id).getResults()[0];
         if (!t.advanceRow()) {
           throw new CliException("invocation " + id + " is not in the log of " + target.describe() + ": it is unknown, "
-              + "ended longer ago than the retention (default 1 hour) and was deleted, or belongs to a graph that is "
-              + "not logged (one recorded function, or recording nothing); list what is there with: apiary "
+              + "ended longer ago than the retention (default 1 hour) and was deleted, or ran before issue 42 in a "
+              + "graph that was not logged then (one recorded function, or recording nothing); list what is there "
+              + "with: apiary "
               + "executions list" + (id.contains("/") ? "" : ". Where API keys are required an invocation is logged "
               + "as its caller's identity, '/', and its ID: an invocation of `apiary start`'s admin key is admin/"
               + id));

@@ -170,6 +170,20 @@ class ClusterCommandLineTest {
     assertEquals(1, unknown.exit(), unknown.toString());
     assertTrue(unknown.err().contains("is not in the log"), unknown.toString());
 
+    Result lateCancel = cli.run(COMMAND, "executions", "cancel", "chain-1", "--reason", "too late", "--database",
+        database, "--database-users", users);
+    assertEquals(1, lateCancel.exit(), lateCancel.toString());
+    assertTrue(lateCancel.err().contains("had already ended (DONE)"), lateCancel.toString());
+    Result unknownCancel = cli.run(COMMAND, "executions", "cancel", "no-such-id", "--reason", "why", "--database",
+        database, "--database-users", users);
+    assertEquals(1, unknownCancel.exit(), unknownCancel.toString());
+    assertTrue(unknownCancel.err().contains("is not in the log"), unknownCancel.toString());
+    Result doneResume = cli.run(COMMAND, "executions", "resume", "chain-1", "--database", database,
+        "--database-users", users);
+    assertEquals(1, doneResume.exit(), doneResume.toString());
+    assertTrue(doneResume.err().contains("is DONE; only a failed or cancelled invocation can be resumed"),
+        doneResume.toString());
+
     Result status = cli.run(COMMAND, "status", "--database", database, "--database-users", users);
     assertEquals(0, status.exit(), status.toString());
     assertTrue(status.out().contains("2 host(s), 2 partition(s), k-factor 1"), status.out());
@@ -213,8 +227,8 @@ class ClusterCommandLineTest {
 
   @Test
   void newCommandsHaveHelp() {
-    for (String command : List.of("executions", "executions list", "executions show", "cluster", "cluster start",
-        "cluster stop")) {
+    for (String command : List.of("executions", "executions list", "executions show", "executions cancel",
+        "executions resume", "cluster", "cluster start", "cluster stop")) {
       StringWriter out = new StringWriter();
       CommandLine cl = Main.commandLine();
       cl.setOut(new PrintWriter(out));
@@ -227,7 +241,8 @@ class ClusterCommandLineTest {
     CommandLine cl = Main.commandLine();
     cl.setOut(new PrintWriter(out));
     cl.execute("executions", "list", "--help");
-    assertTrue(out.toString().replaceAll("\\s+", " ").contains("a graph that records nothing"), out.toString());
+    assertTrue(out.toString().replaceAll("\\s+", " ").contains("one-function and read-only graphs included"),
+        out.toString());
   }
 
   @Test

@@ -38,6 +38,23 @@ public final class SystemSchema {
   public static final String STATUS_DONE = "DONE";
   /** {@link #INVOCATIONS}' status of an invocation that ended with a function's failure. */
   public static final String STATUS_FAILED = "FAILED";
+  /**
+   * {@link #INVOCATIONS}' status of an invocation that was cancelled (issue 42; eight characters, the column's width,
+   * hence the spelling).
+   */
+  public static final String STATUS_CANCELLED = "CANCELED";
+  /** Cancels a running invocation: stores its outcome as {@link #STATUS_CANCELLED} (version 16). */
+  public static final String CANCEL_INVOCATION = "CancelInvocation";
+  /**
+   * Makes a failed or cancelled invocation running again under a frontend, deleting its recorded failures (version
+   * 16; the administrator's).
+   */
+  public static final String RESUME_INVOCATION = "ResumeInvocation";
+  /**
+   * An invocation's status alone (version 16): what a frontend reads, in the invocation's partition, before it starts
+   * each function after an attempt's first ones, so that none starts once a cancel is stored.
+   */
+  public static final String INVOCATION_STATUS = "ApiaryInvocationStatus";
   public static final String FRONTENDS = "APIARY_FRONTENDS";
   /** API keys (their SHA-256 hashes, never the keys) and the identities they belong to; replicated, rarely written. */
   public static final String CREDENTIALS = "APIARY_CREDENTIALS";
@@ -140,7 +157,8 @@ public final class SystemSchema {
       "FencedSweepVarchar", "FencedSweepVarbinary", "FencedExpireInvocations", "RecordFailureInteger",
       "RecordFailureVarchar", "RecordFailureVarbinary", "ApiaryGetRecorded_INTEGER", "ApiaryGetRecorded_VARCHAR",
       "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
-      "ApiaryFindOutcomeOf_VARBINARY", CHECK_AND_RECORD_DENIAL);
+      "ApiaryFindOutcomeOf_VARBINARY", CHECK_AND_RECORD_DENIAL, CANCEL_INVOCATION,
+      INVOCATION_STATUS);
 
   /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
   private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
@@ -269,7 +287,21 @@ public final class SystemSchema {
       new Migration(15, "Invocation IDs scoped by caller (issue 45, finding 5): where credentials are required a "
           + "frontend stores an invocation as its caller's identity, '/', and the client's ID, so the invocation "
           + "log's and the recorded outputs' invocation_id columns widen from 64 to " + INVOCATION_ID_CHARS
-          + " characters", version15()));
+          + " characters", version15()),
+      new Migration(16, "Cancelling and resuming an invocation (issue 42): CancelInvocation stores a running "
+          + "invocation's outcome as " + STATUS_CANCELLED + ", which its frontends check (ApiaryInvocationStatus) before "
+          + "starting each later function; ResumeInvocation (the administrator's) makes a failed or cancelled one "
+          + "run again from its first unfinished function", List.of(
+              Step.createProcedure(CANCEL_INVOCATION, "CREATE PROCEDURE ALLOW "
+                  + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " PARTITION ON TABLE " + INVOCATIONS
+                  + " COLUMN invocation_id PARAMETER 0 FROM CLASS "
+                  + org.apiary.runtime.procedure.CancelInvocation.class.getName() + ";"),
+              Step.createProcedure(INVOCATION_STATUS, "CREATE PROCEDURE " + INVOCATION_STATUS + " ALLOW "
+                  + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " PARTITION ON TABLE " + INVOCATIONS
+                  + " COLUMN invocation_id PARAMETER 0 AS SELECT status FROM " + INVOCATIONS
+                  + " WHERE invocation_id = ?;"),
+              Step.createProcedure(RESUME_INVOCATION, "CREATE PROCEDURE FROM CLASS "
+                  + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))));
 
   private static List<Step> version15() {
     List<Step> steps = new ArrayList<>();

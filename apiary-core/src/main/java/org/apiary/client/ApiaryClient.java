@@ -147,6 +147,46 @@ public final class ApiaryClient implements AutoCloseable {
   }
 
   /**
+   * Starts a graph without waiting for its outcome: returns once the invocation is durably logged (a frontend's
+   * reply follows the log write's commit, and its journal's, if the database keeps one). From then on it runs to
+   * its end whether or not anyone waits, taken over by another frontend if its own stops; follow it with the handle,
+   * or from any client with {@link #handle(String)}. Sending the same request again under its ID (start or invoke)
+   * attaches to the same invocation; the ID with another graph, key or arguments is refused, naming the first.
+   * Waits at most {@code maxAttempts * attemptTimeout} plus one second. Needs frontends that keep the invocation log
+   * (the default).
+   *
+   * @return the handle, also if the invocation had already ended (a repeated start)
+   * @throws FunctionFailedException if the invocation had already ended with a failed function
+   * @throws InvalidRequestException if the request is wrong, its ID was used for a different request, or the
+   *     frontend keeps no invocation log; nothing started
+   * @throws OutcomeUnknownException if no frontend said it is logged; starting it again with the same ID is safe
+   * @throws IllegalStateException if the client is closed
+   */
+  public InvocationHandle start(InvocationRequest request) {
+    Objects.requireNonNull(request, "request");
+    ensureOpen();
+    byte[] bytes = encode(request, WireRequest.START);
+    PendingCall call = new PendingCall(PendingCall.Kind.RESULT, request.id(), bytes, true, false);
+    toOptionalResult(await(submit(call), config.callBudget().plus(WAIT_MARGIN), null));
+    return new InvocationHandle(this, request.id());
+  }
+
+  /** Starts a graph under a fresh invocation ID; see {@link #start(InvocationRequest)}. */
+  public InvocationHandle start(String graph, Object partitionKey, Object... arguments) {
+    return start(InvocationRequest.of(graph, partitionKey, arguments));
+  }
+
+  /**
+   * A handle on an invocation started earlier, by this or any other client (nothing is sent until it is used).
+   *
+   * @throws IllegalArgumentException if the ID is empty or too long
+   */
+  public InvocationHandle handle(String invocationId) {
+    checkResultId(invocationId);
+    return new InvocationHandle(this, invocationId);
+  }
+
+  /**
    * Asks for the outcome of an earlier invocation, for example one whose call ended with
    * {@link OutcomeUnknownException}. Waits at most {@code maxAttempts * attemptTimeout} plus one second.
    *
@@ -162,10 +202,32 @@ public final class ApiaryClient implements AutoCloseable {
    * @throws IllegalStateException if the client is closed
    */
   public Optional<GraphResult> result(String invocationId) {
+    return toOptionalResult(resultReply(invocationId));
+  }
+
+  /**
+   * Cancels an invocation; a frontend's definite answer is its stored outcome afterwards (see
+   * {@link InvocationHandle#cancel}).
+   */
+  WireReply cancelReply(String invocationId, String reason) {
+    checkResultId(invocationId);
+    Objects.requireNonNull(reason, "reason");
+    if (reason.isBlank() || reason.length() > WireRequest.MAX_REASON_LENGTH) {
+      throw new IllegalArgumentException("a cancel's reason has 1 to " + WireRequest.MAX_REASON_LENGTH
+          + " characters and is not blank, not " + reason.length() + " characters");
+    }
+    ensureOpen();
+    byte[] bytes = WireRequest.cancel(invocationId, reason).withCredential(config.credential()).toBytes();
+    PendingCall call = submit(new PendingCall(PendingCall.Kind.RESULT, invocationId, bytes, false, false));
+    return await(call, config.callBudget().plus(WAIT_MARGIN), null);
+  }
+
+  /** A frontend's definite answer to a result request ({@link #result}), not yet turned into a result. */
+  WireReply resultReply(String invocationId) {
     checkResultId(invocationId);
     ensureOpen();
     PendingCall call = submit(PendingCall.Kind.RESULT, invocationId, resultRequest(invocationId));
-    return toOptionalResult(await(call, config.callBudget().plus(WAIT_MARGIN), null));
+    return await(call, config.callBudget().plus(WAIT_MARGIN), null);
   }
 
   /**
@@ -240,7 +302,10 @@ public final class ApiaryClient implements AutoCloseable {
   }
 
   private PendingCall submit(PendingCall.Kind kind, String id, byte[] bytes) {
-    PendingCall call = new PendingCall(kind, id, bytes);
+    return submit(new PendingCall(kind, id, bytes));
+  }
+
+  private PendingCall submit(PendingCall call) {
     live.add(call);
     call.reply.whenComplete((reply, error) -> live.remove(call));
     io.submit(call);
@@ -273,8 +338,12 @@ public final class ApiaryClient implements AutoCloseable {
   }
 
   private byte[] encode(InvocationRequest request) {
-    byte[] bytes = WireRequest.invoke(request.id(), request.graph(), request.partitionKey(), request.arguments(),
-        config.caller()).withCredential(config.credential())
+    return encode(request, WireRequest.INVOKE);
+  }
+
+  private byte[] encode(InvocationRequest request, String type) {
+    byte[] bytes = new WireRequest(type, request.id(), request.graph(), request.partitionKey(), request.arguments(),
+        config.caller(), null, null, null, null).withCredential(config.credential())
         .withPurpose(request.purpose() != null ? request.purpose() : config.purpose()).toBytes();
     if (bytes.length > config.maxRequestBytes()) {
       throw new InvalidRequestException("invocation '" + request.id() + "' of graph '" + request.graph() + "' is "
@@ -370,7 +439,7 @@ public final class ApiaryClient implements AutoCloseable {
     return Optional.of(toGraphResult(reply));
   }
 
-  private static ApiaryException toException(WireReply reply) {
+  static ApiaryException toException(WireReply reply) {
     String message = reply.message() == null ? "(no message)" : reply.message();
     if (!WireReply.ERROR.equals(reply.status())) {
       return new ApiaryException("unexpected '" + reply.status() + "' reply for invocation '" + reply.id() + "'");

@@ -186,7 +186,7 @@ final class ClientIoLoop {
       share(running, call);
       return;
     }
-    if (call.kind == PendingCall.Kind.INVOKE) {
+    if (call.starts) {
       call.expireAt(System.currentTimeMillis() + callBudgetMillis);
     }
     call.firstFrontend = firstLiveFrontend(System.nanoTime());
@@ -207,7 +207,8 @@ final class ClientIoLoop {
 
   /** A second call for an ID already in flight waits for the first one's answer instead of sending again. */
   private static void share(PendingCall running, PendingCall call) {
-    if (call.kind == PendingCall.Kind.INVOKE && !running.sameRequest(call)) {
+    // Start, cancel and result requests for one ID all go as result-kind calls: only equal requests share an answer.
+    if (!(call.plainResult && running.plainResult) && !running.sameRequest(call)) {
       call.reply.completeExceptionally(new InvalidRequestException("invocation ID '" + call.id
           + "' is already in flight with a different request; nothing was sent for this one"));
       return;

@@ -55,7 +55,24 @@ final class PendingCall {
   /** The latest attempt's deadline while the call is unanswered. */
   ClientIoLoop.Deadline deadline;
 
+  /**
+   * Whether the request starts an invocation and so carries its expiry: every invoke call, and a result-kind call
+   * that sends a {@link WireRequest#START} request (answered, like a result request, with {@code running}).
+   */
+  final boolean starts;
+  /**
+   * Whether it is a plain result request, which a second one for the same ID may share; a start or a cancel (also
+   * result-kind calls) shares only with an equal request.
+   */
+  final boolean plainResult;
+
   PendingCall(Kind kind, String id, byte[] bytes) {
+    this(kind, id, bytes, kind == Kind.INVOKE, kind == Kind.RESULT);
+  }
+
+  PendingCall(Kind kind, String id, byte[] bytes, boolean starts, boolean plainResult) {
+    this.starts = starts;
+    this.plainResult = plainResult;
     this.kind = kind;
     this.id = id;
     this.bytes = bytes;

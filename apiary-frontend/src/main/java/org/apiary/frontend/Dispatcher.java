@@ -145,8 +145,30 @@ public final class Dispatcher {
                                                  List<JsonNode> args, String caller, String purpose,
                                                  String callerRoles, boolean firstRun, Long requestHash,
                                                  Long notBefore, Long deadline) {
+    return execute(graph, invocationId, key, args, caller, purpose, callerRoles, firstRun, requestHash, notBefore,
+        deadline, null);
+  }
+
+  /**
+   * Admits the functions an execution is about to start, each wave of them, the first included (issue 42, cancel):
+   * the execution starts them only once the future completes normally, and fails with its error otherwise.
+   */
+  interface Gate {
+    /** @param functions the names of the functions about to start */
+    CompletableFuture<Void> admit(List<String> functions);
+  }
+
+  /**
+   * As {@link #execute(RegisteredGraph, String, JsonNode, List, String, String, String, boolean, Long, Long, Long)},
+   * with every wave of functions admitted by {@code gate} ({@code null}: none is checked).
+   */
+  CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
+                                          List<JsonNode> args, String caller, String purpose, String callerRoles,
+                                          boolean firstRun, Long requestHash, Long notBefore, Long deadline,
+                                          Gate gate) {
     Execution e = new Execution(plan(graph), invocationId, caller, purpose, callerRoles, firstRun, requestHash,
         notBefore, deadline, FunctionInvoker.forwarding(db, catalog.functions()));
+    e.gate = gate;
     e.start(key, args);
     return e.result;
   }
@@ -179,6 +201,8 @@ public final class Dispatcher {
     private final Long deadline;
     private final FunctionInvoker invoker;
     private final CompletableFuture<List<Output>> result = new CompletableFuture<>();
+    /** Admits each wave of functions before it starts, or {@code null}; set before {@link #start}. */
+    private Gate gate;
     /** Per function (by index): arrivals by the sender's topological index (source = -1), so order is stable. */
     private final List<TreeMap<Integer, List<Output>>> inbox;
     /** Per function (by index): how many of its senders have not finished. */
@@ -225,7 +249,7 @@ public final class Dispatcher {
         fail(e);
         return;
       }
-      launch(ready);
+      admitThenLaunch(ready);
     }
 
     private void launch(int[] ready) {
@@ -356,7 +380,33 @@ public final class Dispatcher {
       synchronized (this) {
         ready = route(index, outputs);
       }
-      launch(ready);
+      admitThenLaunch(ready);
+    }
+
+    /** Launches the functions that are ready once the gate, if there is one, admits them. */
+    private void admitThenLaunch(int[] ready) {
+      if (gate == null || ready.length == 0 || result.isDone()) {
+        launch(ready);
+        return;
+      }
+      List<String> names = new ArrayList<>(ready.length);
+      for (int function : ready) {
+        names.add(plan.node(function).function());
+      }
+      CompletableFuture<Void> admitted;
+      try {
+        admitted = gate.admit(names);
+      } catch (RuntimeException e) {
+        fail(e);
+        return;
+      }
+      admitted.whenCompleteAsync((ok, err) -> {
+        if (err != null) {
+          fail(err);
+        } else {
+          launch(ready);
+        }
+      }, completions);
     }
 
     /**

@@ -312,7 +312,8 @@ public final class FrontendServer implements AutoCloseable {
     try {
       request = WireRequest.fromBytes(frame);
       // A result request may name another caller's invocation as IDENTITY/ID (admins; see Credentials.invocationId).
-      int maxId = request != null && WireRequest.RESULT.equals(request.type()) ? WireRequest.MAX_QUALIFIED_ID_LENGTH
+      int maxId = request != null && (WireRequest.RESULT.equals(request.type())
+          || WireRequest.CANCEL.equals(request.type())) ? WireRequest.MAX_QUALIFIED_ID_LENGTH
           : WireRequest.MAX_ID_LENGTH;
       if (request == null || request.type() == null || request.id() == null || request.id().isEmpty()
           || request.id().length() > maxId) {
@@ -333,7 +334,7 @@ public final class FrontendServer implements AutoCloseable {
       return;
     }
     hooks.receivedRequest(request.id());
-    if (request.expires() != null && WireRequest.INVOKE.equals(request.type())) {
+    if (request.expires() != null && request.starts()) {
       long late = System.currentTimeMillis() - request.expires();
       if (late > config.clockSkewAllowance().toMillis()) {
         String stale = request.id();
@@ -369,10 +370,12 @@ public final class FrontendServer implements AutoCloseable {
     }
     try {
       switch (request.type()) {
-        case WireRequest.INVOKE -> invoke(client, address, request, frame, roles, key);
+        case WireRequest.INVOKE, WireRequest.START -> invoke(client, address, request, frame, roles, key);
         case WireRequest.RESULT -> coordinator.result(client, request.id(), caller, roles);
+        case WireRequest.CANCEL -> coordinator.cancel(client, request.id(), caller, roles, request.reason());
         default -> reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "unknown request type '"
-            + request.type() + "'; expected '" + WireRequest.INVOKE + "' or '" + WireRequest.RESULT + "'"));
+            + request.type() + "'; expected '" + WireRequest.INVOKE + "', '" + WireRequest.START + "', '"
+            + WireRequest.RESULT + "' or '" + WireRequest.CANCEL + "'"));
       }
     } catch (RuntimeException e) {
       reply(client, InvocationCoordinator.toReply(request.id(), e));

@@ -89,6 +89,11 @@ final class InvocationCoordinator {
   /** An invocation this frontend is running, with the clients waiting for its reply. */
   private static final class Pending {
     final List<Waiter> waiters = new ArrayList<>();
+    /**
+     * A client that started the invocation without waiting for its outcome ({@link WireRequest#START}), until it is
+     * told the invocation is logged (or its outcome, if it ended or was refused first); else {@code null}.
+     */
+    Waiter starter;
     final String graph;
     final JsonNode key;
     final List<JsonNode> args;
@@ -222,6 +227,11 @@ final class InvocationCoordinator {
         "unknown graph '" + request.graph() + "'"));
     Dispatcher.checkRequest(graph.graph(), key, args);
 
+    boolean start = WireRequest.START.equals(request.type());
+    if (start && !config.invocationLog()) {
+      throw new InvalidRequestException("frontend " + frontendId + " keeps no invocation log, so it cannot start "
+          + "invocation " + request.id() + " without waiting for it; invoke it instead");
+    }
     String invocation = invocationOf(request);
     String identity = identity(request);
     Object owner = owner(client, request);
@@ -247,7 +257,12 @@ final class InvocationCoordinator {
           }
           if (!same) {
             replies.reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "invocation ID " + request.id()
-                + " was already used for a different request (graph '" + existing.graph + "'); use a new ID"));
+                + " was already used for a different request (" + described(existing.graph, existing.key)
+                + "); use a new ID"));
+            return;
+          }
+          if (existing.reply == null && start) {
+            replies.reply(client, WireReply.running(request.id())); // started already, and running here
             return;
           }
           if (existing.reply == null) {
@@ -258,7 +273,11 @@ final class InvocationCoordinator {
           return;
         }
       }
-      pending.waiters.add(new Waiter(client, request.id()));
+      if (start) {
+        pending.starter = new Waiter(client, request.id());
+      } else {
+        pending.waiters.add(new Waiter(client, request.id()));
+      }
       inFlightByClient.merge(owner, 1, Integer::sum);
       inFlightBytes.addAndGet(pending.bytes);
     }
@@ -277,6 +296,7 @@ final class InvocationCoordinator {
         .whenComplete((began, err) -> {
       if (err == null && began.begun()) {
         pending.checking = false;
+        started(invocation);
         execute(first.logged(began.notBefore())); // logged as new: nothing can be recorded yet
       } else if (err == null && began.pastDeadline()) {
         deliver(invocation, WireReply.error(invocation, WireReply.EXPIRED, "invocation " + request.id()
@@ -307,11 +327,15 @@ final class InvocationCoordinator {
   }
 
   /**
-   * Whether invocations of a graph version get an invocation-log entry: not when the log is off, not when the graph
-   * records nothing (running it again is safe), not when it is one recorded transaction (its record is its outcome).
+   * Whether invocations of a graph version get an invocation-log entry: every one, whenever the log is on (issue 42).
+   * A graph that writes nothing and a one-function graph are logged too, although running them again would be safe
+   * or their record would be their outcome: the entry, in the partition of the invocation's ID, is what makes the ID
+   * name one invocation across partition keys (a reuse with another key or graph is refused, naming the first) and
+   * keeps their outcome for {@code result(id)}. It costs such an invocation a begin and an outcome write, each a
+   * single-partition transaction that the log batches with the other writes of its partition.
    */
   private boolean logged(RegisteredGraph graph) {
-    return config.invocationLog() && !graph.recordsNothing() && !graph.oneTransaction();
+    return config.invocationLog();
   }
 
   /** Where a one-transaction invocation's outcome is recorded, or {@code null} if it is not one. */
@@ -358,7 +382,8 @@ final class InvocationCoordinator {
           || !Objects.equals(normalize(logged.args()), normalize(request.args()))
           || !Objects.equals(identity(logged), identity(request))) {
         deliver(invocation, WireReply.error(invocation, WireReply.INVALID_REQUEST, "invocation ID " + request.id()
-            + " was already used for a different request (graph '" + e.graph() + "'); use a new ID"));
+            + " was already used for a different request (" + described(e.graph(), logged.key()) + "); use a new "
+            + "ID"));
         return;
       }
       Pending pending = pending(invocation);
@@ -368,6 +393,7 @@ final class InvocationCoordinator {
       if (!InvocationLog.RUNNING.equals(e.status())) {
         deliver(invocation, storedReply(e, invocation));
       } else {
+        started(invocation);
         Optional<RegisteredGraph> graph = catalog.graph(e.graph(), e.graphVersion());
         if (graph.isEmpty()) { // registered after our last catalog load: load it off this (database) thread
           scheduler.execute(() -> guarded(invocation, () -> {
@@ -381,6 +407,11 @@ final class InvocationCoordinator {
         }
       }
     }));
+  }
+
+  /** The first request under an ID, as a refusal of another request under it names it: its graph and key. */
+  private static String described(String graph, JsonNode key) {
+    return "graph '" + graph + "', " + (key == null || key.isNull() ? "no partition key" : "partition key " + key);
   }
 
   /** Runs a continuation; if it throws, the invocation ends with that error instead of hanging its clients. */
@@ -426,7 +457,8 @@ final class InvocationCoordinator {
     OneTransactionOutcomes.Location one = pending == null ? null : pending.oneTransaction;
     dispatcher.execute(attempt.graph(), invocation, attempt.key(), attempt.args(), attempt.caller(),
         attempt.purpose(), attempt.roles(), attempt.firstRun(), one == null ? null : one.requestHash(),
-        attempt.notBefore(), attempt.deadline()).whenComplete((outputs, err) -> guarded(invocation, () -> {
+        attempt.notBefore(), attempt.deadline(), pending != null && pending.logged ? cancelGate(invocation) : null)
+        .whenComplete((outputs, err) -> guarded(invocation, () -> {
           if (err == null) {
             conclude(invocation, WireReply.ok(invocation, outputs));
             return;
@@ -437,7 +469,7 @@ final class InvocationCoordinator {
                 + invocation + " refused by retention's fence (this frontend was stopped for longer than the "
                 + "retention): " + f.errorMessage());
           }
-          if (!config.invocationLog() || !transientFailure(cause)) {
+          if (!config.invocationLog() || !transientFailure(cause) && !frontendFault(cause, pending)) {
             conclude(invocation, toReply(invocation, cause));
           } else if (attempt.number() >= MAX_ATTEMPTS) {
             conclude(invocation, WireReply.error(invocation, WireReply.INVOCATION_FAILED, "invocation " + invocation
@@ -449,12 +481,109 @@ final class InvocationCoordinator {
   }
 
   /**
+   * The check before each wave of functions a logged invocation starts, the first included (a cancel may be stored
+   * between the begin or claim and the first function): the invocation's status, read in its partition, where a
+   * cancel is stored. A function is started only if the read, serialized with the cancel there, found the invocation
+   * running, so none starts once a cancel is stored (issue 42). An invocation found ended is not continued either:
+   * its outcome is the stored one, which the attempt then reports. It costs a single-partition read per wave.
+   */
+  private Dispatcher.Gate cancelGate(String invocation) {
+    return functions -> log.status(invocation).thenAccept(status -> {
+      if (status.isEmpty() || !InvocationLog.RUNNING.equals(status.get())) {
+        throw new FunctionFailedException(functions.get(0), ENDED_BEFORE_START, "invocation " + invocation + " is "
+            + status.map(s -> "no longer running (" + s + ")").orElse("no longer logged") + ", so function '"
+            + functions.get(0) + "' was not started");
+      }
+    });
+  }
+
+  /** The error type of an attempt stopped before a function because its invocation had ended (a cancel). */
+  static final String ENDED_BEFORE_START = "InvocationEnded";
+
+  /**
+   * Cancels an invocation (issue 42) and answers with its stored outcome: the cancellation, or the outcome it had
+   * already ended with. Whose invocation an ID names, and who may cancel it, is as for {@link #result}.
+   */
+  void cancel(byte[] client, String id, String caller, java.util.Set<String> roles, String reason) {
+    if (!config.invocationLog()) {
+      throw new InvalidRequestException("frontend " + frontendId + " keeps no invocation log, so it cannot cancel "
+          + "invocation " + id);
+    }
+    if (reason == null || reason.isBlank() || reason.length() > WireRequest.MAX_REASON_LENGTH) {
+      throw new InvalidRequestException("cancelling invocation " + id + " needs a reason of 1 to "
+          + WireRequest.MAX_REASON_LENGTH + " characters, as the request's one text argument");
+    }
+    if (!config.credentialsRequired()) {
+      cancelCandidate(client, id, reason, List.of(id), startedBy -> true, 0);
+      return;
+    }
+    boolean admin = roles.contains(Credentials.ADMIN_ROLE);
+    cancelCandidate(client, id, reason, List.of(Credentials.invocationId(caller, id), id),
+        startedBy -> admin || caller.equals(startedBy), 0);
+  }
+
+  private void cancelCandidate(byte[] client, String id, String reason, List<String> candidates,
+                               java.util.function.Predicate<String> mayCancel, int i) {
+    if (i == candidates.size()) {
+      replies.reply(client, WireReply.error(id, WireReply.INVALID_REQUEST, "no invocation with ID " + id + " is "
+          + "known: it never started, or it ended more than " + config.retention() + " ago; nothing was cancelled"));
+      return;
+    }
+    String invocation = candidates.get(i);
+    log.get(invocation).whenComplete((entry, err) -> answeringCancel(client, id, () -> {
+      if (err != null) {
+        replies.reply(client, toReply(id, unwrap(err)));
+        return;
+      }
+      if (entry.isEmpty() || !mayCancel.test(loggedRequest(entry.get().request(), invocation).caller())) {
+        cancelCandidate(client, id, reason, candidates, mayCancel, i + 1);
+        return;
+      }
+      if (!InvocationLog.RUNNING.equals(entry.get().status())) {
+        replies.reply(client, withId(loggedResult(entry.get().result(), invocation), id));
+        return;
+      }
+      WireReply cancelled = WireReply.error(invocation, WireReply.CANCELLED, "invocation " + id + " was cancelled: "
+          + reason);
+      log.cancel(invocation, cancelled.toBytes()).whenComplete((done, cancelErr) -> answeringCancel(client, id, () -> {
+        if (cancelErr != null) {
+          replies.reply(client, toReply(id, unwrap(cancelErr)));
+        } else if (done) {
+          LOG.log(Level.INFO, "frontend " + frontendId + ": invocation " + invocation + " cancelled: " + reason);
+          replies.reply(client, withId(cancelled, id));
+        } else {
+          cancelCandidate(client, id, reason, List.of(invocation), any -> true, 0); // it ended meanwhile
+        }
+      }));
+    }));
+  }
+
+  /** Runs a step of a cancel; what it throws answers the client (a future's callback would drop it). */
+  private void answeringCancel(byte[] client, String id, Runnable step) {
+    try {
+      step.run();
+    } catch (RuntimeException e) {
+      replies.reply(client, toReply(id, e));
+    }
+  }
+
+  /**
    * Errors after which running the invocation again may succeed: no answer from the database, the database
    * refusing work, or a graph version older than a function's deployment. Every other error is final.
    */
   private static boolean transientFailure(Throwable cause) {
     return cause instanceof OutcomeUnknownException || cause instanceof DatabaseException
         || cause instanceof FunctionFailedException f && Invocation.STALE_GRAPH.equals(f.errorType());
+  }
+
+  /**
+   * An unexpected error of this frontend's own (not Apiary's account of a failure) during an attempt at a logged
+   * invocation: a function may have committed, so it is not the invocation's outcome; the next attempt replays what
+   * was recorded (Algorithm 1) instead. Every graph is logged since issue 42, one-function graphs included, whose
+   * record is then found by the next attempt and answered as the outcome.
+   */
+  private static boolean frontendFault(Throwable cause, Pending pending) {
+    return pending != null && pending.logged && !(cause instanceof ApiaryException);
   }
 
   private void retryLater(Attempt attempt, Throwable cause) {
@@ -579,6 +708,22 @@ final class InvocationCoordinator {
     return withId(loggedResult(e.result(), invocation), invocation);
   }
 
+  /** Tells the client that started an invocation without waiting, if any, that it is logged and running. */
+  private void started(String invocation) {
+    Pending pending = inFlight.get(invocation);
+    if (pending == null) {
+      return;
+    }
+    Waiter starter;
+    synchronized (pending) {
+      starter = pending.starter;
+      pending.starter = null;
+    }
+    if (starter != null) {
+      replies.reply(starter.client(), WireReply.running(starter.id()));
+    }
+  }
+
   /** Replies to every client waiting for an invocation and forgets it here. */
   private void deliver(String invocation, WireReply reply) {
     Pending pending = inFlight.get(invocation);
@@ -588,7 +733,11 @@ final class InvocationCoordinator {
     List<Waiter> waiters;
     synchronized (pending) {
       pending.reply = reply;
-      waiters = List.copyOf(pending.waiters);
+      waiters = new ArrayList<>(pending.waiters);
+      if (pending.starter != null) {
+        waiters.add(pending.starter); // it ended (or was refused) before it was told it started
+        pending.starter = null;
+      }
       pending.waiters.clear();
     }
     for (Waiter w : waiters) {
@@ -741,8 +890,7 @@ final class InvocationCoordinator {
             + "frontend keeps no invocation log to look it up");
       }
       return WireReply.error(id, WireReply.INVALID_REQUEST, "no invocation with ID " + id + " is known: it never "
-          + "started, it ran a graph that writes nothing (such outcomes are not kept), or it ended more than "
-          + config.retention() + " ago");
+          + "started, or it ended more than " + config.retention() + " ago");
     }
   }
 

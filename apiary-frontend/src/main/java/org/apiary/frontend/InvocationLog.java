@@ -27,6 +27,8 @@ final class InvocationLog {
   static final String DONE = SystemSchema.STATUS_DONE;
   /** Status of an invocation that ended with a function's failure. */
   static final String FAILED = SystemSchema.STATUS_FAILED;
+  /** Status of an invocation that was cancelled (issue 42). */
+  static final String CANCELLED = SystemSchema.STATUS_CANCELLED;
 
   /**
    * One logged invocation.
@@ -108,6 +110,26 @@ final class InvocationLog {
   public CompletableFuture<Optional<Entry>> get(String invocationId) {
     return call("reading invocation " + invocationId, SystemSchema.GET_INVOCATION, invocationId)
         .thenApply(r -> read(r.getResults()[0]).stream().findFirst());
+  }
+
+  /** The logged invocation's status alone, if it is logged (a light read in its partition). */
+  CompletableFuture<Optional<String>> status(String invocationId) {
+    return call("reading the status of invocation " + invocationId, SystemSchema.INVOCATION_STATUS, invocationId)
+        .thenApply(r -> {
+          VoltTable t = r.getResults()[0];
+          return t.advanceRow() ? Optional.of(t.getString(0)) : Optional.<String>empty();
+        });
+  }
+
+  /**
+   * Cancels a running invocation: stores {@code result} (the reply its clients get) as its outcome, with status
+   * {@link #CANCELLED}, unless it has ended.
+   *
+   * @return true if this call cancelled it, false if it had ended (or is unknown)
+   */
+  CompletableFuture<Boolean> cancel(String invocationId, byte[] result) {
+    return call("cancelling invocation " + invocationId, SystemSchema.CANCEL_INVOCATION, invocationId, result)
+        .thenApply(r -> r.getResults()[0].asScalarLong() == 1);
   }
 
   /**

@@ -11,6 +11,8 @@ import org.apiary.QueryResult;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
+import org.apiary.client.InvocationHandle;
+import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.ProvenanceConfig;
@@ -107,6 +109,14 @@ public final class Apiary implements AutoCloseable {
   /** Invokes a graph and waits for its outcome: {@code client().invoke(graph, partitionKey, arguments)}. */
   public GraphResult invoke(String graph, Object partitionKey, Object... arguments) {
     return client().invoke(graph, partitionKey, arguments);
+  }
+
+  /**
+   * Starts a graph without waiting for its outcome, returning once the invocation is durably logged:
+   * {@code client().start(graph, partitionKey, arguments)} (see {@link ApiaryClient#start(InvocationRequest)}).
+   */
+  public InvocationHandle start(String graph, Object partitionKey, Object... arguments) {
+    return client().start(graph, partitionKey, arguments);
   }
 
   /**

@@ -52,7 +52,8 @@ class FrontendPrivilegesTest {
       "FencedSweepVarbinary", "FencedExpireInvocations", "RecordFailureInteger", "RecordFailureVarchar",
       "RecordFailureVarbinary", "ApiaryGetRecorded_INTEGER", "ApiaryGetRecorded_VARCHAR",
       "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
-      "ApiaryFindOutcomeOf_VARBINARY", "CheckAndRecordDenial");
+      "ApiaryFindOutcomeOf_VARBINARY", "CheckAndRecordDenial", "CancelInvocation",
+      "ApiaryInvocationStatus");
 
   /**
    * VoltDB's system procedures that VoltDB lets every user call, whatever the user's roles (their catalog entry is

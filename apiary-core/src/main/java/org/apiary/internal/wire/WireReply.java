@@ -34,6 +34,8 @@ public record WireReply(String id, String status, List<Output> outputs, String e
   public static final String FUNCTION_FAILED = "function-failed";
   /** The request is wrong (malformed, unknown graph or invocation, wrong argument or key type); nothing ran. */
   public static final String INVALID_REQUEST = "invalid-request";
+  /** The invocation was cancelled (issue 42): its stored outcome; the message gives the reason. */
+  public static final String CANCELLED = "cancelled";
   /** The frontend could not tell whether the invocation took effect; retrying with the same ID is safe. */
   public static final String OUTCOME_UNKNOWN = "outcome-unknown";
   /** The database refused or failed the work; retrying with the same ID is safe. */

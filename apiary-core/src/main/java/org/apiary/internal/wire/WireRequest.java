@@ -18,7 +18,11 @@ import org.apiary.internal.Json;
  * <ul>
  *   <li>{@code {"type":"invoke","id":ID,"graph":NAME,"key":KEY,"args":[...]}} runs a graph (or, with the same ID,
  *       re-attaches to the execution already started under that ID);</li>
- *   <li>{@code {"type":"result","id":ID}} asks for the outcome of an earlier invocation.</li>
+ *   <li>{@code {"type":"start", ...}}, with an invoke request's fields, starts a graph and is answered as soon as the
+ *       invocation is durably logged ({@code "running"}), or with its outcome if it already ended (issue 42);</li>
+ *   <li>{@code {"type":"result","id":ID}} asks for the outcome of an earlier invocation;</li>
+ *   <li>{@code {"type":"cancel","id":ID,"args":[REASON]}} cancels a running invocation and is answered with its stored
+ *       outcome (the cancellation, or the outcome it had already ended with) (issue 42).</li>
  * </ul>
  *
  * @param type {@link #INVOKE} or {@link #RESULT}
@@ -44,6 +48,12 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
                           String credential, String purpose, String roles, Long expires) {
   public static final String INVOKE = "invoke";
   public static final String RESULT = "result";
+  /** Starts an invocation without waiting for its outcome: answered once it is durably logged. */
+  public static final String START = "start";
+  /** Cancels a running invocation; its reason is the one argument. */
+  public static final String CANCEL = "cancel";
+  /** The longest reason a cancel may give. */
+  public static final int MAX_REASON_LENGTH = 512;
 
   /** The JSON field of {@link #expires()}. */
   public static final String EXPIRES_FIELD = "expires";
@@ -63,6 +73,27 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
 
   public static WireRequest invoke(String id, String graph, JsonNode key, List<JsonNode> args, String caller) {
     return new WireRequest(INVOKE, id, graph, key, args, caller, null, null, null, null);
+  }
+
+  /** A {@link #START} request: an invoke request answered once the invocation is logged. */
+  public static WireRequest start(String id, String graph, JsonNode key, List<JsonNode> args, String caller) {
+    return new WireRequest(START, id, graph, key, args, caller, null, null, null, null);
+  }
+
+  /** Whether this request starts an invocation ({@link #INVOKE} or {@link #START}). */
+  public boolean starts() {
+    return INVOKE.equals(type) || START.equals(type);
+  }
+
+  /** A {@link #CANCEL} request. */
+  public static WireRequest cancel(String id, String reason) {
+    return new WireRequest(CANCEL, id, null, null, List.of(com.fasterxml.jackson.databind.node.TextNode.valueOf(reason)),
+        null, null, null, null, null);
+  }
+
+  /** A cancel request's reason, if it carries one as its one text argument; else {@code null}. */
+  public String reason() {
+    return args != null && args.size() == 1 && args.get(0).isTextual() ? args.get(0).asText() : null;
   }
 
   public static WireRequest result(String id) {
