@@ -108,14 +108,19 @@ public final class ProvenanceExporter extends ExportClientBase {
           block.clear();
           return;
         } catch (Exception e) {
-          loadFailure = e;
           mayBeInSink = true;
+          if (!provenance.keepsRefusedWrites()) {
+            block.clear(); // VoltDB offers the whole block again (on a k-safe cluster, a replica does if this dies)
+            throw new RestartBlockException("loading provenance events of " + table.name() + " failed: "
+                + e.getMessage(), e, true);
+          }
+          loadFailure = e;
           provenance.directLoadFailed();
         }
       }
-      // VoltDB must not keep the block: a restart that restores a snapshot marks every exported row the snapshot
-      // covers as acknowledged and deletes it unseen. The spooler keeps it on disk (forced) and loads it, skipping
-      // keys already present, once the sink takes rows again.
+      // A server that holds the only copy must not leave the block to VoltDB: a restart that restores a snapshot
+      // marks every exported row the snapshot covers as acknowledged and deletes it unseen. The spooler keeps it on
+      // disk (forced) and loads it, skipping keys already present, once the sink takes rows again.
       try {
         provenance.keepWrites(block);
       } catch (RuntimeException e) {

@@ -306,8 +306,24 @@ public final class ServerProvenance implements AutoCloseable {
    * moment ago, or the spooler has rows waiting on disk (the sink is down or behind, and a direct load would wait).
    */
   boolean writesGoThroughSpool() {
-    return (directLoadHasFailed && System.nanoTime() - lastDirectLoadFailure < SPOOL_AFTER_FAILURE_NANOS)
-        || spooler.stats().rowsOnDisk() > 0;
+    return keepsRefusedWrites() && ((directLoadHasFailed
+        && System.nanoTime() - lastDirectLoadFailure < SPOOL_AFTER_FAILURE_NANOS) || spooler.stats().rowsOnDisk() > 0);
+  }
+
+  /**
+   * Whether this server keeps captured writes the sink refused in its own spill files: only where it holds the only
+   * copy (k-factor 0). On a k-safe cluster VoltDB keeps a block that was not acknowledged and a replica exports it if
+   * this server dies, which spill files on a dead server's disk could not do (an acknowledged block is dropped on
+   * the replicas too); there a stop while the sink is down still loses the writes' events still pending.
+   */
+  boolean keepsRefusedWrites() {
+    try {
+      return org.voltdb.VoltDB.instance().getKFactor() == 0;
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "cannot tell this cluster's k-factor (" + e + "); captured writes the sink refuses are "
+          + "left to VoltDB, as on a k-safe cluster");
+      return false;
+    }
   }
 
   /**
