@@ -95,6 +95,7 @@ class PublicSurfaceTest {
         "org.apiary.ProvenanceLevel", "org.apiary.QueryResult", "org.apiary.RecordingMode",
         "org.apiary.RegistrationException", "org.apiary.Row", "org.apiary.Statement",
         "org.apiary.client.ApiaryClient", "org.apiary.client.ClientConfig", "org.apiary.client.GraphResult",
+        "org.apiary.client.InvocationHandle", "org.apiary.client.InvocationStatus", // issue 42: start and handles
         "org.apiary.client.InvocationRequest", "org.apiary.server.Apiary", "org.apiary.testing.ApiaryExtension",
         "org.apiary.database.DatabaseConfig$Kind", "org.apiary.provenance.ProvenanceQueries$DeniedCall",
         "org.apiary.provenance.ProvenanceQueries$RecordRead", "org.apiary.provenance.ProvenanceQueries$WrittenRecord",
