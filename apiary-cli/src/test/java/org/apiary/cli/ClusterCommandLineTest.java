@@ -46,28 +46,6 @@ class ClusterCommandLineTest {
 
   private final List<AutoCloseable> closeAfter = new ArrayList<>();
 
-  private static long awaitScalar(org.apiary.provenance.PostgresTestSchema sink, String sql, long expected)
-      throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (true) {
-      long value;
-      try (java.sql.Connection c = java.sql.DriverManager.getConnection(sink.url(),
-               org.apiary.provenance.PostgresTestSchema.props());
-           java.sql.Statement st = c.createStatement(); java.sql.ResultSet rs = st.executeQuery(sql)) {
-        rs.next();
-        value = rs.getLong(1);
-      } catch (java.sql.SQLException e) {
-        if (!e.getMessage().contains("does not exist")) {
-          throw e;
-        }
-        value = 0; // not created yet: nothing arrived
-      }
-      if (value >= expected || System.nanoTime() > deadline) {
-        return value;
-      }
-      Thread.sleep(250);
-    }
-  }
 
   @AfterEach
   void closeSinks() throws Exception {
@@ -194,9 +172,11 @@ class ClusterCommandLineTest {
         + "from this process"), status.out());
 
     // Issue 41, item 1: every node captured into the one sink: the execution of each function, the chain's writes.
-    assertEquals(2L, awaitScalar(sink, "SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'chain'", 2L),
+    assertEquals(2L, sink.awaitScalar("SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'chain'", 2L,
+        Duration.ofSeconds(60)),
         "both functions of chain-1 are in the sink");
-    assertTrue(awaitScalar(sink, "SELECT COUNT(*) FROM chain_valuesEvents WHERE event_type <> 'read'", 1L) >= 1,
+    assertTrue(sink.awaitScalar("SELECT COUNT(*) FROM chain_valuesEvents WHERE event_type <> 'read'", 1L,
+        Duration.ofSeconds(60)) >= 1,
         "the chain's write is in the sink");
 
     frontend.destroy(); // SIGTERM: the frontend closes and exits

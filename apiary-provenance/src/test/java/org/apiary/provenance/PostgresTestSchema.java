@@ -53,6 +53,32 @@ public final class PostgresTestSchema implements AutoCloseable {
     return props;
   }
 
+  /** The single number {@code sql} answers in this schema; 0 while the table it reads does not exist yet. */
+  public long scalar(String sql) throws SQLException {
+    try (Connection c = DriverManager.getConnection(url(), props());
+         Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      if (e.getMessage().contains("does not exist")) {
+        return 0; // not created yet: nothing arrived
+      }
+      throw e;
+    }
+  }
+
+  /** Polls {@link #scalar} until it reaches {@code expected} or {@code timeout} passes; the last value it read. */
+  public long awaitScalar(String sql, long expected, java.time.Duration timeout) throws SQLException,
+      InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    long value = scalar(sql);
+    while (value < expected && System.nanoTime() < deadline) {
+      Thread.sleep(250);
+      value = scalar(sql);
+    }
+    return value;
+  }
+
   private static String url(String host, int port, String schema) {
     return "jdbc:postgresql://" + host + ":" + port + "/" + DATABASE + (schema == null ? "" : "?currentSchema=" + schema);
   }

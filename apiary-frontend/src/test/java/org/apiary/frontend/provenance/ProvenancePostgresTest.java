@@ -46,7 +46,7 @@ class ProvenancePostgresTest {
       try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults());
            ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint()))) {
         client.invoke("itemLifecycle", 41L, "widget");
-        assertEquals(4, awaitCount(pg, "SELECT COUNT(*) FROM itemsEvents WHERE id = 41", 4));
+        assertEquals(4, pg.awaitScalar("SELECT COUNT(*) FROM itemsEvents WHERE id = 41", 4, Duration.ofSeconds(120)));
         assertEquals(List.of("insert|widget|1", "update|widget|5", "read|null|null", "delete|widget|5"),
             rows(pg, "SELECT event_type, name, qty FROM itemsEvents WHERE id = 41 ORDER BY "
                 + ProvenanceQueries.EVENT_ORDER));
@@ -68,13 +68,14 @@ class ProvenancePostgresTest {
         for (CompletableFuture<GraphResult> c : calls) {
           c.get(60, TimeUnit.SECONDS);
         }
-        assertEquals(4L * n, awaitCount(pg, "SELECT COUNT(*) FROM itemsEvents WHERE id >= 1000", 4L * n));
-        assertEquals(4L * n, scalar(pg, "SELECT COUNT(*) FROM (SELECT DISTINCT exec_id, partition_id, event_type, event_seq "
+        assertEquals(4L * n, pg.awaitScalar("SELECT COUNT(*) FROM itemsEvents WHERE id >= 1000", 4L * n,
+            Duration.ofSeconds(120)));
+        assertEquals(4L * n, pg.scalar("SELECT COUNT(*) FROM (SELECT DISTINCT exec_id, partition_id, event_type, event_seq "
             + "FROM itemsEvents WHERE id >= 1000) d"));
-        assertEquals(2L * n, awaitCount(pg, "SELECT COUNT(*) FROM FunctionInvocations WHERE partition_key >= '1000'"
-            + " AND LENGTH(partition_key) = 4", 2L * n));
+        assertEquals(2L * n, pg.awaitScalar("SELECT COUNT(*) FROM FunctionInvocations WHERE partition_key >= '1000'"
+            + " AND LENGTH(partition_key) = 4", 2L * n, Duration.ofSeconds(120)));
         for (String type : List.of("insert", "update", "read", "delete")) {
-          assertEquals((long) n, scalar(pg, "SELECT COUNT(*) FROM itemsEvents WHERE id >= 1000 AND event_type = '"
+          assertEquals((long) n, pg.scalar("SELECT COUNT(*) FROM itemsEvents WHERE id >= 1000 AND event_type = '"
               + type + "'"), type);
         }
         assertTrue(proxy.connectionsAccepted() > connectionsBeforeCut, "the sink connected again after the cut");
@@ -104,9 +105,10 @@ class ProvenancePostgresTest {
           c.get(60, TimeUnit.SECONDS);
         }
       }
-      assertEquals(4L * n, awaitCount(pg, "SELECT COUNT(*) FROM itemsEvents WHERE id >= 7000 AND id < 8000", 4L * n));
-      assertEquals(2L * n, awaitCount(pg, "SELECT COUNT(*) FROM FunctionInvocations WHERE partition_key LIKE '70%'",
-          2L * n));
+      assertEquals(4L * n, pg.awaitScalar("SELECT COUNT(*) FROM itemsEvents WHERE id >= 7000 AND id < 8000", 4L * n,
+          Duration.ofSeconds(120)));
+      assertEquals(2L * n, pg.awaitScalar("SELECT COUNT(*) FROM FunctionInvocations WHERE partition_key LIKE '70%'",
+          2L * n, Duration.ofSeconds(120)));
       try (var servers = java.nio.file.Files.list(cluster.directory().toPath().resolve("provenance-spill"))) {
         assertEquals(2, servers.count(), "a spill directory per server");
       }
@@ -139,7 +141,7 @@ class ProvenancePostgresTest {
         cluster.nodes().get(0).kill();
       }
       proxy.restore();
-      assertEquals(0L, scalar(pg, "SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'itemLifecycle' "
+      assertEquals(0L, pg.scalar("SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'itemLifecycle' "
           + "AND partition_key LIKE '50%'"), "nothing reached the sink while it was cut off");
       java.nio.file.Path spill;
       try (var servers = java.nio.file.Files.list(cluster.directory().toPath().resolve("provenance-spill"))) {
@@ -159,34 +161,13 @@ class ProvenancePostgresTest {
         recovered.register(items);
         assertTrue(recovered.flush(Duration.ofSeconds(60)), "the spill files were loaded");
       }
-      assertEquals(2L * n, scalar(pg, "SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'itemLifecycle' "
+      assertEquals(2L * n, pg.scalar("SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'itemLifecycle' "
           + "AND partition_key LIKE '50%'"));
-      assertEquals((long) n, scalar(pg, "SELECT COUNT(*) FROM itemsEvents WHERE event_type = 'read' AND id >= 5000"));
+      assertEquals((long) n, pg.scalar("SELECT COUNT(*) FROM itemsEvents WHERE event_type = 'read' AND id >= 5000"));
     }
   }
 
-  private static long awaitCount(PostgresTestSchema pg, String sql, long expected) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-    long count = scalar(pg, sql);
-    while (count < expected && System.nanoTime() < deadline) {
-      Thread.sleep(250);
-      count = scalar(pg, sql);
-    }
-    return count;
-  }
 
-  private static long scalar(PostgresTestSchema pg, String sql) throws Exception {
-    try (Connection c = DriverManager.getConnection(pg.url(), PostgresTestSchema.props());
-         Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    } catch (java.sql.SQLException e) {
-      if (e.getMessage().contains("does not exist")) {
-        return 0; // not created yet: nothing arrived
-      }
-      throw e;
-    }
-  }
 
   private static List<String> rows(PostgresTestSchema pg, String sql) throws Exception {
     try (Connection c = DriverManager.getConnection(pg.url(), PostgresTestSchema.props());

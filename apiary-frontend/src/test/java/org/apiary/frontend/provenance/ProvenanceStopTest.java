@@ -3,10 +3,6 @@ package org.apiary.frontend.provenance;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
@@ -51,40 +47,20 @@ class ProvenanceStopTest {
           }
         }
       }
-      assertEquals(0L, scalar(pg, "SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'itemLifecycle' "
+      assertEquals(0L, pg.scalar("SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = 'itemLifecycle' "
           + "AND partition_key LIKE '70%'"), "nothing reached the sink while it was cut off");
       proxy.restore();
       try (LocalCluster cluster = LocalCluster.start(config)) {
-        assertEquals(2L * n, awaitCount(pg, "SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = "
-            + "'itemLifecycle' AND partition_key LIKE '70%'", 2L * n), "every function execution arrives");
-        assertEquals((long) n, awaitCount(pg, "SELECT COUNT(*) FROM itemsEvents WHERE event_type = 'read' "
-            + "AND id >= 7000", n), "every read arrives");
-        assertEquals(3L * n, awaitCount(pg, "SELECT COUNT(*) FROM itemsEvents WHERE event_type <> 'read' "
-            + "AND id >= 7000", 3L * n), "every write arrives");
+        assertEquals(2L * n, pg.awaitScalar("SELECT COUNT(*) FROM FunctionInvocations WHERE graph_id = "
+            + "'itemLifecycle' AND partition_key LIKE '70%'", 2L * n, Duration.ofSeconds(60)),
+            "every function execution arrives");
+        assertEquals((long) n, pg.awaitScalar("SELECT COUNT(*) FROM itemsEvents WHERE event_type = 'read' "
+            + "AND id >= 7000", n, Duration.ofSeconds(60)), "every read arrives");
+        assertEquals(3L * n, pg.awaitScalar("SELECT COUNT(*) FROM itemsEvents WHERE event_type <> 'read' "
+            + "AND id >= 7000", 3L * n, Duration.ofSeconds(60)), "every write arrives");
       }
     }
   }
 
-  private static long awaitCount(PostgresTestSchema pg, String sql, long expected) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    long count = scalar(pg, sql);
-    while (count < expected && System.nanoTime() < deadline) {
-      Thread.sleep(250);
-      count = scalar(pg, sql);
-    }
-    return count;
-  }
 
-  private static long scalar(PostgresTestSchema pg, String sql) throws Exception {
-    try (Connection c = DriverManager.getConnection(pg.url(), PostgresTestSchema.props());
-         Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    } catch (java.sql.SQLException e) {
-      if (e.getMessage().contains("does not exist")) {
-        return 0; // not created yet: nothing arrived
-      }
-      throw e;
-    }
-  }
 }
