@@ -136,6 +136,27 @@ final class ClusterDirectory {
     }
   }
 
+  /** Whether {@code dir} is a cluster's directory (one {@code apiary cluster start} has used), not a service's. */
+  static boolean isCluster(Path dir) {
+    return Files.exists(dir.resolve(SETTINGS)) || Files.exists(dir.resolve(STATE));
+  }
+
+  /** The state of the cluster running here, or why there is none, as an error for the command line. */
+  State runningState() {
+    State state = readState().orElseThrow(() -> new CliException("no cluster runs in " + root + " (no " + STATE
+        + "): start it with `apiary cluster start --data " + root + "`"));
+    if (state.alive().isEmpty()) {
+      throw new CliException("no cluster runs in " + root + ": none of its servers (pids " + state.pids() + ") is "
+          + "alive; start it with `apiary cluster start --data " + root + "`");
+    }
+    return state;
+  }
+
+  /** The spill root of the nodes' provenance capture: each node spills, and reports its backlog, in a subdirectory. */
+  Path provenanceSpill() {
+    return root.resolve("provenance-spill");
+  }
+
   Optional<Settings> readSettings() {
     return ServiceDirectory.read(root.resolve(SETTINGS), Settings.class);
   }

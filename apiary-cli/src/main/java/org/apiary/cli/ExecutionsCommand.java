@@ -280,8 +280,8 @@ public final class ExecutionsCommand implements Runnable {
         throw ServiceTarget.missing(spec, "--database HOST:PORT");
       }
       String sink = provenanceSink;
-      if (sink == null && target.data != null) {
-        sink = new ServiceDirectory(target.data).runningState().provenance();
+      if (sink == null) {
+        sink = target.provenanceSink();
       }
       try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
         if (!SystemSchema.tables(db).contains(SystemSchema.INVOCATIONS)) {

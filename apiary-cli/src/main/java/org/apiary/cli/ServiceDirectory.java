@@ -31,11 +31,12 @@ import java.util.Optional;
  *       that ends otherwise (SIGKILL, a crash, VoltDB exiting) leaves it behind, stale: it describes the running
  *       service only while the process that holds {@value #LOCK} is the one it names, so a reused pid never makes a
  *       stale file look alive ({@link #runningState()}); the next start replaces it, saying so;</li>
- *   <li>{@value #BACKLOG}: the provenance spooler's backlog, rewritten by the service every
- *       {@link #BACKLOG_INTERVAL} while it captures provenance (the spooler lives in its process, so this is how
- *       {@code apiary status} learns it); removed on a clean stop.</li>
- *   <li>{@value #JOURNAL_STATUS}: the journal's mode, size and durable lag, rewritten as often (the journal's writer
- *       lives in the service's process too); removed on a clean stop.</li>
+ *   <li>{@value #JOURNAL_STATUS}: the journal's mode, size and durable lag, rewritten every
+ *       {@link #STATUS_INTERVAL} (the journal's writer lives in the service's process, so this is how
+ *       {@code apiary status} learns it); removed on a clean stop;</li>
+ *   <li>{@code database/provenance-spill/server-.../}{@value org.apiary.runtime.provenance.BacklogReport#FILE}: the
+ *       provenance spooler's backlog, written by the database server itself
+ *       ({@link org.apiary.runtime.provenance.BacklogReport}).</li>
  * </ul>
  */
 final class ServiceDirectory {
@@ -50,10 +51,11 @@ final class ServiceDirectory {
   static final String DATABASE_USERS = "database-users.properties";
   /** The frontends' database login alone, for frontends on other hosts (a cluster's, from {@code --secure}). */
   static final String FRONTEND_DATABASE_USER = "frontend-database-user.properties";
-  static final String BACKLOG = "provenance-backlog.json";
   static final String JOURNAL_STATUS = "journal-status.json";
-  /** How often the service rewrites {@value #BACKLOG} and {@value #JOURNAL_STATUS}. */
-  static final java.time.Duration BACKLOG_INTERVAL = java.time.Duration.ofSeconds(2);
+  /** How often the service rewrites {@value #JOURNAL_STATUS}. */
+  static final java.time.Duration STATUS_INTERVAL = java.time.Duration.ofSeconds(2);
+  /** Where the embedded database's servers spill provenance and report their backlog, under {@value #DATABASE}. */
+  static final String PROVENANCE_SPILL = "provenance-spill";
 
   static final ObjectMapper JSON = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT)
       .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
@@ -86,20 +88,6 @@ final class ServiceDirectory {
       return journal == null ? org.apiary.journal.JournalMode.NONE : org.apiary.journal.JournalMode.parse(journal);
     }
   }
-
-  /**
-   * What the service writes to {@value #BACKLOG}: its provenance spooler's counts.
-   *
-   * @param rowsInMemory rows waiting in memory to be loaded into the sink
-   * @param rowsOnDisk rows waiting in spill files
-   * @param rowsLoaded rows loaded since the service started
-   * @param lastError the spooler's last failure or stall, or {@code null}
-   * @param at when the counts were taken (ISO-8601)
-   * @param rowsDropped rows capture dropped since the start: no room in memory and no spill file could be written
-   * @param refusing why the server refuses functions that write (a volume below the disk reserve), or {@code null}
-   */
-  record Backlog(long rowsInMemory, long rowsOnDisk, long rowsLoaded, String lastError, String at, long rowsDropped,
-                 String refusing) {}
 
   private final Path root;
 
@@ -181,16 +169,12 @@ final class ServiceDirectory {
     delete(stateFile());
   }
 
-  Optional<Backlog> readBacklog() {
-    return read(root.resolve(BACKLOG), Backlog.class);
+  /** The spill root of the embedded database's provenance capture, where its server reports its backlog. */
+  Path provenanceSpill() {
+    return database().resolve(PROVENANCE_SPILL);
   }
 
-  void writeBacklog(Backlog backlog) {
-    write(root.resolve(BACKLOG), backlog);
-  }
-
-  void deleteBacklog() {
-    delete(root.resolve(BACKLOG));
+  void deleteJournalStatus() {
     delete(root.resolve(JOURNAL_STATUS));
   }
 

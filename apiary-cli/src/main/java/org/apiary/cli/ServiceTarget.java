@@ -52,7 +52,8 @@ final class ServiceTarget {
   /** {@code --data DIR} or {@code --database HOST:PORT[,...]}: the database. */
   static final class Database {
     @Option(names = "--data", paramLabel = "DIR",
-        description = "The data directory of a running `apiary start`; the database's address is read there.")
+        description = "The data directory of a running `apiary start` or `apiary cluster start`; the database's "
+            + "address is read there.")
     Path data;
 
     @Option(names = "--database", paramLabel = "HOST:PORT", split = ",",
@@ -81,7 +82,12 @@ final class ServiceTarget {
             null);
       }
       DatabaseConfig config;
-      if (data != null) {
+      if (data != null && ClusterDirectory.isCluster(data)) {
+        ClusterDirectory cluster = new ClusterDirectory(data);
+        // A cluster's nodes say themselves whether they capture provenance (Registrar reads their deployment).
+        config = DatabaseConfig.external(cluster.runningState().database().split(","))
+            .withLogin(cluster.readDatabaseUsers().map(DatabaseUsers::admin).orElse(null));
+      } else if (data != null) {
         ServiceDirectory service = new ServiceDirectory(data);
         ServiceDirectory.State state = service.runningState();
         config = DatabaseConfig.external(state.database());
@@ -98,8 +104,20 @@ final class ServiceTarget {
       return config.withTimeouts(CONNECT_TIMEOUT, CALL_TIMEOUT);
     }
 
+    /** The provenance sink the service or cluster in {@code --data} captures into, or {@code null}. */
+    String provenanceSink() {
+      if (data == null) {
+        return null;
+      }
+      if (ClusterDirectory.isCluster(data)) {
+        return new ClusterDirectory(data).readSettings().map(ClusterDirectory.Settings::provenance).orElse(null);
+      }
+      return new ServiceDirectory(data).runningState().provenance();
+    }
+
     String describe() {
-      return data != null ? "Apiary in " + data : "the database at " + String.join(",", database);
+      return data == null ? "the database at " + String.join(",", database)
+          : (ClusterDirectory.isCluster(data) ? "the cluster in " : "Apiary in ") + data;
     }
   }
 

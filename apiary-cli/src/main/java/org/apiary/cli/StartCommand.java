@@ -20,9 +20,7 @@ import org.apiary.database.ProvenanceConfig;
 import org.apiary.frontend.Credentials;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
-import org.apiary.provenance.SpoolerStats;
 import org.apiary.runtime.SystemSchema;
-import org.apiary.runtime.provenance.ServerProvenance;
 import picocli.CommandLine.Command;
 import org.apiary.journal.JournalMode;
 import picocli.CommandLine.Mixin;
@@ -230,7 +228,7 @@ public final class StartCommand implements Callable<Integer> {
     private ApiaryDatabase db;
     private ApiaryDatabase frontendDb;
     private FrontendServer frontend;
-    private ScheduledExecutorService backlogReporter;
+    private ScheduledExecutorService journalReporter;
 
     Service(ServiceDirectory dir, FileLock lock) {
       this.dir = dir;
@@ -249,7 +247,7 @@ public final class StartCommand implements Callable<Integer> {
           out.flush();
         });
         dir.deleteState();
-        dir.deleteBacklog();
+        dir.deleteJournalStatus();
         DatabaseUsers users = databaseUsers();
         JournalMode journalMode = journalMode(settings);
         DatabaseConfig config = DatabaseConfig.embedded(settings.partitions())
@@ -299,7 +297,7 @@ public final class StartCommand implements Callable<Integer> {
             Instant.now().toString());
         dir.writeState(state);
         if (settings.provenance()) {
-          reportBacklog();
+          reportJournal();
         }
         return Optional.of(state);
       } catch (RuntimeException e) {
@@ -354,20 +352,20 @@ public final class StartCommand implements Callable<Integer> {
     }
 
     /**
-     * Writes the journal's status to {@value ServiceDirectory#JOURNAL_STATUS} and the provenance spooler's backlog to
-     * {@value ServiceDirectory#BACKLOG} every {@link ServiceDirectory#BACKLOG_INTERVAL}: both run in this process (the
-     * embedded database's), so this is how {@code apiary status} can tell.
+     * Writes the journal's status to {@value ServiceDirectory#JOURNAL_STATUS} every
+     * {@link ServiceDirectory#STATUS_INTERVAL}: its writer runs in this process (the embedded database's), so this is
+     * how {@code apiary status} can tell. (The provenance backlog is reported by the database server itself.)
      */
-    private void reportBacklog() {
+    private void reportJournal() {
       ScheduledExecutorService reporter = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "apiary-status-reporter");
+        Thread t = new Thread(r, "apiary-journal-status-reporter");
         t.setDaemon(true);
         return t;
       });
       synchronized (this) {
-        backlogReporter = reporter;
+        journalReporter = reporter;
       }
-      long every = ServiceDirectory.BACKLOG_INTERVAL.toMillis();
+      long every = ServiceDirectory.STATUS_INTERVAL.toMillis();
       String[] lastFailure = new String[1]; // said once until it changes: a full disk would repeat it every 2 s
       reporter.scheduleWithFixedDelay(() -> {
         String failure = null;
@@ -381,16 +379,6 @@ public final class StartCommand implements Callable<Integer> {
           }
         } catch (RuntimeException e) {
           failure = "apiary: could not report the journal's status in " + dir.root() + ": " + e.getMessage();
-        }
-        try {
-          ServerProvenance.active().ifPresent(p -> {
-            SpoolerStats s = p.spooler().stats();
-            dir.writeBacklog(new ServiceDirectory.Backlog(s.rowsInMemory(), s.rowsOnDisk(), s.rowsLoaded(),
-                s.lastError(), Instant.now().toString(), s.rowsDropped(), p.refusal(true).orElse(null)));
-          });
-        } catch (RuntimeException e) {
-          failure = (failure == null ? "" : failure + "; ") + "apiary: could not report the provenance backlog in "
-              + dir.root() + ": " + e.getMessage();
         }
         if (failure != null && !failure.equals(lastFailure[0])) {
           err.println(failure + " (said again only if it changes)");
@@ -430,10 +418,10 @@ public final class StartCommand implements Callable<Integer> {
       }
       closed = true;
       boolean clean = true;
-      if (backlogReporter != null) {
-        backlogReporter.shutdownNow();
+      if (journalReporter != null) {
+        journalReporter.shutdownNow();
         try {
-          if (!backlogReporter.awaitTermination(5, TimeUnit.SECONDS)) {
+          if (!journalReporter.awaitTermination(5, TimeUnit.SECONDS)) {
             err.println("apiary: the provenance backlog reporter did not stop within 5 s");
           }
         } catch (InterruptedException e) {
@@ -470,7 +458,7 @@ public final class StartCommand implements Callable<Integer> {
             + "automatic snapshot");
       }
       try {
-        dir.deleteBacklog(); // counts of a spooler that is gone
+        dir.deleteJournalStatus(); // counts of a writer that is gone
         if (clean) {
           dir.deleteState(); // kept otherwise, so `apiary stop` can tell that the stop was not clean
         }

@@ -1,6 +1,7 @@
 package org.apiary.cli;
 
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,6 +18,7 @@ import org.apiary.database.ApiaryDatabase;
 import org.apiary.frontend.RegisteredGraph;
 import org.apiary.internal.Json;
 import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.provenance.BacklogReport;
 import org.apiary.runtime.provenance.ExportBacklog;
 import org.voltdb.VoltTable;
 import picocli.CommandLine.ArgGroup;
@@ -28,10 +30,10 @@ import picocli.CommandLine.Spec;
 @Command(name = "status", mixinStandardHelpOptions = true,
     description = "Print, as plain text, a running Apiary's database (hosts, partitions), its registered graphs with "
         + "their versions, its frontends and their leases, how many logged invocations are running, done and "
-        + "failed, and the provenance backlog: captured writes VoltDB holds not yet loaded, and, with --data, the "
-        + "rows waiting in the service's spooler as it last reported them (every 2 s); the spooler runs inside the "
-        + "database's processes, so with --database the output says they are not visible. Reads only; exit code 1 "
-        + "if the database cannot be reached.")
+        + "failed, and the provenance backlog: captured writes VoltDB holds not yet loaded, and, with --data (a "
+        + "service's or a cluster's directory), the rows waiting in each server's spooler as the server last "
+        + "reported them (every 2 s); the spoolers run inside the database's processes, so with --database the "
+        + "output says they are not visible. Reads only; exit code 1 if the database cannot be reached.")
 public final class StatusCommand implements Callable<Integer> {
   @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
   ServiceTarget.Database target;
@@ -46,11 +48,29 @@ public final class StatusCommand implements Callable<Integer> {
     if (target == null) {
       throw ServiceTarget.missing(spec, "--database HOST:PORT");
     }
-    if (target.data != null) {
-      ServiceDirectory.State s = new ServiceDirectory(target.data).runningState();
+    boolean cluster = target.data != null && ClusterDirectory.isCluster(target.data);
+    Path spillRoot = null;
+    Map<String, String> serverNames = new java.util.HashMap<>();
+    if (cluster) {
+      ClusterDirectory dir = new ClusterDirectory(target.data);
+      ClusterDirectory.State s = dir.runningState();
+      out.println("apiary cluster in " + s.dataDirectory() + ": " + s.alive().size() + " of " + s.nodes().size()
+          + " node(s) running, since " + s.startedAt());
+      for (ClusterDirectory.Node n : s.nodes()) {
+        out.println("  node " + n.index() + ": pid " + n.pid() + (n.process().isPresent() ? "" : " (NOT RUNNING)")
+            + ", client " + n.clientAddress() + ", log " + n.log());
+        serverNames.put(Path.of(n.root()).toAbsolutePath().normalize().toString(), "node " + n.index());
+      }
+      out.println("  provenance: " + dir.readSettings().map(ClusterDirectory.Settings::provenance)
+          .map(url -> "captured into " + url).orElse("not captured"));
+      spillRoot = dir.provenanceSpill();
+    } else if (target.data != null) {
+      ServiceDirectory dir = new ServiceDirectory(target.data);
+      ServiceDirectory.State s = dir.runningState();
       out.println("apiary in " + s.dataDirectory() + ": running, pid " + s.pid() + ", since " + s.startedAt());
       out.println("  frontend endpoint: " + s.frontend());
       out.println("  provenance: " + (s.provenance() == null ? "not captured" : s.provenance()));
+      spillRoot = dir.provenanceSpill();
     }
     try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
       database(db);
@@ -62,9 +82,13 @@ public final class StatusCommand implements Callable<Integer> {
       graphs(db);
       frontends(db);
       invocations(db);
-      provenanceBacklog(db, target.data == null ? null : new ServiceDirectory(target.data));
+      provenanceBacklog(db, spillRoot, serverNames);
     }
-    journal(target.data == null ? null : new ServiceDirectory(target.data));
+    if (cluster) {
+      out.println("journal: none (a cluster keeps its data by k-safety and automatic snapshots)");
+    } else {
+      journal(target.data == null ? null : new ServiceDirectory(target.data));
+    }
     return 0;
   }
 
@@ -145,42 +169,49 @@ public final class StatusCommand implements Callable<Integer> {
   }
 
   /**
-   * What can be read of the provenance backlog from outside the database's processes: the captured writes VoltDB's
-   * export streams hold, not yet acknowledged by Apiary's loader. The function executions and reads waiting in the
-   * spooler are known only inside the server processes (the `apiary start` process, for an embedded database).
+   * The provenance backlog: the captured writes VoltDB's export streams hold, not yet acknowledged by Apiary's
+   * loader (read through the database), and the rows each server's spooler holds, as each server last reported them
+   * under {@code spillRoot} ({@link BacklogReport}; the spoolers live in the servers' processes).
    */
-  private void provenanceBacklog(ApiaryDatabase db, ServiceDirectory service) {
+  private void provenanceBacklog(ApiaryDatabase db, Path spillRoot, Map<String, String> serverNames) {
     Map<String, Long> pending = ExportBacklog.bySource(db);
-    String spooler = spooler(service);
     if (pending.isEmpty()) {
-      out.println("provenance backlog: no captured writes waiting (no provenance export stream); " + spooler);
+      out.println("provenance backlog: no captured writes waiting (no provenance export stream)");
+    } else {
+      long total = pending.values().stream().mapToLong(Long::longValue).sum();
+      out.println("provenance backlog: " + total + " captured write(s) waiting to be loaded, in VoltDB's export "
+          + "streams " + pending.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
+          .collect(Collectors.joining(", ", "(", ")")));
+    }
+    if (spillRoot == null) {
+      out.println("  rows waiting in the spoolers (function executions and reads): not visible from this process, "
+          + "only the database's server processes know them (with --data DIR each server's report is read)");
       return;
     }
-    long total = pending.values().stream().mapToLong(Long::longValue).sum();
-    out.println("provenance backlog: " + total + " captured write(s) waiting to be loaded, in VoltDB's export streams "
-        + pending.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", ", "(",
-        ")")) + "; " + spooler);
+    List<BacklogReport> reports = BacklogReport.readAll(spillRoot);
+    if (reports.isEmpty()) {
+      out.println("  rows waiting in the spoolers: not reported (provenance is not captured, or the servers have "
+          + "just started)");
+      return;
+    }
+    for (BacklogReport b : reports) {
+      // A node's VoltDB root lies in its directory (nodeN/voltdbroot).
+      String server = serverNames.entrySet().stream()
+          .filter(n -> b.server().equals(n.getKey()) || b.server().startsWith(n.getKey() + java.io.File.separator))
+          .map(Map.Entry::getValue).findFirst().orElse("server " + b.server());
+      out.println("  " + server + " (pid " + b.pid() + "): " + spooler(b));
+    }
   }
 
-  /** The spooler's backlog as the `apiary start` process last reported it, or why it is not known. */
-  private static String spooler(ServiceDirectory service) {
-    if (service == null) {
-      return "rows waiting in the spooler (function executions and reads): not visible from this process, only "
-          + "the database's server processes know them (with --data DIR, `apiary start` reports them)";
-    }
-    Optional<ServiceDirectory.Backlog> reported = service.readBacklog();
-    if (reported.isEmpty()) {
-      return "rows waiting in the spooler: not reported (provenance is not captured, or the service has just "
-          + "started)";
-    }
-    ServiceDirectory.Backlog b = reported.get();
+  /** One server's spooler as it last reported it. */
+  private static String spooler(BacklogReport b) {
     long age = Duration.between(Instant.parse(b.at()), Instant.now()).toMillis();
-    return "rows waiting in the spooler: " + (b.rowsInMemory() + b.rowsOnDisk()) + " (" + b.rowsInMemory()
-        + " in memory, " + b.rowsOnDisk() + " in spill files; " + b.rowsLoaded() + " loaded since the start"
-        + (b.rowsDropped() == 0 ? "" : "; " + b.rowsDropped() + " DROPPED since the start, for want of room in "
-        + "memory and on disk") + "; as reported " + seconds(Math.max(0, age)) + " ago" + (b.lastError() == null ? ""
-        : "; last error: " + b.lastError()) + ")" + (b.refusing() == null ? "" : "\nREFUSING WRITES: "
-        + b.refusing());
+    return "rows waiting in the spooler: " + b.rowsWaiting() + " (" + b.rowsInMemory() + " in memory, "
+        + b.rowsOnDisk() + " in spill files; " + b.rowsLoaded() + " loaded since its start"
+        + (b.rowsDropped() == 0 ? "" : "; " + b.rowsDropped() + " DROPPED since its start, for want of room in "
+        + "memory and on disk") + "; " + (b.stopped() ? "its capture STOPPED " : "as reported ")
+        + seconds(Math.max(0, age)) + " ago" + (b.lastError() == null ? "" : "; last error: " + b.lastError()) + ")"
+        + (b.refusing() == null ? "" : "\n  REFUSING WRITES: " + b.refusing());
   }
 
   /** The journal as the `apiary start` process last reported it (its writer lives there), or why it is not known. */

@@ -168,7 +168,7 @@ class ClusterCommandLineTest {
     assertTrue(status.out().contains("chain: version 1"), status.out());
     assertTrue(status.out().contains(endpoint + " (frontend "), status.out());
     assertTrue(status.out().contains("0 running, 1 done, 0 failed"), status.out());
-    assertTrue(status.out().contains("rows waiting in the spooler (function executions and reads): not visible "
+    assertTrue(status.out().contains("rows waiting in the spoolers (function executions and reads): not visible "
         + "from this process"), status.out());
 
     // Issue 41, item 1: every node captured into the one sink: the execution of each function, the chain's writes.
@@ -178,6 +178,20 @@ class ClusterCommandLineTest {
     assertTrue(sink.awaitScalar("SELECT COUNT(*) FROM chain_valuesEvents WHERE event_type <> 'read'", 1L,
         Duration.ofSeconds(60)) >= 1,
         "the chain's write is in the sink");
+
+    // Issue 41, item 1: `status` with the cluster's directory shows each node's spooler, as the node reported it.
+    Result byDirectory = cli.run(COMMAND, "status", "--data", dir.toString());
+    assertEquals(0, byDirectory.exit(), byDirectory.toString());
+    assertTrue(byDirectory.out().contains("2 of 2 node(s) running"), byDirectory.out());
+    assertTrue(byDirectory.out().contains("provenance: captured into " + sink.url()), byDirectory.out());
+    for (ClusterDirectory.Node n : state.nodes()) {
+      assertTrue(byDirectory.out().matches("(?s).*\\n  node " + n.index() + " \\(pid " + n.pid() + "\\): rows "
+          + "waiting in the spooler: \\d+ \\(\\d+ in memory, \\d+ in spill files; \\d+ loaded since its start; as "
+          + "reported \\d.*"), "node " + n.index() + "'s own backlog report:\n" + byDirectory.out());
+    }
+    Result listedByDirectory = cli.run(COMMAND, "executions", "list", "--data", dir.toString());
+    assertEquals(0, listedByDirectory.exit(), listedByDirectory.toString());
+    assertTrue(listedByDirectory.out().contains("1 of 1 logged invocation(s)"), listedByDirectory.toString());
 
     frontend.destroy(); // SIGTERM: the frontend closes and exits
     assertTrue(frontend.waitFor(30, TimeUnit.SECONDS), "the frontend exited on SIGTERM");
@@ -191,6 +205,9 @@ class ClusterCommandLineTest {
     for (long pid : nodePids) {
       assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "node pid " + pid + " is gone");
     }
+    Result noStatus = cli.run(COMMAND, "status", "--data", dir.toString());
+    assertEquals(1, noStatus.exit(), noStatus.toString());
+    assertTrue(noStatus.err().contains("no cluster runs in " + dir.toAbsolutePath().normalize()), noStatus.toString());
     Result nothing = cli.run(COMMAND, "cluster", "stop", "--data", dir.toString());
     assertEquals(1, nothing.exit(), nothing.toString());
     assertTrue(nothing.err().contains("no cluster is running in"), nothing.toString());

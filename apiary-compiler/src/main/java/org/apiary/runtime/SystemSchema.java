@@ -1,11 +1,14 @@
 package org.apiary.runtime;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 import org.apiary.DatabaseException;
@@ -698,6 +701,10 @@ public final class SystemSchema {
         + "VALUES (?, ?, ?, ?, ?, ?);";
   }
 
+  private static final Logger LOG = System.getLogger(SystemSchema.class.getName());
+  /** Catalog updates {@link #ensure} loaded in this process (what makes it slow), for tests. */
+  static final java.util.concurrent.atomic.AtomicLong CATALOG_UPDATES = new java.util.concurrent.atomic.AtomicLong();
+
   /** How often one migration is tried when its catalog update fails (another process may be applying it). */
   private static final int ATTEMPTS = 6;
 
@@ -732,11 +739,65 @@ public final class SystemSchema {
           + "migrates version " + OLDEST_MIGRATABLE + " and later only (it needs version " + VERSION + "): use a new "
           + "database, or drop the APIARY_* tables and procedures and register the application again");
     }
-    for (Migration m : MIGRATIONS) {
-      if (m.version() > found && m.version() <= version) {
-        apply(db, m);
+    List<Migration> pending = MIGRATIONS.stream().filter(m -> m.version() > found && m.version() <= version)
+        .toList();
+    if (pending.size() > 1 && applyAtOnce(db, found, pending)) {
+      return;
+    }
+    for (Migration m : pending) {
+      apply(db, m);
+    }
+  }
+
+  /**
+   * Applies several migrations as one catalog update: each migration's DDL is computed against the catalog the
+   * earlier ones would leave ({@link Catalog#after}), and the whole is loaded at once. A catalog update costs
+   * VoltDB most of a second whatever it holds, so a new database gets its system tables in one instead of one per
+   * migration. Only a shortcut: it gives up, for the one-migration-at-a-time path, if the database's version moved
+   * or the update fails (another process migrating at the same moment), and afterwards the catalog must be exactly
+   * what the prediction said (every migration's pending DDL the same against both), or the rest is left to that
+   * path too.
+   *
+   * @return whether every migration is applied and recorded
+   */
+  private static boolean applyAtOnce(ApiaryDatabase db, int found, List<Migration> migrations) {
+    Catalog before = Catalog.read(db);
+    if (recordedVersion(db) != found) {
+      return false;
+    }
+    Catalog predicted = before;
+    List<String> ddl = new ArrayList<>();
+    for (Migration m : migrations) {
+      List<String> step = m.pending(predicted);
+      ddl.addAll(step);
+      predicted = predicted.after(step);
+    }
+    try {
+      CATALOG_UPDATES.incrementAndGet();
+      db.loadSchema(String.join("\n", ddl));
+    } catch (RuntimeException e) {
+      if (String.valueOf(e.getMessage()).contains("permission")) {
+        return false; // the one-at-a-time path says what to do
+      }
+      LOG.log(Level.DEBUG, "the system schema's migrations as one catalog update failed (" + e.getMessage()
+          + "); applying them one at a time");
+      return false;
+    }
+    Catalog after = Catalog.read(db);
+    for (Migration m : migrations) {
+      if (!m.pending(after).equals(m.pending(predicted))) {
+        LOG.log(Level.WARNING, "after Apiary's system schema migrations " + migrations.get(0).version() + " to "
+            + migrations.get(migrations.size() - 1).version() + " as one catalog update, migration " + m.version()
+            + " would still do " + m.pending(after) + " where " + m.pending(predicted) + " was expected; applying "
+            + "the rest one at a time");
+        return false;
       }
     }
+    for (Migration m : migrations) {
+      adHocAcrossCatalogUpdates(db, "recording system schema version " + m.version(),
+          "UPSERT INTO " + VERSION_TABLE + " VALUES (" + m.version() + ")");
+    }
+    return true;
   }
 
   /** The version the database records: 0 if it has no version (no system tables, or created but not recorded). */
@@ -772,6 +833,7 @@ public final class SystemSchema {
         break;
       }
       try {
+        CATALOG_UPDATES.incrementAndGet();
         db.loadSchema(String.join("\n", ddl));
         break;
       } catch (RuntimeException e) {
@@ -932,6 +994,106 @@ public final class SystemSchema {
         }
       }
       return new Catalog(tables, columns, sizes, indexes, SystemSchema.procedures(db), functions);
+    }
+
+    /**
+     * The catalog these DDL statements (a migration's) would leave: tables with their columns and VARCHAR sizes,
+     * indexes and procedures, as far as {@link Step}s look at them. Statements of other kinds (roles, partitioning)
+     * change none of that.
+     */
+    Catalog after(List<String> ddl) {
+      Set<String> tables = new HashSet<>(this.tables);
+      Map<String, Set<String>> columns = new HashMap<>();
+      this.columns.forEach((t, c) -> columns.put(t, new HashSet<>(c)));
+      Map<String, Integer> sizes = new HashMap<>(this.sizes);
+      Set<String> indexes = new HashSet<>(this.indexes);
+      Set<String> procedures = new HashSet<>(this.procedures);
+      for (String chunk : ddl) {
+        for (String raw : chunk.split(";")) {
+          String statement = raw.strip().replaceAll("\\s+", " ");
+          String upper = statement.toUpperCase(Locale.ROOT);
+          java.util.regex.Matcher m;
+          if ((m = CREATE_TABLE.matcher(statement)).matches()) {
+            String table = m.group(1).toUpperCase(Locale.ROOT);
+            tables.add(table);
+            Set<String> cols = new HashSet<>();
+            for (String column : topLevelCommas(m.group(2))) {
+              String[] words = column.strip().split(" ", 3);
+              String first = words[0].toUpperCase(Locale.ROOT);
+              if (first.equals("PRIMARY") || first.equals("CONSTRAINT") || first.equals("UNIQUE")
+                  || first.equals("ASSUMEUNIQUE") || words.length < 2) {
+                continue;
+              }
+              cols.add(first);
+              columnSize(words[1]).ifPresent(size -> sizes.put(table + "." + first, size));
+            }
+            columns.put(table, cols);
+          } else if ((m = ALTER_COLUMN.matcher(statement)).matches()) {
+            String table = m.group(1).toUpperCase(Locale.ROOT);
+            String column = m.group(3).toUpperCase(Locale.ROOT);
+            columns.computeIfAbsent(table, k -> new HashSet<>()).add(column);
+            Optional<Integer> size = columnSize(m.group(4));
+            if (size.isPresent()) {
+              sizes.put(table + "." + column, size.get());
+            } else {
+              sizes.remove(table + "." + column);
+            }
+          } else if ((m = CREATE_INDEX.matcher(statement)).matches()) {
+            indexes.add(m.group(1).toUpperCase(Locale.ROOT));
+          } else if (upper.startsWith("DROP INDEX ")) {
+            indexes.remove(statement.substring("DROP INDEX ".length()).split(" ")[0].toUpperCase(Locale.ROOT));
+          } else if (upper.startsWith("DROP TABLE ")) {
+            String table = statement.substring("DROP TABLE ".length()).split(" ")[0].toUpperCase(Locale.ROOT);
+            tables.remove(table);
+            columns.remove(table);
+          } else if ((m = CREATE_PROCEDURE_FROM_CLASS.matcher(statement)).matches()) {
+            String cls = m.group(1);
+            procedures.add(cls.substring(cls.lastIndexOf('.') + 1));
+          } else if ((m = CREATE_PROCEDURE_AS.matcher(statement)).matches()) {
+            procedures.add(m.group(1));
+          } else if (upper.startsWith("DROP PROCEDURE ")) {
+            procedures.remove(statement.substring("DROP PROCEDURE ".length()).split(" ")[0]);
+          }
+        }
+      }
+      return new Catalog(tables, columns, sizes, indexes, procedures, functions);
+    }
+
+    private static final java.util.regex.Pattern CREATE_TABLE = java.util.regex.Pattern.compile(
+        "(?is)CREATE TABLE (\\w+) \\((.*)\\)");
+    private static final java.util.regex.Pattern ALTER_COLUMN = java.util.regex.Pattern.compile(
+        "(?is)ALTER TABLE (\\w+) (ADD|ALTER) COLUMN (\\w+) (\\S+).*");
+    private static final java.util.regex.Pattern CREATE_INDEX = java.util.regex.Pattern.compile(
+        "(?is)CREATE (?:UNIQUE |ASSUMEUNIQUE )?INDEX (\\w+) ON .*");
+    private static final java.util.regex.Pattern CREATE_PROCEDURE_FROM_CLASS = java.util.regex.Pattern.compile(
+        "(?is)CREATE PROCEDURE (?:ALLOW \\S+ )?(?:PARTITION ON TABLE \\S+ COLUMN \\S+(?: PARAMETER \\d+)? )?"
+            + "FROM CLASS ([\\w.$]+)");
+    private static final java.util.regex.Pattern CREATE_PROCEDURE_AS = java.util.regex.Pattern.compile(
+        "(?is)CREATE PROCEDURE (\\w+) .*");
+
+    /** The declared size of a VARCHAR type ({@code VARCHAR(64)}), as {@code @SystemCatalog} reports it. */
+    private static Optional<Integer> columnSize(String type) {
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)VARCHAR\\((\\d+)\\)").matcher(type);
+      return m.find() ? Optional.of(Integer.parseInt(m.group(1))) : Optional.empty();
+    }
+
+    private static List<String> topLevelCommas(String body) {
+      List<String> parts = new ArrayList<>();
+      int depth = 0;
+      int start = 0;
+      for (int i = 0; i < body.length(); i++) {
+        char ch = body.charAt(i);
+        if (ch == '(') {
+          depth++;
+        } else if (ch == ')') {
+          depth--;
+        } else if (ch == ',' && depth == 0) {
+          parts.add(body.substring(start, i));
+          start = i + 1;
+        }
+      }
+      parts.add(body.substring(start));
+      return parts;
     }
 
     boolean hasColumn(String table, String column) {

@@ -241,15 +241,72 @@ public final class ProvenanceSink implements AutoCloseable {
         .allMatch(c -> known.contains(c.name().toLowerCase(java.util.Locale.ROOT)))) {
       return; // ensured on this connection already (export loads ensure their table with every block)
     }
-    executeDdl(dialect.createTableSql(table), "provenance table " + table.name());
+    executeConcurrentDdl(dialect.createTableSql(table), "provenance table " + table.name(), () -> false);
     Set<String> present = existingColumns(table);
     for (ProvenanceColumn column : table.columns()) {
-      if (present.add(column.name().toLowerCase(java.util.Locale.ROOT))) {
-        executeDdl("ALTER TABLE " + dialect.quote(table.name()) + " ADD COLUMN " + dialect.quote(column.name()) + " "
-            + dialect.typeName(column.type()), "column " + column.name() + " of provenance table " + table.name());
+      String name = column.name().toLowerCase(java.util.Locale.ROOT);
+      if (present.add(name)) {
+        executeConcurrentDdl("ALTER TABLE " + dialect.quote(table.name()) + " ADD COLUMN "
+            + dialect.quote(column.name()) + " " + dialect.typeName(column.type()), "column " + column.name()
+            + " of provenance table " + table.name(), () -> existingColumns(table).contains(name));
       }
     }
     sinkColumns.put(table.name(), present);
+  }
+
+  /** Whether DDL that another connection runs at the same moment is already done (checked after a clash). */
+  @FunctionalInterface
+  private interface DoneCheck {
+    boolean done() throws SQLException;
+  }
+
+  /** SQLSTATEs of DDL that clashed with the same DDL on another connection (PostgreSQL's, the ones seen). */
+  private static final Set<String> CONCURRENT_DDL_STATES = Set.of(
+      "23505", // unique_violation: CREATE TABLE IF NOT EXISTS racing another on pg_type's name index
+      "42P07", // duplicate_table
+      "42710", // duplicate_object
+      "42701", // duplicate_column: ALTER TABLE ADD COLUMN after another added it
+      "XX000", // "tuple concurrently updated": CREATE OR REPLACE VIEW racing another
+      "40P01", // deadlock_detected
+      "40001"); // serialization_failure
+
+  /**
+   * Runs idempotent DDL that every node of a cluster runs when it starts, perhaps at the same moment as another:
+   * PostgreSQL's {@code IF NOT EXISTS} and {@code OR REPLACE} are not safe against a concurrent twin, which fails
+   * with one of {@link #CONCURRENT_DDL_STATES}. Such a clash is tried again (the statement then finds the object),
+   * up to 5 times, unless {@code done} says the other connection's DDL did it.
+   */
+  private void executeConcurrentDdl(String ddl, String what, DoneCheck done) throws SQLException {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        executeDdl(ddl, what);
+        return;
+      } catch (SQLException e) {
+        if (attempt >= 5 || !concurrentDdl(e)) {
+          throw e;
+        }
+        if (done.done()) {
+          return;
+        }
+        try {
+          Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextLong(10, 50) * attempt);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          e.addSuppressed(interrupted);
+          throw e;
+        }
+      }
+    }
+  }
+
+  private static boolean concurrentDdl(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException sql && sql.getSQLState() != null
+          && CONCURRENT_DDL_STATES.contains(sql.getSQLState())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The columns the table has in the sink, lower-case (from an empty query's metadata, the same on every sink). */
@@ -276,7 +333,7 @@ public final class ProvenanceSink implements AutoCloseable {
 
   /** Creates or replaces a view ({@code ddl} is a complete {@code CREATE OR REPLACE VIEW} statement). */
   public void ensureView(String ddl) throws SQLException {
-    executeDdl(ddl, "a provenance view");
+    executeConcurrentDdl(ddl, "a provenance view", () -> false);
   }
 
   /** Runs one DDL statement in a transaction of its own; the failure names {@code what} and the URL. */

@@ -51,6 +51,46 @@ class PostgresSinkTest {
     }
   }
 
+  /**
+   * Every node of a cluster creates the provenance tables it loads into when it starts, at the same moment as the
+   * others: PostgreSQL's {@code CREATE TABLE IF NOT EXISTS} is not safe against a concurrent one (it fails with a
+   * unique violation on {@code pg_type}), which a 2-node cluster hit in {@code ClusterCommandLineTest}. Four
+   * connections create the same tables at once, 25 times: every call succeeds.
+   */
+  @Test
+  void concurrentCreationOfTheSameTablesSucceedsEverywhere() throws Exception {
+    int sinks = 4;
+    List<ProvenanceSink> open = new ArrayList<>();
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(sinks);
+    try {
+      for (int i = 0; i < sinks; i++) {
+        open.add(ProvenanceSink.open(schema.url(), PostgresTestSchema.props()));
+      }
+      for (int round = 0; round < 25; round++) {
+        ProvenanceTable table = SinkChecks.typedTable("race" + round);
+        java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(sinks);
+        List<java.util.concurrent.Future<?>> calls = new ArrayList<>();
+        for (ProvenanceSink sink : open) {
+          calls.add(pool.submit(() -> {
+            together.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            sink.ensureTable(table);
+            return null;
+          }));
+        }
+        for (java.util.concurrent.Future<?> call : calls) {
+          call.get(60, java.util.concurrent.TimeUnit.SECONDS); // throws what ensureTable threw
+        }
+        open.get(round % sinks).load(table, SinkChecks.typedRows(table, 0, 3, "x"));
+        assertEquals(3, SinkChecks.count(open.get((round + 1) % sinks), table));
+      }
+    } finally {
+      pool.shutdownNow();
+      for (ProvenanceSink sink : open) {
+        sink.close();
+      }
+    }
+  }
+
   @Test
   void failureNamesTableAndUrlAndLeavesTheSinkUsable() throws SQLException {
     try (ProvenanceSink sink = ProvenanceSink.open(schema.url(), PostgresTestSchema.props())) {

@@ -75,22 +75,58 @@ public final class ServerProvenance implements AutoCloseable {
   /** Where VoltDB writes on this server, and what each holds (for the reason of a refusal). */
   private final Map<Path, String> serverPaths;
   private final Path spillDirectory;
+  /** This server's VoltDB root, naming it in its backlog report, or {@code null} if VoltDB cannot tell. */
+  private final String server;
   private final ProvenanceSpooler spooler;
   private final Map<String, ProvenanceTable> eventsTables = new ConcurrentHashMap<>();
   private final Object loaderLock = new Object();
   private ProvenanceSink loader;
+  private final java.util.concurrent.ScheduledExecutorService reporter;
+  /** The last failure to write the backlog report, said once until it changes (a full disk would repeat it). */
+  private String reportFailure;
 
   private ServerProvenance(Settings settings) {
     this.settings = settings;
     this.disk = DiskSpaceGuard.reserving(settings.diskReserveBytes());
     this.serverPaths = serverPaths();
-    this.spillDirectory = serverSpillDirectory(settings.spillDirectory(), voltdbRoot());
+    Path root = voltdbRoot();
+    this.server = root == null ? null : root.toAbsolutePath().normalize().toString();
+    this.spillDirectory = serverSpillDirectory(settings.spillDirectory(), root);
     this.spooler = ProvenanceSpooler.start(SpoolerConfig.defaults().withFlushInterval(settings.flushInterval())
         .withSpillDirectory(spillDirectory)
         .withRecovery(recovery()).withDiskReserveBytes(settings.diskReserveBytes()),
         ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties()), disk);
     spooler.register(ProvenanceSchema.functionInvocations());
     spooler.register(ProvenanceSchema.deniedCalls());
+    this.reporter = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "apiary-provenance-backlog-report");
+      t.setDaemon(true);
+      return t;
+    });
+    reporter.scheduleWithFixedDelay(() -> report(false), 0, BacklogReport.INTERVAL.toMillis(),
+        java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  /** Writes this server's {@link BacklogReport} to its spill directory, for commands in other processes. */
+  private synchronized void report(boolean stopped) {
+    try {
+      org.apiary.provenance.SpoolerStats s = spooler.stats();
+      new BacklogReport(server == null ? spillDirectory.toString() : server,
+          ProcessHandle.current().pid(), s.rowsInMemory(), s.rowsOnDisk(), s.rowsLoaded(), s.rowsDropped(),
+          s.lastError(), refusal(true).orElse(null), stopped, java.time.Instant.now().toString())
+          .writeTo(spillDirectory);
+      if (reportFailure != null) {
+        LOG.log(Level.INFO, "the provenance backlog report in " + spillDirectory + " is written again");
+        reportFailure = null;
+      }
+    } catch (RuntimeException e) {
+      String failure = String.valueOf(e.getMessage());
+      if (!failure.equals(reportFailure)) {
+        LOG.log(Level.WARNING, failure + " (`apiary status` shows the last report written; said again only if it "
+            + "changes)");
+        reportFailure = failure;
+      }
+    }
   }
 
   /**
@@ -379,10 +415,19 @@ public final class ServerProvenance implements AutoCloseable {
         current = null;
       }
     }
+    reporter.shutdownNow();
+    try {
+      if (!reporter.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS)) {
+        LOG.log(Level.WARNING, "the provenance backlog reporter did not stop within 5 s");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     spooler.close();
     synchronized (loaderLock) {
       closeLoader();
     }
+    report(true); // what the next start loads: rows left in spill files
   }
 
   @Override
