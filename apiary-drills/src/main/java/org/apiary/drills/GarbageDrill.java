@@ -57,8 +57,12 @@ import org.zeromq.ZMQ;
  *   the process's file descriptors): every one must succeed.</li>
  * </ul>
  * The frontend process's resident memory ({@code VmRSS}) is sampled throughout; its peak over the value after the
- * warm-up is {@code rss_growth_mb}. Last line: {@code drill garbage: ... valid_ok=N valid_failed=0 frontend_up=yes
- * snapshots_ok=yes rss_growth_mb=M}; the exit status is non-zero if any check failed.
+ * warm-up is {@code rss_growth_mb}. Its heap is committed and touched whole at its start, so that growth is memory
+ * outside the heap; the heap itself is judged by what a full collection leaves ({@code jcmd GC.run}, then
+ * {@code GC.heap_info}) after the attacks against after the warm-up, {@code retained_heap_mb}: garbage a collector
+ * has not yet had reason to reclaim is not a leak, state kept for attackers is. Last line: {@code drill garbage: ...
+ * valid_ok=N valid_failed=0 frontend_up=yes snapshots_ok=yes rss_growth_mb=M retained_heap_mb=H}; the exit status is
+ * non-zero if any check failed.
  */
 final class GarbageDrill {
   /**
@@ -98,7 +102,11 @@ final class GarbageDrill {
    * attacks' churn grew the heap by hundreds of MB that held nothing, which would drown what the attacks make the
    * frontend hold (the old generation and humongous frames) in what the collector chose to keep free.
    */
-  static final List<String> SERVICE_JVM_FLAGS = List.of("-Xmn64m");
+  // The whole heap committed and touched at the start: resident memory then grows only with what lives outside the
+  // heap (threads, buffers, VoltDB's native memory), and the heap is judged by what a full collection leaves.
+  static final List<String> SERVICE_JVM_FLAGS = List.of("-Xms1g", "-Xmn64m", "-XX:+AlwaysPreTouch");
+  /** The most the heap may hold after a full collection at the end beyond what it held after the warm-up. */
+  static final long MAX_RETAINED_HEAP_MB = 32;
   /** The service's bound on unfinished bytes over all connections (apiary start --max-unfinished-total-mib). */
   static final int MAX_UNFINISHED_TOTAL_MIB = 64;
   /** Each refused-call flood and the malformed requests: at most 1,000 a second each (a ZeroMQ client's pace is
@@ -192,6 +200,7 @@ final class GarbageDrill {
       // Warm-up: the valid clients run, a snapshot is taken; then the baseline.
       Thread.sleep(WARM_UP.toMillis());
       snapshot(admin, snapshots, "warm-up");
+      long baselineHeapKb = heapAfterFullGcKb(service.pid());
       long baselineKb = rssKb(service.pid());
       rssPeakKb.set(baselineKb);
       sampler = new Thread(DrillThreads.guarded(() -> sample(service.pid(), stopSampling), crashes, out::println),
@@ -200,7 +209,8 @@ final class GarbageDrill {
       long okBefore = validOk.get();
       long start = System.nanoTime();
       long stopAt = start + TimeUnit.SECONDS.toNanos(settings.seconds());
-      out.printf("-> warm-up over: %d valid calls, resident memory %d MB; attacking%n", okBefore, baselineKb / 1024);
+      out.printf("-> warm-up over: %d valid calls, resident memory %d MB, heap after a full collection %d MB; "
+          + "attacking%n", okBefore, baselineKb / 1024, baselineHeapKb / 1024);
 
       InetSocketAddress target = new InetSocketAddress("127.0.0.1", Integer.parseInt(
           endpoint.substring(endpoint.lastIndexOf(':') + 1)));
@@ -271,7 +281,7 @@ final class GarbageDrill {
       if (!settings.skip().contains(flood.attack().label())) {
         attackers.add(flood);
       }
-      return verdict(service, admin, endpoint, valid, attackers, baselineKb, seconds);
+      return verdict(service, admin, endpoint, valid, attackers, baselineKb, baselineHeapKb, seconds);
     } finally {
       stopValid.set(true);
       stopSampling.set(true);
@@ -282,7 +292,8 @@ final class GarbageDrill {
   }
 
   private int verdict(ServiceProcess service, ApiaryDatabase admin, String endpoint, String valid,
-                      List<RawAttacker> attackers, long baselineKb, long seconds) throws Exception {
+                      List<RawAttacker> attackers, long baselineKb, long baselineHeapKb, long seconds)
+      throws Exception {
     out.printf("-> %d s of attacks; per attack: connections opened, closed by the frontend (of those, before it sent "
         + "a byte), still open past their bound, open at the end (not yet due)%n", seconds);
     long opened = 0;
@@ -333,6 +344,10 @@ final class GarbageDrill {
     long rssGrowthMb = Math.max(0, rssPeakKb.get() - baselineKb) / 1024;
     out.printf("-> resident memory: %d MB after the warm-up, %d MB at its peak%n", baselineKb / 1024,
         rssPeakKb.get() / 1024);
+    long heapKb = up ? heapAfterFullGcKb(service.pid()) : baselineHeapKb;
+    long retainedHeapMb = Math.max(0, heapKb - baselineHeapKb) / 1024;
+    out.printf("-> heap after a full collection: %d MB after the warm-up, %d MB after the attacks%n",
+        baselineHeapKb / 1024, heapKb / 1024);
     VoltTable t = admin.callAdmin("reading the counters", "@AdHoc", "SELECT COALESCE(SUM(CASE WHEN k < "
         + FIRST_VALID_KEY + " THEN v ELSE 0 END), 0), COALESCE(SUM(CASE WHEN k >= " + FIRST_VALID_KEY
         + " THEN v ELSE 0 END), 0) FROM counters").getResults()[0];
@@ -362,12 +377,17 @@ final class GarbageDrill {
       problems.add("the frontend's resident memory grew by " + rssGrowthMb + " MB, " + MAX_RSS_GROWTH_MB
           + " MB allowed");
     }
+    if (retainedHeapMb >= MAX_RETAINED_HEAP_MB) {
+      problems.add("the frontend's heap holds " + retainedHeapMb + " MB more after a full collection than after the "
+          + "warm-up (attackers' state kept), " + MAX_RETAINED_HEAP_MB + " MB allowed");
+    }
     problems.addAll(crashes);
     problems.forEach(p -> out.println("-> FAILED: " + p));
     out.printf(Locale.ROOT, "drill garbage: connections=%d lingering=%d refused_calls=%d garbage_frames=%d "
-            + "snapshots=%d valid_ok=%d valid_failed=%d frontend_up=%s snapshots_ok=%s rss_growth_mb=%d%n", opened,
-        lingering, refusedTotal, garbageFrames.get(), snapshotsTaken.get() + snapshotsFailed.get(), validOk.get(),
-        validFailed.get(), up ? "yes" : "no", snapshotsOk ? "yes" : "no", rssGrowthMb);
+            + "snapshots=%d valid_ok=%d valid_failed=%d frontend_up=%s snapshots_ok=%s rss_growth_mb=%d "
+            + "retained_heap_mb=%d%n", opened, lingering, refusedTotal, garbageFrames.get(),
+        snapshotsTaken.get() + snapshotsFailed.get(), validOk.get(), validFailed.get(), up ? "yes" : "no",
+        snapshotsOk ? "yes" : "no", rssGrowthMb, retainedHeapMb);
     return problems.isEmpty() ? 0 : 1;
   }
 
@@ -533,6 +553,34 @@ final class GarbageDrill {
         return;
       }
     }
+  }
+
+  /**
+   * The heap process {@code pid} uses right after a full collection, in KiB, by the JDK's {@code jcmd}: what the
+   * process still references, without the garbage a collector has not yet had reason to reclaim.
+   */
+  static long heapAfterFullGcKb(long pid) throws IOException, InterruptedException {
+    jcmd(pid, "GC.run");
+    String info = jcmd(pid, "GC.heap_info");
+    Matcher m = Pattern.compile("total \\d+K, used (\\d+)K").matcher(info);
+    if (!m.find()) {
+      throw new IllegalStateException("jcmd " + pid + " GC.heap_info said nothing of the heap's use: " + info);
+    }
+    return Long.parseLong(m.group(1));
+  }
+
+  private static String jcmd(long pid, String command) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+        String.valueOf(pid), command).redirectErrorStream(true).start();
+    if (!p.waitFor(60, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new IllegalStateException("jcmd " + pid + " " + command + " did not finish within 60 s");
+    }
+    String output = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    if (p.exitValue() != 0) {
+      throw new IllegalStateException("jcmd " + pid + " " + command + " failed (" + p.exitValue() + "): " + output);
+    }
+    return output;
   }
 
   /** {@code VmRSS} of process {@code pid} in KiB, or 0 once it is gone. */

@@ -132,15 +132,17 @@ class DrillCommandTest {
    * versions and mechanisms, unfinished multi-frame messages, 2^62-byte headers, trickled 8 MB frames, random bytes),
    * flooded with 300 connections and with refused calls, while a separate client calls a graph and snapshots are
    * taken. Every valid call must succeed, every attacker's connection must be closed within its bound, every snapshot
-   * taken, and the frontend's resident memory may grow by less than 100 MB.
+   * taken, the frontend's memory outside its heap may grow by less than 100 MB, and its heap after a full
+   * collection by less than 32 MB.
    *
-   * <p>Disabled: on a loaded 2-core machine (load average 16), with the refused-call and malformed floods running,
-   * the frontend accepts and closes connections seconds late (its JeroMQ I/O thread is runnable but got 0.5 s of CPU
-   * in 30 s of attack), so 100-300 connections stay open past their bound. Without those floods ({@code --skip
-   * refused,malformed}) this form passes: lingering=0, rss_growth_mb=78. Enable once the floods no longer starve
-   * the wire (issue 45, finding 9).
+   * <p>Disabled: on a loaded 2-core machine, with the refused-call and malformed floods running, the frontend accepts
+   * and closes connections seconds late (its JeroMQ I/O thread is runnable but starved), so a few connections stay
+   * open past their bound (2 at 7.0 s of a 7 s bound on a quiet machine, 9 at load average 15). Memory holds since
+   * the drill measures it apart from the collector's choices: rss_growth_mb=33 and retained_heap_mb=0 at load 15
+   * (the 122 MB seen before was the heap growing into garbage not yet collected). Enable once the floods no longer
+   * starve the wire (issue 45, finding 9).
    */
-  @org.junit.jupiter.api.Disabled("issue 45 finding 9: rss_growth_mb and the flood's closes do not hold yet")
+  @org.junit.jupiter.api.Disabled("issue 45 finding 9: the flood's closes do not hold under load yet")
   @Test
   void theGarbageDrillLeavesValidClientsSnapshotsAndTheFrontendUnharmed() throws Exception {
     CommandProcess drill = CommandProcess.run(Duration.ofSeconds(240), "drill", "garbage", "--seconds", "14",
@@ -148,7 +150,7 @@ class DrillCommandTest {
     String output = drill.output();
     Matcher m = Pattern.compile("drill garbage: connections=(\\d+) lingering=(\\d+) refused_calls=(\\d+) "
         + "garbage_frames=(\\d+) snapshots=(\\d+) valid_ok=(\\d+) valid_failed=(\\d+) frontend_up=(\\w+) "
-        + "snapshots_ok=(\\w+) rss_growth_mb=(\\d+)").matcher(output);
+        + "snapshots_ok=(\\w+) rss_growth_mb=(\\d+) retained_heap_mb=(\\d+)").matcher(output);
     assertTrue(m.find(), output);
     String counts = m.group();
     assertTrue(Long.parseLong(m.group(1)) > 300, "the flood and the raw attacks ran:\n" + output);
@@ -160,6 +162,7 @@ class DrillCommandTest {
     assertEquals("yes", m.group(8), counts + "\n" + output);
     assertEquals("yes", m.group(9), counts + "\n" + output);
     assertTrue(Long.parseLong(m.group(10)) < 100, counts + "\n" + output);
+    assertTrue(Long.parseLong(m.group(11)) < 32, counts + "\n" + output);
     assertEquals(0, drill.exitCode(), output);
   }
 }
