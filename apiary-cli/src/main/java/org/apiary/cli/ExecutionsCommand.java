@@ -60,11 +60,26 @@ public final class ExecutionsCommand implements Runnable {
           + "the frontend running or last running it, attempts, start and end time (the database's clock, UTC) and "
           + "duration.", NOT_LOGGED})
   static final class ListExecutions implements Callable<Integer> {
-    @Option(names = "--running", description = "Only invocations still running.")
+    @Option(names = "--running", description = "Only invocations still running (--status RUNNING).")
     boolean running;
 
-    @Option(names = "--failed", description = "Only invocations that ended failed.")
+    @Option(names = "--failed", description = "Only invocations that ended failed (--status FAILED).")
     boolean failed;
+
+    @Option(names = "--status", paramLabel = "S", description = "Only invocations with this status: RUNNING, DONE, "
+        + "FAILED or CANCELED (any case).")
+    String status;
+
+    @Option(names = "--graph", paramLabel = "G", description = "Only invocations of this graph.")
+    String graph;
+
+    @Option(names = "--since", paramLabel = "T", description = "Only invocations started at or after T: an "
+        + "instant (2026-11-29T10:00:00Z) or a time ago (90s, 15m, 2h, 1d).")
+    String since;
+
+    @Option(names = "--json", description = "One JSON object per line (id, graph, version, status, frontend, "
+        + "attempts, startedAt, finishedAt, durationMs) instead of a table, and nothing else on stdout.")
+    boolean json;
 
     @Option(names = "--limit", paramLabel = "N", defaultValue = "20",
         description = "Show at most N, the newest (default ${DEFAULT-VALUE}).")
@@ -83,46 +98,117 @@ public final class ExecutionsCommand implements Runnable {
       if (target == null) {
         throw ServiceTarget.missing(spec, "--database HOST:PORT");
       }
-      if (running && failed) {
-        throw new ParameterException(spec.commandLine(), "give --running or --failed, not both");
+      if ((running ? 1 : 0) + (failed ? 1 : 0) + (status != null ? 1 : 0) > 1) {
+        throw new ParameterException(spec.commandLine(), "give one of --running, --failed and --status");
       }
       if (limit < 1 || limit > 100_000) {
         throw new ParameterException(spec.commandLine(), "--limit must be between 1 and 100000, not " + limit);
       }
-      String where = running ? " WHERE status = '" + SystemSchema.STATUS_RUNNING + "'"
-          : failed ? " WHERE status = '" + SystemSchema.STATUS_FAILED + "'" : "";
+      String wanted = running ? SystemSchema.STATUS_RUNNING : failed ? SystemSchema.STATUS_FAILED
+          : status == null ? null : status(status);
+      List<String> conditions = new ArrayList<>();
+      List<Object> parameters = new ArrayList<>();
+      if (wanted != null) {
+        conditions.add("status = ?");
+        parameters.add(wanted);
+      }
+      if (graph != null) {
+        conditions.add("graph = ?");
+        parameters.add(graph);
+      }
+      if (since != null) {
+        conditions.add("started_at >= TO_TIMESTAMP(MILLISECOND, ?)");
+        parameters.add(since(since, Instant.now()).toEpochMilli());
+      }
+      String where = conditions.isEmpty() ? "" : " WHERE " + String.join(" AND ", conditions);
       try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
         if (!SystemSchema.tables(db).contains(SystemSchema.INVOCATIONS)) {
-          out.println("no invocations: Apiary's system tables are not there (nothing was deployed with "
-              + target.describe() + ")");
+          if (!json) {
+            out.println("no invocations: Apiary's system tables are not there (nothing was deployed with "
+                + target.describe() + ")");
+          }
           return 0;
         }
-        VoltTable total = db.callAdmin("counting invocations", "@AdHoc", "SELECT COUNT(*) FROM "
-            + SystemSchema.INVOCATIONS + where).getResults()[0];
+        VoltTable total = db.callAdmin("counting invocations", "@AdHoc", adHoc("SELECT COUNT(*) FROM "
+            + SystemSchema.INVOCATIONS + where, parameters)).getResults()[0];
         long count = total.advanceRow() ? total.getLong(0) : 0;
-        VoltTable t = db.callAdmin("listing invocations", "@AdHoc", "SELECT invocation_id, graph, graph_version, "
-            + "status, frontend, attempts, " + TIMES + " FROM " + SystemSchema.INVOCATIONS + where
-            + " ORDER BY started_at DESC, invocation_id LIMIT " + limit).getResults()[0];
+        VoltTable t = db.callAdmin("listing invocations", "@AdHoc", adHoc("SELECT invocation_id, graph, "
+            + "graph_version, status, frontend, attempts, " + TIMES + " FROM " + SystemSchema.INVOCATIONS + where
+            + " ORDER BY started_at DESC, invocation_id LIMIT " + limit, parameters)).getResults()[0];
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"ID", "GRAPH", "VERSION", "STATUS", "FRONTEND", "ATTEMPTS", "STARTED", "FINISHED",
             "DURATION"});
         while (t.advanceRow()) {
           Times times = Times.read(t, 6);
+          if (json) {
+            com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode();
+            o.put("id", t.getString(0)).put("graph", t.getString(1)).put("version", t.getLong(2))
+                .put("status", t.getString(3)).put("frontend", t.getString(4)).put("attempts", t.getLong(5))
+                .put("startedAt", times.started()).put("finishedAt", times.finishedOrNull())
+                .put("durationMs", times.durationMs());
+            out.println(o.toString());
+            continue;
+          }
           rows.add(new String[] {t.getString(0), t.getString(1), String.valueOf(t.getLong(2)), t.getString(3),
               t.getString(4), String.valueOf(t.getLong(5)), times.started(), times.finished(), times.duration()});
         }
-        String which = running ? "running " : failed ? "failed " : "";
+        if (json) {
+          return 0;
+        }
+        String which = conditions.isEmpty() ? "" : "matching ";
         if (rows.size() == 1) {
-          out.println("no " + which + "invocations in the log of " + target.describe()
-              + " (graphs of one recorded function and graphs that record nothing are not logged)");
+          out.println("no " + which + "invocations in the log of " + target.describe());
           return 0;
         }
         print(rows);
         out.println((rows.size() - 1) + " of " + count + " " + which + "logged invocation(s), newest first"
-            + (count > rows.size() - 1 ? " (--limit " + limit + ")" : "")
-            + "; graphs of one recorded function and graphs that record nothing are not logged");
+            + (count > rows.size() - 1 ? " (--limit " + limit + ")" : ""));
       }
       return 0;
+    }
+
+    /** {@code @AdHoc}'s parameters: the statement, then the values of its {@code ?}s. */
+    private static Object[] adHoc(String sql, List<Object> parameters) {
+      List<Object> all = new ArrayList<>(parameters.size() + 1);
+      all.add(sql);
+      all.addAll(parameters);
+      return all.toArray();
+    }
+
+    /** A status as the log stores it, from any case; refused naming the four if it is none of them. */
+    static String status(String given) {
+      String upper = given.strip().toUpperCase(Locale.ROOT);
+      List<String> known = List.of(SystemSchema.STATUS_RUNNING, SystemSchema.STATUS_DONE, SystemSchema.STATUS_FAILED,
+          SystemSchema.STATUS_CANCELLED);
+      if (upper.equals("CANCELLED")) {
+        return SystemSchema.STATUS_CANCELLED;
+      }
+      if (!known.contains(upper)) {
+        throw new CliException("--status takes one of " + String.join(", ", known) + ", not '" + given + "'", 2,
+            null);
+      }
+      return upper;
+    }
+
+    /** {@code --since}: an ISO-8601 instant, or an amount of seconds, minutes, hours or days before {@code now}. */
+    static Instant since(String given, Instant now) {
+      java.util.regex.Matcher ago = java.util.regex.Pattern.compile("(\\d{1,9})([smhd])").matcher(given.strip());
+      if (ago.matches()) {
+        long amount = Long.parseLong(ago.group(1));
+        Duration unit = switch (ago.group(2)) {
+          case "s" -> Duration.ofSeconds(1);
+          case "m" -> Duration.ofMinutes(1);
+          case "h" -> Duration.ofHours(1);
+          default -> Duration.ofDays(1);
+        };
+        return now.minus(unit.multipliedBy(amount));
+      }
+      try {
+        return Instant.parse(given.strip());
+      } catch (java.time.format.DateTimeParseException e) {
+        throw new CliException("--since takes an instant (2026-11-29T10:00:00Z) or a time ago (90s, 15m, 2h, 1d), "
+            + "not '" + given + "'", 2, e);
+      }
     }
 
     private void print(List<String[]> rows) {
@@ -288,9 +374,23 @@ public final class ExecutionsCommand implements Runnable {
           throw new CliException("invocation " + id + " is not in the log: " + target.describe() + " has no "
               + "invocation log (nothing was deployed with it)");
         }
-        VoltTable t = db.callAdmin("reading invocation " + id, "@AdHoc", "SELECT invocation_id, graph, "
-            + "graph_version, status, frontend, attempts, " + TIMES + ", request, result FROM "
-            + SystemSchema.INVOCATIONS + " WHERE invocation_id = ?", id).getResults()[0];
+        String columns = "SELECT invocation_id, graph, graph_version, status, frontend, attempts, " + TIMES
+            + ", request, result FROM " + SystemSchema.INVOCATIONS;
+        VoltTable t = db.callAdmin("reading invocation " + id, "@AdHoc", columns + " WHERE invocation_id = ?", id)
+            .getResults()[0];
+        if (t.getRowCount() == 0 && !id.contains("/")) {
+          // Where API keys are required the log holds IDENTITY/ID; a client (invoke --no-wait) knows only its ID.
+          t = db.callAdmin("reading invocation */" + id, "@AdHoc", columns + " WHERE RIGHT(invocation_id, ?) = ? "
+              + "ORDER BY invocation_id LIMIT 10", id.length() + 1, "/" + id).getResults()[0];
+          if (t.getRowCount() > 1) {
+            List<String> ids = new ArrayList<>();
+            while (t.advanceRow()) {
+              ids.add(t.getString(0));
+            }
+            throw new CliException("invocation " + id + " was started by several callers: " + String.join(", ", ids)
+                + "; show one by its full ID");
+          }
+        }
         if (!t.advanceRow()) {
           throw new CliException("invocation " + id + " is not in the log of " + target.describe() + ": it is unknown, "
               + "ended longer ago than the retention (default 1 hour) and was deleted, or ran before issue 42 in a "
@@ -415,6 +515,15 @@ public final class ExecutionsCommand implements Runnable {
 
     String duration() {
       return finishedMs == 0 ? "running for " + seconds(nowMs - startedMs) : seconds(finishedMs - startedMs);
+    }
+
+    String finishedOrNull() {
+      return finishedMs == 0 ? null : Instant.ofEpochMilli(finishedMs).toString();
+    }
+
+    /** Milliseconds it took, or has taken so far if it runs. */
+    long durationMs() {
+      return (finishedMs == 0 ? nowMs : finishedMs) - startedMs;
     }
 
     private static String seconds(long millis) {

@@ -54,6 +54,11 @@ public final class InvokeCommand implements Callable<Integer> {
           + "outcome is unknown). Calling again with the same ID returns the first call's outcome.")
   String id;
 
+  @Option(names = "--no-wait", description = "Start the invocation and print its ID once it is durably logged, "
+      + "without waiting for its result: follow it with `apiary executions show ID`, or `invoke` again with the same "
+      + "--id and arguments to wait for its outcome.")
+  boolean noWait;
+
   @Option(names = "--timeout-s", defaultValue = "30", paramLabel = "S",
       description = "Seconds to wait for the result (default ${DEFAULT-VALUE}).")
   long timeoutSeconds;
@@ -103,8 +108,16 @@ public final class InvokeCommand implements Callable<Integer> {
     }
     config = config.withAttemptTimeout(Duration.ofMillis(Math.max(1, timeoutSeconds * 1000 / attempts)))
         .withMaxAttempts(attempts);
-    GraphResult result;
+    GraphResult result = null;
     try (ApiaryClient client = ApiaryClient.connect(config)) {
+      if (noWait) {
+        String started = client.start(request).id();
+        System.out.println(started);
+        System.err.println("apiary: invocation " + started + " of graph '" + graph + "' is started; follow it with: "
+            + "apiary executions show " + started + ", or wait for its outcome with the same invoke and --id "
+            + started);
+        return 0;
+      }
       result = client.invoke(request);
     } catch (FunctionFailedException e) {
       throw new CliException("graph '" + graph + "' failed in function '" + e.functionName() + "': "

@@ -97,6 +97,45 @@ class ServiceCommandLineTest {
     assertTrue(failed.err().contains("refused the request, nothing ran"), failed.toString());
     assertEquals("", failed.out(), "nothing on stdout when the call fails");
 
+    // Issue 42, item 5: start without waiting, then follow it and filter the list.
+    Result started = run("invoke", "tally_add", "--key", "9", "2", "--id", "bg-1", "--no-wait", "--data",
+        data.toString());
+    assertEquals(0, started.exit(), started.toString());
+    assertEquals("bg-1", started.out().strip(), "--no-wait prints the ID alone on stdout");
+    Result shown = null;
+    for (long deadline = System.nanoTime() + 30_000_000_000L; System.nanoTime() < deadline; Thread.sleep(200)) {
+      shown = run("executions", "show", "bg-1", "--data", data.toString()); // logged as admin/bg-1: found by its ID
+      if (shown.exit() == 0 && shown.out().contains("status: DONE")) {
+        break;
+      }
+    }
+    assertTrue(shown.out().contains("invocation admin/bg-1") && shown.out().contains("status: DONE")
+        && shown.out().contains("result: 2"), shown.toString());
+    Result gets = run("executions", "list", "--graph", "tally_get", "--json", "--data", data.toString());
+    assertEquals(0, gets.exit(), gets.toString());
+    List<String> lines = gets.out().lines().toList();
+    assertEquals(1, lines.size(), "one call of tally_get so far, one JSON line:\n" + gets.out());
+    com.fasterxml.jackson.databind.JsonNode line = org.apiary.internal.Json.MAPPER.readTree(lines.get(0));
+    assertEquals("tally_get", line.get("graph").asText(), lines.get(0));
+    assertEquals("DONE", line.get("status").asText(), lines.get(0));
+    assertTrue(line.get("durationMs").asLong() >= 0 && line.get("finishedAt").isTextual(), lines.get(0));
+    Result doneAdds = run("executions", "list", "--graph", "tally_add", "--status", "done", "--since", "10m",
+        "--data", data.toString());
+    assertEquals(0, doneAdds.exit(), doneAdds.toString());
+    assertTrue(doneAdds.out().contains("admin/bg-1"), doneAdds.out());
+    assertTrue(doneAdds.out().lines().filter(l -> l.startsWith("admin/")).allMatch(l -> l.contains(" tally_add ")
+        && l.contains(" DONE ")), doneAdds.out());
+    Result future = run("executions", "list", "--since", "2099-01-01T00:00:00Z", "--data", data.toString());
+    assertEquals(0, future.exit(), future.toString());
+    assertTrue(future.out().contains("no matching invocations"), future.toString());
+    Result badStatus = run("executions", "list", "--status", "finished", "--data", data.toString());
+    assertEquals(2, badStatus.exit(), badStatus.toString());
+    assertTrue(badStatus.err().contains("--status takes one of RUNNING, DONE, FAILED, CANCELED, not 'finished'"),
+        badStatus.toString());
+    Result badSince = run("executions", "list", "--since", "yesterday", "--data", data.toString());
+    assertEquals(2, badSince.exit(), badSince.toString());
+    assertTrue(badSince.err().contains("--since takes an instant"), badSince.toString());
+
     Result status = run("status", "--data", data.toString());
     assertEquals(0, status.exit(), status.toString());
     assertTrue(status.out().contains("1 host(s), 2 partition(s)"), status.out());
