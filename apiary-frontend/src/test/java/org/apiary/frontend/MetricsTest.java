@@ -9,9 +9,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,7 +44,6 @@ class MetricsTest {
   private FrontendServer frontend;
   private ApiaryClient client;
   private String base;
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   @BeforeAll
   void start(TestDatabase database) {
@@ -140,21 +136,19 @@ class MetricsTest {
 
   @Test
   void healthAndReadyAnswerAndOnlyGetIsAllowed() throws Exception {
-    assertEquals(200, get("/health").statusCode());
+    assertEquals(200, get("/health").status());
     assertEquals("up\n", get("/health").body());
-    assertEquals(200, get("/ready").statusCode());
-    HttpResponse<String> metrics = get("/metrics");
-    assertTrue(metrics.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
+    assertEquals(200, get("/ready").status());
+    RawHttp.Response metrics = get("/metrics");
+    assertTrue(metrics.headers().getOrDefault("content-type", "").startsWith("text/plain; version=0.0.4"));
     for (String method : List.of("POST", "PUT", "DELETE", "OPTIONS")) {
       for (String path : List.of("/metrics", "/health", "/ready")) {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + path))
-            .method(method, HttpRequest.BodyPublishers.ofString("x")).timeout(Duration.ofSeconds(10)).build(),
-            HttpResponse.BodyHandlers.ofString());
-        assertEquals(405, r.statusCode(), method + " " + path);
-        assertEquals("GET, HEAD", r.headers().firstValue("Allow").orElse(""));
+        RawHttp.Response r = RawHttp.send(method, base + path, "x");
+        assertEquals(405, r.status(), method + " " + path);
+        assertEquals("GET, HEAD", r.headers().get("allow"));
       }
     }
-    assertEquals(404, get("/api/anything").statusCode());
+    assertEquals(404, get("/api/anything").status());
   }
 
   /** Garbage and a 4 MiB header on raw sockets: the endpoint and the frontend keep answering. */
@@ -205,7 +199,7 @@ class MetricsTest {
     }
     assertEquals(List.of(9L, 9L), client.invoke("bumpAndReport", 77_000L, 9L).values(List.class).get(0).stream()
         .map(v -> ((Number) v).longValue()).toList());
-    assertEquals(200, get("/health").statusCode());
+    assertEquals(200, get("/health").status());
     assertTrue(get("/metrics").body().contains("apiary_graph_invocations_total"));
   }
 
@@ -220,17 +214,17 @@ class MetricsTest {
         .withLease(Duration.ofMillis(1500), Duration.ofMillis(200)).withMetrics(0));
     try {
       String url = f.metricsUrl().orElseThrow();
-      assertEquals(200, get(url, "/ready").statusCode());
+      assertEquals(200, get(url, "/ready").status());
       own.close();
       long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-      HttpResponse<String> ready = get(url, "/ready");
-      while (ready.statusCode() == 200 && System.nanoTime() < until) {
+      RawHttp.Response ready = get(url, "/ready");
+      while (ready.status() == 200 && System.nanoTime() < until) {
         Thread.sleep(100);
         ready = get(url, "/ready");
       }
-      assertEquals(503, ready.statusCode(), ready.body());
+      assertEquals(503, ready.status(), ready.body());
       assertTrue(ready.body().startsWith("not ready: "), ready.body());
-      assertEquals(200, get(url, "/health").statusCode());
+      assertEquals(200, get(url, "/health").status());
       long expiry = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
       while (!get(url, "/ready").body().contains("lease expired") && System.nanoTime() < expiry) {
         Thread.sleep(100);
@@ -249,18 +243,17 @@ class MetricsTest {
     }
   }
 
-  private HttpResponse<String> get(String path) throws Exception {
+  private RawHttp.Response get(String path) throws Exception {
     return get(base, path);
   }
 
-  private HttpResponse<String> get(String url, String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create(url + path)).timeout(Duration.ofSeconds(10)).GET().build(),
-        HttpResponse.BodyHandlers.ofString());
+  private RawHttp.Response get(String url, String path) throws Exception {
+    return RawHttp.get(url + path);
   }
 
   private Map<String, Double> scrape() throws Exception {
-    HttpResponse<String> r = get("/metrics");
-    assertEquals(200, r.statusCode());
+    RawHttp.Response r = get("/metrics");
+    assertEquals(200, r.status());
     return parse(r.body());
   }
 
