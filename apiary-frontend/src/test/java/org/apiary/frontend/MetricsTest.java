@@ -103,6 +103,37 @@ class MetricsTest {
     assertTrue(after.containsKey("apiary_wire_rejected_total{reason=\"malformed_request\"}"), after.keySet().toString());
   }
 
+  /**
+   * An attempt lost after bump committed (its answer "lost" by a hook): the retry's bump is answered from its record,
+   * counted as mode "record", and the invocation once, as ok.
+   */
+  @Test
+  void aRetryAnsweredFromItsRecordIsCountedAsRecord() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean lost = new java.util.concurrent.atomic.AtomicBoolean();
+    FrontendHooks hooks = new FrontendHooks() {
+      @Override
+      public void afterFunction(String graph, String invocation, String function) {
+        if (graph.equals("bumpAndReport") && function.equals("bump") && lost.compareAndSet(false, true)) {
+          throw new org.apiary.OutcomeUnknownException("fault injection: the answer of bump was lost", null);
+        }
+      }
+    };
+    try (FrontendServer f = FrontendServer.start(db, FrontendConfig.defaults().withMetrics(0), hooks);
+         ApiaryClient c = ApiaryClient.connect(ClientConfig.of(f.endpoint())
+             .withAttemptTimeout(Duration.ofSeconds(20)))) {
+      String url = f.metricsUrl().orElseThrow();
+      c.invoke("bumpAndReport", 55_000L, 4L);
+      assertTrue(lost.get(), "the fault was injected");
+      assertEquals(4L, TestGraphs.counter(db, 55_000L), "bump took effect once");
+      Map<String, Double> m = parse(get(url, "/metrics").body());
+      assertEquals(1.0, m.get("apiary_function_executions_total{function=\"bump\",mode=\"ran\",outcome=\"ok\"}"));
+      assertEquals(1.0, m.get("apiary_function_executions_total{function=\"bump\",mode=\"record\",outcome=\"ok\"}"));
+      assertEquals(1.0, m.get("apiary_function_executions_total{function=\"report\",mode=\"ran\",outcome=\"ok\"}"));
+      assertEquals(1.0, m.get("apiary_graph_invocations_total{graph=\"bumpAndReport\",outcome=\"ok\"}"));
+      assertEquals(1.0, m.get("apiary_graph_duration_seconds_count{graph=\"bumpAndReport\"}"));
+    }
+  }
+
   @Test
   void tenThousandDistinctKeysAndUnregisteredGraphNamesAddNoSeries() throws Exception {
     client.invoke("bumpAndReport", 1L, 1L);
