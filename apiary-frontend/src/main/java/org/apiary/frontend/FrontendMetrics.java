@@ -258,7 +258,7 @@ final class FrontendMetrics implements AutoCloseable {
       return WireReply.OK.equals(reply.status()) ? 0 : errorIndex(reply.error());
     }
 
-    private static int errorIndex(String code) {
+    static int errorIndex(String code) {
       if (code == null) {
         return OTHER_ERROR;
       }
