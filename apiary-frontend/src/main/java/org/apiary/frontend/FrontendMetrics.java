@@ -238,6 +238,11 @@ final class FrontendMetrics implements AutoCloseable {
       this.duration = duration;
     }
 
+    /** Whether these meters record nothing (metrics are off). */
+    boolean off() {
+      return outcomes == null;
+    }
+
     /** An invocation ended with {@code reply}, {@code nanos} after it started here. */
     void ended(WireReply reply, long nanos) {
       if (outcomes == null) {

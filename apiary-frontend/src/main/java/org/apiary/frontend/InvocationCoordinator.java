@@ -118,12 +118,13 @@ final class InvocationCoordinator {
     final long bytes;
     /** Its graph's meters, and when it arrived (or recovery took it up) here. */
     final FrontendMetrics.GraphMeters meters;
-    final long startedNanos = System.nanoTime();
+    final long startedNanos;
 
     Pending(String graph, JsonNode key, List<JsonNode> args, Object owner, String caller, String identity,
             long bytes, FrontendMetrics.GraphMeters meters) {
       this.bytes = bytes;
       this.meters = meters;
+      this.startedNanos = meters.off() ? 0 : System.nanoTime();
       this.graph = graph;
       this.key = key;
       this.args = args;
@@ -754,7 +755,9 @@ final class InvocationCoordinator {
       recoveryWanted(); // perhaps no outcome was stored: its log entry may still say RUNNING, with no one running it
     }
     if (inFlight.remove(invocation, pending)) {
-      pending.meters.ended(reply, System.nanoTime() - pending.startedNanos);
+      if (!pending.meters.off()) {
+        pending.meters.ended(reply, System.nanoTime() - pending.startedNanos);
+      }
       inFlightBytes.addAndGet(-pending.bytes);
       if (pending.owner != null) {
         inFlightByClient.computeIfPresent(pending.owner, (c, n) -> n == 1 ? null : n - 1);
