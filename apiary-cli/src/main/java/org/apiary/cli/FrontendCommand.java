@@ -90,6 +90,9 @@ public class FrontendCommand implements Callable<Integer> {
   @Mixin
   WireOptions wireOptions = new WireOptions();
 
+  @Mixin
+  MetricsOptions metricsOptions = new MetricsOptions();
+
   /** The faults to inject: none here (the drills' {@code drill-frontend} injects them). */
   protected FrontendHooks hooks() {
     return FrontendHooks.NONE;
@@ -106,7 +109,7 @@ public class FrontendCommand implements Callable<Integer> {
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
         Duration.ofMillis(heartbeatMs), retention, Duration.ofMillis(cleanupMs),
         FrontendConfig.defaults().maxRequestBytes(), maxInFlight, requireCredentials, maxInFlightPerClient,
-        maxInFlightMib * 1024L * 1024L, Duration.ofMillis(clockSkewMs), wireOptions.wire());
+        maxInFlightMib * 1024L * 1024L, Duration.ofMillis(clockSkewMs), wireOptions.wire()).withMetrics(metricsOptions.metrics());
     DatabaseConfig databaseConfig = DatabaseConfig.external(database.toArray(String[]::new));
     if (databaseUsers != null) {
       databaseConfig = databaseConfig.withLogin(DatabaseUsers.frontendLoginFrom(databaseUsers));
@@ -125,6 +128,8 @@ public class FrontendCommand implements Callable<Integer> {
     System.out.println(requireCredentials ? "frontend " + server.id() + ": every call needs a valid API key"
         : "frontend " + server.id() + ": API keys are not required; anyone who reaches it may call any graph");
     System.out.println("frontend " + server.id() + " listening on " + server.endpoint());
+    server.metricsUrl().ifPresent(url -> System.out.println("frontend " + server.id() + ": metrics, health and "
+        + "readiness at " + url + "/metrics, /health, /ready"));
     System.out.flush();
     stopped.await();
     if (server.failure().isPresent()) {

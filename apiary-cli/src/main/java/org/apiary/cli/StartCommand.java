@@ -100,6 +100,9 @@ public final class StartCommand implements Callable<Integer> {
   @Mixin
   WireOptions wireOptions = new WireOptions();
 
+  @Mixin
+  MetricsOptions metricsOptions = new MetricsOptions();
+
   private final PrintStream out = System.out;
   private final PrintStream err = System.err;
 
@@ -123,8 +126,11 @@ public final class StartCommand implements Callable<Integer> {
     ServiceDirectory.State state = ready.get();
     out.println("apiary: ready: frontend " + state.frontend() + ", database " + state.database() + ", data in "
         + dir.root() + " (pid " + state.pid() + "); stop with: apiary stop --data " + dir.root());
-    out.flush();
     FrontendServer serving = service.frontend();
+    serving.metricsUrl().ifPresent(url -> out.println("apiary: metrics, health and readiness at " + url
+        + "/metrics, /health, /ready (no API key; " + (metricsOptions.bind.equals("127.0.0.1") ? "loopback only)"
+        : "listening on " + metricsOptions.bind + ")")));
+    out.flush();
     // A frontend that stops itself (its socket thread failed) stops the service, which then exits with status 1.
     serving.stopped().thenRun(() -> serving.failure().ifPresent(e -> {
       err.println("apiary: the frontend stopped: its socket thread or JeroMQ's I/O thread failed (" + e + "); "
@@ -284,7 +290,7 @@ public final class StartCommand implements Callable<Integer> {
         }
         FrontendServer server = FrontendServer.start(forFrontend, FrontendConfig.defaults()
             .withBindAddress(bindAddress).withPort(frontendPort).withCredentialsRequired(!noCredentials)
-            .withWire(wireOptions.wire()));
+            .withWire(wireOptions.wire()).withMetrics(metricsOptions.metrics()));
         synchronized (this) {
           frontend = server;
         }

@@ -55,6 +55,7 @@ class FrontendCommandTest {
     String help = out.toString().replaceAll("\\s+", " ");
     assertTrue(help.contains("--no-credentials Serve without requiring API keys"), help);
     assertTrue(help.contains("apiary credentials create"), help);
+    assertTrue(help.contains("--metrics-port=P Serve GET /metrics"), help);
   }
 
   @Test
@@ -92,6 +93,39 @@ class FrontendCommandTest {
     assertEquals(5L, counter(db, key));
 
     frontend.destroy(); // SIGTERM: the frontend closes and exits
+    assertTrue(frontend.waitFor(30, TimeUnit.SECONDS), "the frontend exited on SIGTERM");
+  }
+
+  /** {@code --metrics-port 0}: the frontend prints where /metrics, /health and /ready answer, on loopback. */
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void metricsPortServesMetricsHealthAndReadyOnLoopback(TestDatabase database) throws Exception {
+    ApiaryDatabase db = database.database();
+    Registrar.register(db, Application.of(TestApp.SCHEMA, Graph.ofFunction("increment", Increment.class)));
+    Path log = work.resolve("frontend-metrics.log");
+    Process frontend = cli.start(log, "-Xmx384m", "frontend", "--no-credentials", "--metrics-port", "0",
+        "--database", String.join(",", db.clientAddresses()));
+    String listening = CliProcesses.await(frontend, log, "listening on ", START);
+    String endpoint = listening.substring("listening on ".length()).lines().findFirst().orElseThrow().strip();
+    String at = CliProcesses.await(frontend, log, "readiness at ", START);
+    String url = at.substring("readiness at ".length()).lines().findFirst().orElseThrow().split("/metrics")[0];
+    assertTrue(url.startsWith("http://127.0.0.1:"), url);
+    try (ApiaryClient client = ApiaryClient.connect(ClientConfig.of(endpoint)
+        .withAttemptTimeout(Duration.ofSeconds(10)))) {
+      client.invoke("increment", 7_100_000L + System.nanoTime() % 1_000_000L, 1L);
+    }
+    java.util.function.Function<String, org.apiary.frontend.RawHttp.Response> get = path -> {
+      try {
+        return org.apiary.frontend.RawHttp.get(url + path);
+      } catch (java.io.IOException e) {
+        throw new AssertionError(e);
+      }
+    };
+    assertEquals(200, get.apply("/health").status());
+    assertEquals(200, get.apply("/ready").status(), get.apply("/ready").body());
+    String metrics = get.apply("/metrics").body();
+    assertTrue(metrics.contains("apiary_graph_invocations_total{graph=\"increment\",outcome=\"ok\"} 1.0"), metrics);
+    frontend.destroy();
     assertTrue(frontend.waitFor(30, TimeUnit.SECONDS), "the frontend exited on SIGTERM");
   }
 

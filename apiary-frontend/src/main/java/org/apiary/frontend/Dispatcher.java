@@ -50,7 +50,12 @@ public final class Dispatcher {
    * Plans of the graph versions this dispatcher ran, by identity (a catalog load makes new objects only when
    * something was registered, and a record's own hash would walk the whole graph per call); emptied when large.
    */
-  private final Map<RegisteredGraph, DispatchPlan> plans = new java.util.IdentityHashMap<>();
+  private final Map<RegisteredGraph, Planned> plans = new java.util.IdentityHashMap<>();
+  /** Each function's meters, found by name once per plan, not per call. */
+  private final FrontendMetrics metrics;
+
+  /** A graph version's plan with its functions' meters, by function index. */
+  private record Planned(DispatchPlan plan, FrontendMetrics.FunctionMeters[] meters) {}
   private static final int MAX_PLANS = 1_024;
 
   public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, FunctionListener listener) {
@@ -65,6 +70,13 @@ public final class Dispatcher {
    */
   public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, FunctionListener listener,
                     java.util.concurrent.Executor completions) {
+    this(db, catalog, listener, completions, FrontendMetrics.OFF);
+  }
+
+  /** As {@link #Dispatcher(ApiaryDatabase, GraphCatalog, FunctionListener, java.util.concurrent.Executor)}, metered. */
+  Dispatcher(ApiaryDatabase db, GraphCatalog catalog, FunctionListener listener,
+             java.util.concurrent.Executor completions, FrontendMetrics metrics) {
+    this.metrics = metrics;
     this.db = db;
     this.catalog = catalog;
     this.listener = listener;
@@ -173,23 +185,29 @@ public final class Dispatcher {
     return e.result;
   }
 
-  private DispatchPlan plan(RegisteredGraph graph) {
+  private Planned plan(RegisteredGraph graph) {
     synchronized (plans) {
-      DispatchPlan plan = plans.get(graph);
-      if (plan == null) {
+      Planned planned = plans.get(graph);
+      if (planned == null) {
         if (plans.size() >= MAX_PLANS) {
           plans.clear();
         }
-        plan = new DispatchPlan(graph);
-        plans.put(graph, plan);
+        DispatchPlan plan = new DispatchPlan(graph);
+        FrontendMetrics.FunctionMeters[] meters = new FrontendMetrics.FunctionMeters[plan.size()];
+        for (int i = 0; i < meters.length; i++) {
+          meters[i] = metrics.function(plan.node(i).function());
+        }
+        planned = new Planned(plan, meters);
+        plans.put(graph, planned);
       }
-      return plan;
+      return planned;
     }
   }
 
   /** The state of one graph execution. Guarded by its own monitor; calls are launched outside it. */
   private final class Execution {
     private final DispatchPlan plan;
+    private final FrontendMetrics.FunctionMeters[] meters;
     private final RegisteredGraph graph;
     private final String invocationId;
     private final String caller;
@@ -210,9 +228,10 @@ public final class Dispatcher {
     private final TreeMap<Integer, List<Output>> sink = new TreeMap<>();
     private int unfinished;
 
-    Execution(DispatchPlan plan, String invocationId, String caller, String purpose, String callerRoles,
+    Execution(Planned planned, String invocationId, String caller, String purpose, String callerRoles,
               boolean firstRun, Long requestHash, Long notBefore, Long deadline, FunctionInvoker invoker) {
-      this.plan = plan;
+      this.plan = planned.plan();
+      this.meters = planned.meters();
       this.graph = plan.graph;
       this.invocationId = invocationId;
       this.caller = caller;
@@ -308,7 +327,9 @@ public final class Dispatcher {
         Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name(), caller,
             firstRun && record, graph.mode() != org.apiary.RecordingMode.NONE, plan.outputEdges(index),
             record ? requestHash : null, purpose, callerRoles, record ? notBefore : null, record ? deadline : null);
-        call(fn, key, call).whenCompleteAsync(completion(fn, r -> {
+        FrontendMetrics.FunctionMeters meter = meters[index];
+        long started = meter.off() ? 0 : System.nanoTime();
+        call(fn, key, call).whenCompleteAsync(completion(fn, meter, started, r -> {
           boolean last;
           synchronized (this) {
             results[instance] = r;
@@ -360,8 +381,18 @@ public final class Dispatcher {
       }).thenCompose(x -> x);
     }
 
-    private BiConsumer<FunctionResult, Throwable> completion(String fn, java.util.function.Consumer<FunctionResult> onSuccess) {
+    private BiConsumer<FunctionResult, Throwable> completion(String fn, FrontendMetrics.FunctionMeters meter,
+                                                             long started,
+                                                             java.util.function.Consumer<FunctionResult> onSuccess) {
       return (r, err) -> {
+        if (!meter.off()) {
+          long took = System.nanoTime() - started;
+          if (err == null) {
+            meter.succeeded(r.replayed(), took);
+          } else {
+            meter.failed(err, took);
+          }
+        }
         if (err != null) {
           fail(err);
           return;

@@ -40,12 +40,14 @@ import java.util.Objects;
  *     paused) as long as {@link #retention()} exceeds the clients' {@code maxAttempts * attemptTimeout} plus twice
  *     this
  * @param wire the limits on connections and what they send before a request is read ({@link Wire})
+ * @param metrics the HTTP endpoint for {@code /metrics}, {@code /health} and {@code /ready} ({@link Metrics}; off by
+ *     default)
  */
 public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
                              Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
                              int maxRequestBytes, int maxInFlight,
                              boolean credentialsRequired, int maxInFlightPerClient, long maxInFlightBytes,
-                             Duration clockSkewAllowance, Wire wire) {
+                             Duration clockSkewAllowance, Wire wire, Metrics metrics) {
   /**
    * What the frontend's socket allows its connections, before any request is read (see the operations guide, "The
    * frontend's wire"). A connection over a limit is closed by JeroMQ's I/O thread and counted by reason
@@ -91,7 +93,59 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
                         Duration clockSkewAllowance) {
     this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
         maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance,
-        Wire.DEFAULTS);
+        Wire.DEFAULTS, Metrics.OFF);
+  }
+
+  /** The 14 components before {@link #metrics()}, with {@link Metrics#OFF}. */
+  public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
+                        Duration heartbeatInterval, Duration retention, Duration cleanupInterval, int maxRequestBytes,
+                        int maxInFlight, boolean credentialsRequired, int maxInFlightPerClient, long maxInFlightBytes,
+                        Duration clockSkewAllowance, Wire wire) {
+    this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance,
+        wire, Metrics.OFF);
+  }
+
+  /**
+   * A frontend's HTTP endpoint for monitoring (see the operations guide, "Metrics, health and readiness"):
+   * {@code GET /metrics} (Prometheus text format: invocations, function executions, the lease, the wire, the JVM),
+   * {@code GET /health} (200 while the process serves) and {@code GET /ready} (200 while the frontend holds its
+   * lease and the database answers; 503 with the reason otherwise). The endpoint asks for no API key, as Prometheus
+   * exporters do, and so listens on loopback by default: bind it elsewhere only on a network where anyone who can
+   * reach it may read these numbers (they hold registered graph and function names, never keys, IDs or callers).
+   * Its requests are answered on a small pool of their own, never on the frontend's threads.
+   *
+   * @param enabled whether the endpoint is served (off by default)
+   * @param bindAddress the address it listens on (loopback by default)
+   * @param port its TCP port, 0 for a free one ({@code FrontendServer#metricsUrl()} tells which)
+   */
+  public record Metrics(boolean enabled, String bindAddress, int port) {
+    /** No endpoint. */
+    public static final Metrics OFF = new Metrics(false, "127.0.0.1", 0);
+
+    public Metrics {
+      Objects.requireNonNull(bindAddress, "bindAddress");
+      if (port < 0 || port > 65535) {
+        throw new IllegalArgumentException("the metrics port must be 0 (any free port) to 65535, not " + port);
+      }
+    }
+
+    /** Served on loopback at {@code port} (0: a free one). */
+    public static Metrics onLoopback(int port) {
+      return new Metrics(true, "127.0.0.1", port);
+    }
+  }
+
+  /** A copy that serves {@code /metrics}, {@code /health} and {@code /ready} on loopback at {@code port}. */
+  public FrontendConfig withMetrics(int port) {
+    return withMetrics(Metrics.onLoopback(port));
+  }
+
+  /** A copy with another {@link #metrics()} endpoint ({@link Metrics#OFF} for none). */
+  public FrontendConfig withMetrics(Metrics value) {
+    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
+        clockSkewAllowance, wire, Objects.requireNonNull(value, "metrics"));
   }
 
   /** {@link Wire#maxConnections()} as it applies under a file-descriptor limit: at most half of it. */
@@ -103,7 +157,7 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   public FrontendConfig withWire(Wire value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
         cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
-        clockSkewAllowance, Objects.requireNonNull(value, "wire"));
+        clockSkewAllowance, Objects.requireNonNull(value, "wire"), metrics);
   }
 
   /** The default {@link #maxInFlight()}. */
@@ -144,6 +198,7 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
       throw new IllegalArgumentException("clockSkewAllowance must not be negative, not " + clockSkewAllowance);
     }
     Objects.requireNonNull(wire, "wire");
+    Objects.requireNonNull(metrics, "metrics");
     if (maxRequestBytes < 1024) {
       throw new IllegalArgumentException("maxRequestBytes must be at least 1024, not " + maxRequestBytes);
     }
@@ -172,62 +227,62 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   public static FrontendConfig defaults() {
     return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
         Duration.ofMinutes(15), 512 * 1024, DEFAULT_MAX_IN_FLIGHT, false, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT,
-        DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_CLOCK_SKEW_ALLOWANCE, Wire.DEFAULTS);
+        DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_CLOCK_SKEW_ALLOWANCE, Wire.DEFAULTS, Metrics.OFF);
   }
 
   /** A copy listening on another address. */
   public FrontendConfig withBindAddress(String value) {
     return new FrontendConfig(value, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
   }
 
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
     return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
     return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
   }
 
   public FrontendConfig withMaxInFlight(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
         cleanupInterval, maxRequestBytes, value, credentialsRequired,
-        Math.min(value, maxInFlightPerClient), maxInFlightBytes, clockSkewAllowance, wire);
+        Math.min(value, maxInFlightPerClient), maxInFlightBytes, clockSkewAllowance, wire, metrics);
   }
 
   /** A copy with another {@link #maxInFlightPerClient()}. */
   public FrontendConfig withMaxInFlightPerClient(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes, clockSkewAllowance, wire);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes, clockSkewAllowance, wire, metrics);
   }
 
   public FrontendConfig withCredentialsRequired(boolean value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
   }
 
   /** A copy with another {@link #clockSkewAllowance()}. */
   public FrontendConfig withClockSkewAllowance(Duration value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
         cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
-        value, wire);
+        value, wire, metrics);
   }
 
   /** The default {@link #clockSkewAllowance()}: clocks kept by NTP agree far more closely. */
@@ -236,6 +291,6 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   /** A copy with another {@link #maxInFlightBytes()}. */
   public FrontendConfig withMaxInFlightBytes(long value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value, clockSkewAllowance, wire);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value, clockSkewAllowance, wire, metrics);
   }
 }

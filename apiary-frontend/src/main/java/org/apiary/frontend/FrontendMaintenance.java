@@ -24,10 +24,18 @@ final class FrontendMaintenance implements AutoCloseable {
   private final FrontendHooks hooks;
   private final ScheduledExecutorService scheduler;
   private volatile boolean running = true;
+  private final FrontendMetrics metrics;
+  /** When the last renewal that succeeded began (nanoTime); the lease runs at least its duration from then. */
+  private volatile long renewedAtNanos;
+  /** Whether a renewal ever succeeded (the lease is held). */
+  private volatile boolean renewed;
+  /** Why the last renewal failed, or {@code null} if it succeeded. */
+  private volatile String renewalFailure;
 
   FrontendMaintenance(ApiaryDatabase db, FrontendConfig config, String frontendId, String endpoint,
                       GraphCatalog catalog, InvocationCoordinator coordinator, FrontendHooks hooks,
-                      ScheduledExecutorService scheduler) {
+                      ScheduledExecutorService scheduler, FrontendMetrics metrics) {
+    this.metrics = metrics;
     this.config = config;
     this.frontendId = frontendId;
     this.catalog = catalog;
@@ -40,7 +48,9 @@ final class FrontendMaintenance implements AutoCloseable {
 
   /** Takes the lease now (failing if the database refuses) and schedules every duty. */
   void start() {
+    long began = System.nanoTime();
     leases.renew(config.leaseDuration());
+    renewed(began);
     long every = config.heartbeatInterval().toMillis();
     scheduler.scheduleWithFixedDelay(this::renewLease, every, every, TimeUnit.MILLISECONDS);
     scheduler.scheduleWithFixedDelay(this::recoverDeadFrontends, every, every, TimeUnit.MILLISECONDS);
@@ -50,13 +60,49 @@ final class FrontendMaintenance implements AutoCloseable {
 
   private void renewLease() {
     try {
+      long began = System.nanoTime();
       leases.renew(config.leaseDuration());
+      renewed(began);
     } catch (RuntimeException e) {
+      renewalFailure = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
       if (running) { // after close, an interrupted call is expected
         LOG.log(Level.WARNING, "frontend " + frontendId + ": lease renewal failed; retrying in "
             + config.heartbeatInterval() + ": " + e.getMessage());
       }
     }
+  }
+
+  private void renewed(long began) {
+    renewedAtNanos = began;
+    renewed = true;
+    renewalFailure = null;
+  }
+
+  /**
+   * Seconds left on this frontend's lease by its own clock: the lease duration from the start of the last renewal
+   * that succeeded, less the time since; 0 once that passed, or before the first renewal.
+   */
+  double leaseRemainingSeconds() {
+    if (!renewed || !running) {
+      return 0;
+    }
+    long left = config.leaseDuration().toNanos() - (System.nanoTime() - renewedAtNanos);
+    return left <= 0 ? 0 : left / 1e9;
+  }
+
+  /** Why this frontend is not ready to serve (its lease not held), or {@code null} if it holds its lease. */
+  String notReady() {
+    if (!running) {
+      return "the frontend is stopping; its lease is released";
+    }
+    String failure = renewalFailure;
+    if (leaseRemainingSeconds() <= 0) {
+      return "its lease expired" + (failure == null ? "" : ": renewing it failed: " + failure);
+    }
+    if (failure != null) {
+      return "the database did not answer the last lease renewal: " + failure;
+    }
+    return null;
   }
 
   /** Refreshes the catalog, takes over dead frontends' invocations and runs whatever is ours and not running. */
@@ -75,6 +121,7 @@ final class FrontendMaintenance implements AutoCloseable {
             throw e;
           }
           if (moved > 0) {
+            metrics.tookOver(moved);
             coordinator.recoveryWanted();
           }
           if (leases.forget(dead) || moved > 0) {

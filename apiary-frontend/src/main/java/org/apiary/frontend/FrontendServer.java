@@ -85,6 +85,10 @@ public final class FrontendServer implements AutoCloseable {
       1, 1, 0, TimeUnit.MILLISECONDS, new java.util.concurrent.ArrayBlockingQueue<>(MAX_QUEUED_DENIALS),
       r -> daemon(r, "apiary-frontend-denials"));
   private boolean catalogLoadScheduled;
+  /** This frontend's meters ({@link FrontendMetrics#OFF} unless {@link FrontendConfig#metrics()} is enabled). */
+  private final FrontendMetrics metrics;
+  /** Serves /metrics, /health and /ready, or {@code null}; started last, stopped first. */
+  private volatile org.apiary.internal.http.HttpEndpoint http;
   private long lastCatalogLoadNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
 
   private FrontendServer(ApiaryDatabase db, FrontendConfig config, FrontendHooks hooks) {
@@ -93,6 +97,7 @@ public final class FrontendServer implements AutoCloseable {
     this.hooks = hooks;
     this.catalog = new GraphCatalog(db, Duration.ofSeconds(1));
     this.credentials = config.credentialsRequired() ? new CredentialCheck(db) : null;
+    this.metrics = config.metrics().enabled() ? FrontendMetrics.create() : FrontendMetrics.OFF;
     this.scheduler = Executors.newScheduledThreadPool(4, r -> daemon(r, "apiary-frontend-maintenance"));
     // A function answered before its completion was attached would complete on the thread that launched it: when
     // that is the socket thread, intake would wait for the routing and the hooks, so such a completion moves off it.
@@ -104,8 +109,8 @@ public final class FrontendServer implements AutoCloseable {
           } else {
             task.run();
           }
-        });
-    this.coordinator = new InvocationCoordinator(db, config, id, catalog, dispatcher, hooks, this::reply, scheduler);
+        }, metrics);
+    this.coordinator = new InvocationCoordinator(db, config, id, catalog, dispatcher, hooks, this::reply, scheduler, metrics);
     this.router = sockets.socket(SocketType.ROUTER);
     // A ROUTER drops a reply when its client's queue is full (ZeroMQ's default is 1,000 messages), and the client
     // then waits out its timeout: keep room for every call a client may have open (an overloaded frontend answers
@@ -121,7 +126,9 @@ public final class FrontendServer implements AutoCloseable {
     this.endpoint = router.getLastEndpoint();
     sockets.register(router, this::receiveAll);
     sockets.onFlush(this::sendQueuedReplies);
-    this.maintenance = new FrontendMaintenance(db, config, id, endpoint, catalog, coordinator, hooks, scheduler);
+    this.maintenance = new FrontendMaintenance(db, config, id, endpoint, catalog, coordinator, hooks, scheduler,
+        metrics);
+    metrics.bind(this, guard, FrontendServer::leaseRemainingSeconds, config.invocationLog());
   }
 
   /** The guard's limits: the configured ones as they apply in this process (see {@link FrontendConfig.Wire}). */
@@ -172,8 +179,64 @@ public final class FrontendServer implements AutoCloseable {
     server.scheduler.scheduleWithFixedDelay(() -> server.guard.closeStalledHandshakes(System.nanoTime()), sweep,
         sweep, TimeUnit.MILLISECONDS);
     server.sockets.start(server::socketThreadFailed);
+    if (config.metrics().enabled()) {
+      server.startHttp();
+    }
     LOG.log(Level.INFO, () -> "frontend " + server.id + " on " + server.endpoint + ": wire limits " + server.guard.limits());
     return server;
+  }
+
+  /** Threads that answer the monitoring endpoint's requests. */
+  static final int HTTP_THREADS = 2;
+
+  private void startHttp() {
+    FrontendConfig.Metrics m = config.metrics();
+    try {
+      http = org.apiary.internal.http.HttpEndpoint.start(m.bindAddress(), m.port(), Map.of(
+          "/metrics", () -> new org.apiary.internal.http.HttpEndpoint.Response(200,
+              "text/plain; version=0.0.4; charset=utf-8",
+              metrics.scrape().getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+          "/health", () -> org.apiary.internal.http.HttpEndpoint.Response.text(200, "up\n"),
+          "/ready", () -> {
+            String why = notReady();
+            return why == null ? org.apiary.internal.http.HttpEndpoint.Response.text(200, "ready\n")
+                : org.apiary.internal.http.HttpEndpoint.Response.text(503, "not ready: " + why + "\n");
+          }), "apiary-frontend", HTTP_THREADS);
+    } catch (java.io.IOException | RuntimeException e) {
+      close();
+      throw new IllegalStateException("frontend " + id + ": could not serve its metrics on " + m.bindAddress() + ":"
+          + m.port() + ": " + e.getMessage(), e);
+    }
+    LOG.log(Level.INFO, () -> "frontend " + id + ": metrics, health and readiness at " + http.url());
+  }
+
+  /**
+   * The base URL of this frontend's monitoring endpoint ({@code /metrics}, {@code /health}, {@code /ready}), e.g.
+   * {@code http://127.0.0.1:9464}, if {@link FrontendConfig#metrics()} enabled it.
+   */
+  public Optional<String> metricsUrl() {
+    org.apiary.internal.http.HttpEndpoint h = http;
+    return h == null ? Optional.empty() : Optional.of(h.url());
+  }
+
+  /**
+   * Why this frontend should not get traffic now, or {@code null} if it should: it is stopping, its lease is not held,
+   * or the database did not answer (its last lease renewal failed; without an invocation log, and so without a
+   * lease, its client has no connection to the database).
+   */
+  String notReady() {
+    if (!running) {
+      return "the frontend is stopping";
+    }
+    if (config.invocationLog()) {
+      return maintenance.notReady();
+    }
+    return db.client().getConnectedHostList().isEmpty() ? "the database is not reachable: no connection to any of "
+        + "its hosts" : null;
+  }
+
+  private double leaseRemainingSeconds() {
+    return maintenance.leaseRemainingSeconds();
   }
 
   /** How often refusals on the wire are summarized in the log, in one line, if there were any. */
@@ -303,6 +366,7 @@ public final class FrontendServer implements AutoCloseable {
 
   private void receive(byte[] client, String address, byte[] frame) {
     if (frame.length > config.maxRequestBytes()) {
+      metrics.oversizedRequest();
       // Up to the socket's hard cap (FrontendConfig.maxFrameBytes); the connection stays usable.
       reply(client, WireReply.error(null, WireReply.INVALID_REQUEST, "request too large: a request of "
           + frame.length + " bytes exceeds this frontend's limit of " + config.maxRequestBytes() + " bytes"));
@@ -330,6 +394,7 @@ public final class FrontendServer implements AutoCloseable {
             + " characters, not " + request.caller().length());
       }
     } catch (IllegalArgumentException e) {
+      metrics.malformedRequest();
       reply(client, WireReply.error(null, WireReply.INVALID_REQUEST, "malformed request: " + e.getMessage()));
       return;
     }
@@ -443,6 +508,9 @@ public final class FrontendServer implements AutoCloseable {
     if (known.isEmpty()) { // perhaps registered since the last load: look again, off this thread
       afterCatalogReload(client, request, () -> {
         Optional<GraphCatalog.Versioned> found = catalog.known(request.graph());
+        if (found.isEmpty()) {
+          metrics.unknownGraph().refused(WireReply.INVALID_REQUEST); // one series for every unknown name
+        }
         if (found.isEmpty() && credentials != null && roles.contains(Credentials.ADMIN_ROLE)) {
           // Only an admin key, which may call every graph, is told which exist; others only that this one does not.
           throw new InvalidRequestException("unknown graph '" + request.graph() + "'; registered graphs are "
@@ -635,6 +703,10 @@ public final class FrontendServer implements AutoCloseable {
       return;
     }
     running = false;
+    org.apiary.internal.http.HttpEndpoint h = http;
+    if (h != null) {
+      h.close();
+    }
     maintenance.stop();
     scheduler.shutdownNow();
     catalogThread.shutdownNow();
@@ -648,6 +720,7 @@ public final class FrontendServer implements AutoCloseable {
         maintenance.close();
       }
     } finally {
+      metrics.close();
       stopped.complete(null);
     }
   }

@@ -54,6 +54,7 @@ final class InvocationCoordinator {
   private final OneTransactionOutcomes oneTransactionOutcomes;
   private final FrontendHooks hooks;
   private final Replies replies;
+  private final FrontendMetrics metrics;
   /** Runs retries after their back-off, and catalog loads that must not run on a database callback thread. */
   private final ScheduledExecutorService scheduler;
   private final Map<String, Pending> inFlight = new ConcurrentHashMap<>();
@@ -115,10 +116,15 @@ final class InvocationCoordinator {
     final String identity;
     /** The size of its request, counted against {@link FrontendConfig#maxInFlightBytes()} while it is here. */
     final long bytes;
+    /** Its graph's meters, and when it arrived (or recovery took it up) here. */
+    final FrontendMetrics.GraphMeters meters;
+    final long startedNanos;
 
     Pending(String graph, JsonNode key, List<JsonNode> args, Object owner, String caller, String identity,
-            long bytes) {
+            long bytes, FrontendMetrics.GraphMeters meters) {
       this.bytes = bytes;
+      this.meters = meters;
+      this.startedNanos = meters.off() ? 0 : System.nanoTime();
       this.graph = graph;
       this.key = key;
       this.args = args;
@@ -135,7 +141,8 @@ final class InvocationCoordinator {
 
   InvocationCoordinator(ApiaryDatabase db, FrontendConfig config, String frontendId, GraphCatalog catalog,
                         Dispatcher dispatcher, FrontendHooks hooks, Replies replies,
-                        ScheduledExecutorService scheduler) {
+                        ScheduledExecutorService scheduler, FrontendMetrics metrics) {
+    this.metrics = metrics;
     this.config = config;
     this.frontendId = frontendId;
     this.catalog = catalog;
@@ -243,7 +250,8 @@ final class InvocationCoordinator {
           + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms"));
       return;
     }
-    Pending pending = new Pending(graph.graph().name(), key, args, owner, request.caller(), identity, frame.length);
+    Pending pending = new Pending(graph.graph().name(), key, args, owner, request.caller(), identity, frame.length,
+        metrics.graph(graph.graph().name()));
     synchronized (pending) {
       Pending existing = inFlight.putIfAbsent(invocation, pending);
       if (existing != null) {
@@ -747,6 +755,9 @@ final class InvocationCoordinator {
       recoveryWanted(); // perhaps no outcome was stored: its log entry may still say RUNNING, with no one running it
     }
     if (inFlight.remove(invocation, pending)) {
+      if (!pending.meters.off()) {
+        pending.meters.ended(reply, System.nanoTime() - pending.startedNanos);
+      }
       inFlightBytes.addAndGet(-pending.bytes);
       if (pending.owner != null) {
         inFlightByClient.computeIfPresent(pending.owner, (c, n) -> n == 1 ? null : n - 1);
@@ -965,7 +976,7 @@ final class InvocationCoordinator {
       WireRequest request = loggedRequest(e.request(), e.invocationId());
       JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
       Pending pending = new Pending(e.graph(), key, normalize(request.args()), null, request.caller(),
-          identity(request), e.request().length);
+          identity(request), e.request().length, metrics.graph(e.graph()));
       pending.logged = true;
       if (inFlight.putIfAbsent(e.invocationId(), pending) != null) {
         continue;

@@ -27,7 +27,7 @@ import org.w3c.dom.NodeList;
 class ModuleTableTest {
   private static final Pattern NAME = Pattern.compile("`([^`]+)`");
   /** The modules an application or its tests depend on, and so everything they bring with them. */
-  private static final List<String> LIBRARIES = List.of("apiary-core", "apiary-journal", "apiary-provenance", "apiary-compiler",
+  private static final List<String> LIBRARIES = List.of("apiary-core", "apiary-journal", "apiary-http", "apiary-provenance", "apiary-compiler",
       "apiary-frontend", "apiary-testing");
   /** What only a program (the CLI, the drills, the benchmarks) may choose, never a library. */
   private static final Set<String> PROGRAMS_ONLY = Set.of("info.picocli:picocli", "org.slf4j:slf4j-nop",

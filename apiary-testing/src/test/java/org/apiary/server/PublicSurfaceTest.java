@@ -99,13 +99,14 @@ class PublicSurfaceTest {
         "org.apiary.client.InvocationRequest", "org.apiary.server.Apiary", "org.apiary.testing.ApiaryExtension",
         "org.apiary.database.DatabaseConfig$Kind", "org.apiary.provenance.ProvenanceQueries$DeniedCall",
         "org.apiary.provenance.ProvenanceQueries$RecordRead", "org.apiary.provenance.ProvenanceQueries$WrittenRecord",
-        "org.apiary.frontend.FrontendConfig$Wire", "org.apiary.journal.JournalMode"));
+        "org.apiary.frontend.FrontendConfig$Wire", "org.apiary.journal.JournalMode",
+        "org.apiary.frontend.FrontendConfig$Metrics")); // issue 43: the monitoring endpoint
     expected.addAll(ALSO_PUBLIC);
     assertEquals(expected, apiary, "the public API's types changed");
   }
 
   /** The modules whose packages users meet on their class path, or in the command line's stack traces. */
-  private static final List<String> MODULES = List.of("apiary-core", "apiary-journal", "apiary-provenance",
+  private static final List<String> MODULES = List.of("apiary-core", "apiary-journal", "apiary-http", "apiary-provenance",
       "apiary-compiler", "apiary-frontend", "apiary-cli", "apiary-drills", "apiary-testing");
 
   @Test
