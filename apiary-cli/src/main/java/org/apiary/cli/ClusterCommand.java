@@ -83,12 +83,18 @@ public final class ClusterCommand implements Runnable {
         + "); fixed by the first start on DIR.")
     Long snapshotIntervalSeconds;
 
-    @Option(names = "--secure", description = "On the first start: VoltDB's security on, with an administrator and "
-        + "a least-privileged frontends' user whose random passwords go to DIR/" + ServiceDirectory.DATABASE_USERS
-        + " (readable by you only), and the frontends' alone to DIR/" + ServiceDirectory.FRONTEND_DATABASE_USER
-        + ": give that one to `apiary frontend --database-users`, the first to the other commands. Fixed by the first "
-        + "start on DIR.")
+    @Option(names = "--secure", description = "VoltDB's security on (the default since issue 41: see --insecure), "
+        + "kept for scripts that say so.")
     boolean secure;
+
+    @Option(names = "--insecure", description = "On the first start: VoltDB's security off, so any process that "
+        + "reaches a node's port may read and change everything, and no API key is made. Without it the first start "
+        + "turns security on, with an administrator and a least-privileged frontends' user whose random passwords go "
+        + "to DIR/" + ServiceDirectory.DATABASE_USERS + " (readable by you only), and the frontends' alone to DIR/"
+        + ServiceDirectory.FRONTEND_DATABASE_USER + " (give that one to `apiary frontend --database-users`, the first "
+        + "to the other commands), and creates the admin API key in DIR/" + ServiceDirectory.ADMIN_KEY
+        + " (printed once; give it to `invoke --credential-file`). Fixed by the first start on DIR.")
+    boolean insecure;
 
     @Option(names = "--sink", paramLabel = "JDBC-URL", description = "On the first start: capture provenance on "
         + "every node into this sink (jdbc:postgresql://..., jdbc:vertica://...; jdbc:duckdb:FILE for one node "
@@ -123,14 +129,25 @@ public final class ClusterCommand implements Runnable {
       FileLock lock = dir.lock().orElseThrow(() -> new CliException("another `apiary cluster start` or `apiary "
           + "cluster stop` is under way on " + dir.root() + ": wait for it to finish"));
       try {
+        Optional<ClusterDirectory.State> running = dir.readState();
+        if (running.isPresent() && !running.get().alive().isEmpty()
+            && running.get().alive().size() < running.get().nodes().size()) {
+          return rejoin(dir, running.get());
+        }
         refuseIfRunning(dir);
+        if (secure && insecure) {
+          throw new CliException("give --secure or --insecure, not both", 2, null);
+        }
         boolean firstStart = dir.readSettings().isEmpty();
         ClusterDirectory.Settings settings = settings(dir);
-        if (secure && firstStart) {
+        if (!insecure && firstStart) {
           org.apiary.database.DatabaseUsers.generate().writeTo(dir.databaseUsers());
         } else if (secure && dir.readDatabaseUsers().isEmpty()) {
-          throw new CliException("the cluster in " + dir.root() + " was first started without --secure, and VoltDB "
+          throw new CliException("the cluster in " + dir.root() + " was first started with --insecure, and VoltDB "
               + "keeps its users in its node roots: start it without --secure, or use a new directory");
+        } else if (insecure && !firstStart && dir.readDatabaseUsers().isPresent()) {
+          throw new CliException("the cluster in " + dir.root() + " was first started secure, and VoltDB keeps its "
+              + "users in its node roots: start it without --insecure, or use a new directory", 2, null);
         }
         java.util.Optional<org.apiary.database.DatabaseUsers> users = dir.readDatabaseUsers();
         if (users.isPresent() && !java.nio.file.Files.exists(dir.frontendDatabaseUser())) {
@@ -157,6 +174,9 @@ public final class ClusterCommand implements Runnable {
         try (org.apiary.database.ApiaryDatabase admin = org.apiary.database.ApiaryDatabase.open(cluster.config())) {
           // Apiary's system tables, as the administrator: frontends (perhaps least privileged) may start at once.
           org.apiary.runtime.SystemSchema.ensure(admin);
+          if (users.isPresent()) {
+            ensureAdminKey(admin, dir);
+          }
         } catch (DatabaseException e) {
           cluster.close();
           throw new CliException("the cluster in " + dir.root() + " started, but Apiary's system tables could not be "
@@ -180,7 +200,11 @@ public final class ClusterCommand implements Runnable {
         String login = users.isPresent() ? " --database-users " + dir.frontendDatabaseUser() : "";
         if (users.isPresent()) {
           out.println("  VoltDB's security is on: users and passwords in " + dir.databaseUsers() + " (for deploy, "
-              + "status, executions, credentials), the frontends' alone in " + dir.frontendDatabaseUser());
+              + "status, executions, credentials), the frontends' alone in " + dir.frontendDatabaseUser()
+              + "; the admin API key in " + dir.adminKey() + " (invoke --credential-file)");
+        } else {
+          out.println("  VoltDB's security is OFF (first started with --insecure): any process that reaches a "
+              + "node's port may read and change everything");
         }
         out.println("  run a frontend with: apiary frontend --database " + state.database() + login);
         out.println("  stop with: apiary cluster stop --data " + dir.root());
@@ -189,6 +213,83 @@ public final class ClusterCommand implements Runnable {
       } finally {
         ClusterDirectory.release(lock);
       }
+    }
+
+    /**
+     * A cluster that runs with some of its nodes dead: each dead node's server is started again and rejoins the live
+     * ones (VoltDB's rejoin), restoring the k-factor without stopping the survivors; the state file then names the
+     * new processes.
+     */
+    private int rejoin(ClusterDirectory dir, ClusterDirectory.State state) {
+      ClusterDirectory.Settings settings = dir.readSettings().orElseThrow(() -> new CliException(dir.root()
+          + " has a running cluster's state but no " + ClusterDirectory.SETTINGS + ": cannot tell how it was started"));
+      if (nodes != null || kfactor != null || sitesPerHost != null || snapshotIntervalSeconds != null || sink != null
+          || secure || insecure) {
+        throw new CliException("the cluster in " + dir.root() + " runs with node(s) down: `cluster start --data "
+            + dir.root() + "` alone starts them again (they rejoin); it takes no other option", 2, null);
+      }
+      List<ClusterDirectory.Node> alive = state.alive();
+      if (alive.stream().anyMatch(n -> n.internalAddress() == null)) {
+        throw new CliException("the cluster in " + dir.root() + " was started by a release that did not record its "
+            + "nodes' internal addresses, so a node cannot rejoin it: stop it with `apiary cluster stop --data "
+            + dir.root() + "` and start it again");
+      }
+      List<String> mesh = alive.stream().map(ClusterDirectory.Node::internalAddress).toList();
+      ClusterConfig config = ClusterConfig.of(settings.nodes(), settings.sitesPerHost(), settings.kfactor())
+          .withUsers(dir.readDatabaseUsers().orElse(null))
+          .withDataDirectory(dir.root())
+          .withSnapshotInterval(Duration.ofSeconds(settings.snapshotIntervalSeconds()))
+          .withStartTimeout(Duration.ofSeconds(timeoutSeconds));
+      List<ClusterDirectory.Node> nodesNow = new ArrayList<>(state.nodes());
+      for (int i = 0; i < nodesNow.size(); i++) {
+        ClusterDirectory.Node n = nodesNow.get(i);
+        if (n.process().isPresent()) {
+          continue;
+        }
+        out.println("apiary cluster: node " + n.index() + " (pid " + n.pid() + ") is not running; starting it again "
+            + "to rejoin the " + alive.size() + " live node(s)");
+        out.flush();
+        LocalCluster.Node rejoined;
+        try {
+          rejoined = LocalCluster.rejoin(config, n.index(), mesh);
+        } catch (DatabaseException e) {
+          throw new CliException("node " + n.index() + " did not rejoin the cluster in " + dir.root() + " (the live "
+              + "nodes run on; its log is " + n.log() + "): " + e.getMessage(), e);
+        }
+        nodesNow.set(i, node(rejoined));
+        // Written after each node, so a later failure leaves the state of the nodes that did rejoin.
+        dir.writeState(new ClusterDirectory.State(state.dataDirectory(), List.copyOf(nodesNow), String.join(",",
+            nodesNow.stream().map(ClusterDirectory.Node::clientAddress).toList()), state.kfactor(),
+            state.sitesPerHost(), state.startedAt()));
+        out.println("apiary cluster: node " + n.index() + " rejoined: pid " + rejoined.pid() + ", client "
+            + rejoined.clientAddress());
+      }
+      ClusterDirectory.State now = dir.readState().orElseThrow();
+      out.println("apiary cluster: " + now.alive().size() + " of " + now.nodes().size() + " node(s) running");
+      out.println("  --database " + now.database());
+      out.flush();
+      return 0;
+    }
+
+    /**
+     * On a secure cluster's first start (no live key in the database), creates the admin API key, prints it once and
+     * keeps it in {@code DIR/}{@value ServiceDirectory#ADMIN_KEY}, readable by its owner only, as {@code apiary start}
+     * does: frontends require keys by default, so a cluster needs one to be called at all.
+     */
+    private void ensureAdminKey(org.apiary.database.ApiaryDatabase admin, ClusterDirectory dir) {
+      if (org.apiary.frontend.Credentials.list(admin).stream().anyMatch(c -> !c.revoked())) {
+        return;
+      }
+      org.apiary.frontend.Credentials.Issued key = org.apiary.frontend.Credentials.create(admin, "admin",
+          java.util.Set.of(org.apiary.frontend.Credentials.ADMIN_ROLE));
+      java.nio.file.Path file = dir.adminKey();
+      try {
+        org.apiary.database.OwnerOnlyFile.write(file, key.apiKey() + "\n");
+      } catch (java.io.IOException e) {
+        throw new CliException("could not keep the admin API key in " + file + ": " + e.getMessage(), e);
+      }
+      out.println("apiary cluster: created the admin API key (shown only now; also kept in " + file + ", readable by "
+          + "you only): " + key.apiKey());
     }
 
     private static void refuseIfRunning(ClusterDirectory dir) {
@@ -275,12 +376,16 @@ public final class ClusterCommand implements Runnable {
       }
     }
 
+    private static ClusterDirectory.Node node(LocalCluster.Node n) {
+      return new ClusterDirectory.Node(n.index(), n.pid(), n.clientAddress(), n.adminAddress(), n.root().toString(),
+          n.log().toString(), ClusterDirectory.Node.startOf(n.pid()), n.internalAddress());
+    }
+
     private static ClusterDirectory.State state(ClusterDirectory dir, LocalCluster cluster,
                                                 ClusterDirectory.Settings settings) {
       List<ClusterDirectory.Node> nodes = new ArrayList<>();
       for (LocalCluster.Node n : cluster.nodes()) {
-        nodes.add(new ClusterDirectory.Node(n.index(), n.pid(), n.clientAddress(), n.adminAddress(),
-            n.root().toString(), n.log().toString(), ClusterDirectory.Node.startOf(n.pid())));
+        nodes.add(node(n));
       }
       return new ClusterDirectory.State(dir.root().toString(), nodes, String.join(",", cluster.clientAddresses()),
           settings.kfactor(), settings.sitesPerHost(), Instant.now().toString());

@@ -38,9 +38,11 @@ final class ClusterDirectory {
    * @param log its output
    * @param processStart when the process started (ISO-8601), as the operating system says, to tell it from a later
    *     process given the same ID; {@code null} if the system does not say
+   * @param internalAddress where the other nodes reach it, {@code host:port} (a node that rejoins meshes with the
+   *     live ones there); {@code null} in a state file written before rejoins existed
    */
   record Node(int index, long pid, String clientAddress, String adminAddress, String root, String log,
-              String processStart) {
+              String processStart, String internalAddress) {
     /** The process, if it is still alive and is this node's server (not another process that reused the ID). */
     Optional<ProcessHandle> process() {
       return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
@@ -95,6 +97,11 @@ final class ClusterDirectory {
 
   Path root() {
     return root;
+  }
+
+  /** The admin API key a secure cluster's first start created, readable by its owner only. */
+  Path adminKey() {
+    return root.resolve(ServiceDirectory.ADMIN_KEY);
   }
 
   /** The cluster's VoltDB users' passwords, if its first start turned security on ({@code --secure}). */

@@ -61,6 +61,12 @@ public final class StatusCommand implements Callable<Integer> {
             + ", client " + n.clientAddress() + ", log " + n.log());
         serverNames.put(Path.of(n.root()).toAbsolutePath().normalize().toString(), "node " + n.index());
       }
+      List<String> down = s.nodes().stream().filter(n -> n.process().isEmpty()).map(n -> String.valueOf(n.index()))
+          .toList();
+      if (!down.isEmpty()) {
+        out.println("  DEGRADED: node(s) " + String.join(", ", down) + " not running; start them again, while the "
+            + "others run, with: apiary cluster start --data " + s.dataDirectory() + " (they rejoin)");
+      }
       out.println("  provenance: " + dir.readSettings().map(ClusterDirectory.Settings::provenance)
           .map(url -> "captured into " + url).orElse("not captured"));
       spillRoot = dir.provenanceSpill();
@@ -114,7 +120,42 @@ public final class StatusCommand implements Callable<Integer> {
     }
     out.println("database " + String.join(",", db.clientAddresses()) + ": VoltDB " + version + ", " + hosts.size()
         + " host(s), " + count + " partition(s), k-factor " + kfactor);
+    int k;
+    try {
+      k = Integer.parseInt(kfactor);
+    } catch (NumberFormatException e) {
+      return; // the deployment did not say
+    }
+    if (k > 0) {
+      List<Long> unreplicated = unreplicatedPartitions(db, k);
+      if (!unreplicated.isEmpty()) {
+        out.println("  DEGRADED: k-factor " + k + " NOT held: partition(s) " + unreplicated.stream()
+            .map(String::valueOf).collect(Collectors.joining(", ")) + " have fewer than " + (k + 1) + " copies; "
+            + "one more host's death can stop the cluster");
+      }
+    }
   }
+
+  /** Partitions with fewer than {@code kfactor + 1} copies, from VoltDB's topology (the multi-partition one aside). */
+  private static List<Long> unreplicatedPartitions(ApiaryDatabase db, int kfactor) {
+    VoltTable topo = db.callAdmin("reading the topology", "@Statistics", "TOPO", 0).getResults()[0];
+    List<Long> short_ = new ArrayList<>();
+    while (topo.advanceRow()) {
+      long partition = topo.getLong("Partition");
+      if (partition == MULTI_PARTITION_ID) {
+        continue;
+      }
+      String sites = topo.getString("Sites");
+      long copies = sites == null || sites.isBlank() ? 0 : sites.split(",").length;
+      if (copies < kfactor + 1) {
+        short_.add(partition);
+      }
+    }
+    return short_;
+  }
+
+  /** VoltDB's multi-partition initiator's partition ID, which {@code TOPO} lists beside the partitions. */
+  private static final long MULTI_PARTITION_ID = 16383;
 
   private void graphs(ApiaryDatabase db) {
     VoltTable t = db.callAdmin("reading registered graphs", "@AdHoc", "SELECT name, version, registered_at, definition FROM "

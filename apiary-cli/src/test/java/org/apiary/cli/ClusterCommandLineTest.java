@@ -75,9 +75,14 @@ class ClusterCommandLineTest {
     org.apiary.provenance.PostgresTestSchema sink = new org.apiary.provenance.PostgresTestSchema();
     closeAfter.add(sink);
     Result started = cli.run(CLUSTER, "cluster", "start", "--nodes", "2", "--kfactor", "1", "--sites-per-host", "2",
-        "--snapshot-interval-s", "30", "--secure", "--sink", sink.url(), "--sink-user", "postgres", "--data",
-        dir.toString());
+        "--snapshot-interval-s", "30", "--sink", sink.url(), "--sink-user", "postgres", "--data", dir.toString());
     assertTrue(started.out().contains("provenance captured into " + sink.url()), started.toString());
+    // Issue 41, item 5: secure by default, with VoltDB's users and an admin API key, as `apiary start` is.
+    Path adminKey = new ClusterDirectory(dir).adminKey();
+    String key = Files.readString(adminKey).strip();
+    assertTrue(started.out().contains("created the admin API key") && started.out().contains(key), started.toString());
+    assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(adminKey)));
     ClusterDirectory.State state = new ClusterDirectory(dir).readState().orElseThrow(
         () -> new AssertionError("no " + ClusterDirectory.STATE + " after: " + started));
     state.nodes().forEach(n -> nodePids.add(n.pid()));
@@ -106,7 +111,7 @@ class ClusterCommandLineTest {
 
     Path frontendLog = work.resolve("frontend.log");
     Process frontend = cli.start(frontendLog, "-Xmx384m", "frontend", "--database", database,
-        "--database-users", frontendUser.toString(), "--no-credentials");
+        "--database-users", frontendUser.toString());
     String listening = CliProcesses.await(frontend, frontendLog, "listening on ", COMMAND);
     String endpoint = listening.substring("listening on ".length()).lines().findFirst().orElseThrow().strip();
 
@@ -118,22 +123,25 @@ class ClusterCommandLineTest {
     assertEquals(0, deployed.exit(), deployed.toString());
     assertTrue(deployed.out().contains("graph chain: version 1 (new)"), deployed.toString());
 
+    Result anonymousCall = cli.run(COMMAND, "invoke", "chain", "--key", "7", "5", "--frontend", endpoint);
+    assertEquals(1, anonymousCall.exit(), anonymousCall.toString());
+    assertTrue(anonymousCall.err().contains("refused the call, nothing ran"), anonymousCall.toString());
     Result invoked = cli.run(COMMAND, "invoke", "chain", "--key", "7", "5", "--id", "chain-1", "--frontend",
-        endpoint);
+        endpoint, "--credential-file", adminKey.toString());
     assertEquals(0, invoked.exit(), invoked.toString());
     assertEquals("\"7 holds 5\"", invoked.out().strip());
 
     Result listed = cli.run(COMMAND, "executions", "list", "--database", database, "--database-users", users);
     assertEquals(0, listed.exit(), listed.toString());
-    String row = listed.out().lines().filter(l -> l.startsWith("chain-1 ")).findFirst()
-        .orElseThrow(() -> new AssertionError("chain-1 is not listed:\n" + listed));
-    assertTrue(row.matches("chain-1\\s+chain\\s+1\\s+DONE\\s+\\S+\\s+1\\s+\\S+Z\\s+\\S+Z\\s+\\d+\\.\\d{3} s"), row);
+    String row = listed.out().lines().filter(l -> l.startsWith("admin/chain-1 ")).findFirst()
+        .orElseThrow(() -> new AssertionError("admin/chain-1 is not listed:\n" + listed));
+    assertTrue(row.matches("admin/chain-1\\s+chain\\s+1\\s+DONE\\s+\\S+\\s+1\\s+\\S+Z\\s+\\S+Z\\s+\\d+\\.\\d{3} s"), row);
     assertTrue(listed.out().contains("1 of 1 logged invocation(s)"), listed.toString());
 
     Result failed = cli.run(COMMAND, "executions", "list", "--failed", "--database", database, "--database-users",
         users);
     assertEquals(0, failed.exit(), failed.toString());
-    assertTrue(failed.out().contains("no failed invocations"), failed.toString());
+    assertTrue(failed.out().contains("no matching invocations"), failed.toString());
 
     Result shown = cli.run(COMMAND, "executions", "show", "chain-1", "--database", database, "--database-users", users);
     assertEquals(0, shown.exit(), shown.toString());
@@ -148,7 +156,7 @@ class ClusterCommandLineTest {
     assertEquals(1, unknown.exit(), unknown.toString());
     assertTrue(unknown.err().contains("is not in the log"), unknown.toString());
 
-    Result lateCancel = cli.run(COMMAND, "executions", "cancel", "chain-1", "--reason", "too late", "--database",
+    Result lateCancel = cli.run(COMMAND, "executions", "cancel", "admin/chain-1", "--reason", "too late", "--database",
         database, "--database-users", users);
     assertEquals(1, lateCancel.exit(), lateCancel.toString());
     assertTrue(lateCancel.err().contains("had already ended (DONE)"), lateCancel.toString());
@@ -156,7 +164,7 @@ class ClusterCommandLineTest {
         database, "--database-users", users);
     assertEquals(1, unknownCancel.exit(), unknownCancel.toString());
     assertTrue(unknownCancel.err().contains("is not in the log"), unknownCancel.toString());
-    Result doneResume = cli.run(COMMAND, "executions", "resume", "chain-1", "--database", database,
+    Result doneResume = cli.run(COMMAND, "executions", "resume", "admin/chain-1", "--database", database,
         "--database-users", users);
     assertEquals(1, doneResume.exit(), doneResume.toString());
     assertTrue(doneResume.err().contains("is DONE; only a failed or cancelled invocation can be resumed"),
@@ -192,6 +200,30 @@ class ClusterCommandLineTest {
     Result listedByDirectory = cli.run(COMMAND, "executions", "list", "--data", dir.toString());
     assertEquals(0, listedByDirectory.exit(), listedByDirectory.toString());
     assertTrue(listedByDirectory.out().contains("1 of 1 logged invocation(s)"), listedByDirectory.toString());
+
+    // Issue 41, item 5: a node that died is reported, and rejoins the running cluster on `cluster start`.
+    ClusterDirectory.Node second = state.nodes().get(1);
+    ProcessHandle.of(second.pid()).orElseThrow().destroyForcibly();
+    ProcessHandle.of(second.pid()).ifPresent(h -> h.onExit().completeOnTimeout(null, 30, TimeUnit.SECONDS).join());
+    Result degraded = cli.run(COMMAND, "status", "--data", dir.toString());
+    assertEquals(0, degraded.exit(), degraded.toString());
+    assertTrue(degraded.out().contains("1 of 2 node(s) running"), degraded.out());
+    assertTrue(degraded.out().contains("DEGRADED: node(s) 1 not running"), degraded.out());
+    assertTrue(degraded.out().contains("DEGRADED: k-factor 1 NOT held"), degraded.out());
+    Result rejoined = cli.run(CLUSTER, "cluster", "start", "--data", dir.toString());
+    assertEquals(0, rejoined.exit(), rejoined.toString());
+    assertTrue(rejoined.out().contains("node 1 rejoined"), rejoined.toString());
+    ClusterDirectory.State after = new ClusterDirectory(dir).readState().orElseThrow();
+    after.nodes().forEach(n -> nodePids.add(n.pid()));
+    assertEquals(2, after.alive().size(), after.toString());
+    Result healthy = cli.run(COMMAND, "status", "--data", dir.toString());
+    assertEquals(0, healthy.exit(), healthy.toString());
+    assertTrue(healthy.out().contains("2 of 2 node(s) running"), healthy.out());
+    assertFalse(healthy.out().contains("DEGRADED"), healthy.out());
+    Result afterRejoin = cli.run(COMMAND, "invoke", "chain", "--key", "8", "6", "--frontend", endpoint,
+        "--credential-file", adminKey.toString());
+    assertEquals(0, afterRejoin.exit(), afterRejoin.toString());
+    assertEquals("\"8 holds 6\"", afterRejoin.out().strip());
 
     frontend.destroy(); // SIGTERM: the frontend closes and exits
     assertTrue(frontend.waitFor(30, TimeUnit.SECONDS), "the frontend exited on SIGTERM");
@@ -257,6 +289,8 @@ class ClusterCommandLineTest {
     assertTrue(err.toString().contains("go with --sink"), err.toString());
     assertEquals(2, cl.execute("cluster", "start", "--sink", "postgres://x", "--data", work.resolve("bad").toString()));
     assertTrue(err.toString().contains("--sink takes a JDBC URL"), err.toString());
+    assertEquals(2, cl.execute("cluster", "start", "--secure", "--insecure", "--data", work.resolve("bad").toString()));
+    assertTrue(err.toString().contains("give --secure or --insecure, not both"), err.toString());
     assertFalse(Files.exists(work.resolve("bad").resolve(ClusterDirectory.SETTINGS)), "a refused start fixes no settings");
     assertEquals(2, cl.execute("executions", "list", "--running", "--failed", "--database", "127.0.0.1:1"));
   }

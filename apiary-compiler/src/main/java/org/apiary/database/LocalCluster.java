@@ -35,16 +35,23 @@ public final class LocalCluster implements AutoCloseable {
     private final int index;
     private final int clientPort;
     private final int adminPort;
+    private final int internalPort;
     private final Path root;
     private final Path log;
     private Process process;
 
-    Node(int index, int clientPort, int adminPort, Path root, Path log) {
+    Node(int index, int clientPort, int adminPort, int internalPort, Path root, Path log) {
       this.index = index;
       this.clientPort = clientPort;
       this.adminPort = adminPort;
+      this.internalPort = internalPort;
       this.root = root;
       this.log = log;
+    }
+
+    /** Where the other nodes reach this one ({@code 127.0.0.1:port}): a node that rejoins meshes with it. */
+    public String internalAddress() {
+      return "127.0.0.1:" + internalPort;
     }
 
     public int index() {
@@ -183,17 +190,10 @@ public final class LocalCluster implements AutoCloseable {
             dir.resolve("deployment.xml").toString(), "force"), dir.resolve("node" + i + "-init.log"), timeout);
       }
       for (int i = 0; i < hosts; i++) {
-        Path root = dir.resolve("node" + i);
-        Path log = dir.resolve("node" + i + ".log");
-        Node node = new Node(i, ports[5 * i + 1], ports[5 * i + 2], root, log);
-        List<String> args = List.of("probe", "voltdbroot", root.toString(),
-            "mesh", "127.0.0.1:" + ports[0], "hostcount", String.valueOf(hosts),
-            "port", "127.0.0.1:" + node.clientPort, "adminport", "127.0.0.1:" + node.adminPort,
-            "internalport", String.valueOf(ports[5 * i]), "internalinterface", "127.0.0.1",
-            "externalinterface", "127.0.0.1", "zkport", "127.0.0.1:" + ports[5 * i + 3],
-            // No "httpport": given one, VoltDB serves HTTP on every interface despite <httpd enabled="false"/>.
-            "replicationport", String.valueOf(ports[5 * i + 4]));
-        node.process = launch(args, log);
+        Node node = new Node(i, ports[5 * i + 1], ports[5 * i + 2], ports[5 * i], dir.resolve("node" + i),
+            dir.resolve("node" + i + ".log"));
+        node.process = launch(loopbackArguments(node, List.of("127.0.0.1:" + ports[0]), hosts, ports[5 * i + 3],
+            ports[5 * i + 4]), node.log);
         nodes.add(node);
       }
       cluster.awaitReady(timeout);
@@ -207,6 +207,82 @@ public final class LocalCluster implements AutoCloseable {
       DatabaseException failure = new DatabaseException(message, e);
       throw exited ? new NodeExited(failure) : failure;
     }
+  }
+
+  /** {@code org.voltdb.VoltDB}'s arguments for a node on loopback that meshes with the nodes at {@code mesh}. */
+  private static List<String> loopbackArguments(Node node, List<String> mesh, int hosts, int zkPort,
+                                                int replicationPort) {
+    return List.of("probe", "voltdbroot", node.root.toString(),
+        "mesh", String.join(",", mesh), "hostcount", String.valueOf(hosts),
+        "port", "127.0.0.1:" + node.clientPort, "adminport", "127.0.0.1:" + node.adminPort,
+        "internalport", String.valueOf(node.internalPort), "internalinterface", "127.0.0.1",
+        "externalinterface", "127.0.0.1", "zkport", "127.0.0.1:" + zkPort,
+        // No "httpport": given one, VoltDB serves HTTP on every interface despite <httpd enabled="false"/>.
+        "replicationport", String.valueOf(replicationPort));
+  }
+
+  /**
+   * Starts node {@code index} of a running durable cluster again after it died: a server on new loopback ports,
+   * on the node's own root, meshing with the live nodes at {@code liveInternalAddresses}. VoltDB then rejoins it
+   * (Community Edition's blocking rejoin): the node takes copies of the partitions it held from their live replicas
+   * and the cluster holds its k-factor again, without a stop. Waits until the node takes a client's login.
+   *
+   * @param config the cluster's configuration (its data directory, hosts, users and start timeout)
+   * @param index the node to start, one that is not running
+   * @param liveInternalAddresses the {@link Node#internalAddress() internal addresses} of nodes that run
+   * @return the node, running
+   * @throws DatabaseException with the tail of the node's log if it does not rejoin within the start timeout
+   */
+  public static Node rejoin(ClusterConfig config, int index, List<String> liveInternalAddresses) {
+    if (!config.isDurable()) {
+      throw new IllegalArgumentException("only a cluster with a data directory can have a node rejoin");
+    }
+    if (index < 0 || index >= config.hosts() || liveInternalAddresses.isEmpty()) {
+      throw new IllegalArgumentException("node " + index + " of " + config.hosts() + " rejoining "
+          + liveInternalAddresses);
+    }
+    Path dir = config.dataDirectory().toAbsolutePath();
+    int[] ports = freePorts(5);
+    Node node = new Node(index, ports[1], ports[2], ports[0], dir.resolve("node" + index),
+        dir.resolve("node" + index + ".log"));
+    if (!Snapshots.isInitialized(node.root)) {
+      throw new DatabaseException(node.root + " holds no initialized VoltDB node: it cannot rejoin");
+    }
+    try {
+      if (Files.exists(node.log)) { // what the node said before it died, kept beside the new log
+        Files.move(node.log, node.log.resolveSibling(node.log.getFileName() + ".previous"),
+            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      }
+      node.process = launch(loopbackArguments(node, liveInternalAddresses, config.hosts(), ports[3], ports[4]),
+          node.log);
+      Duration timeout = config.startTimeout();
+      EmbeddedServer.awaitListening(node.clientPort, timeout, "VoltDB node " + index, node.process::isAlive);
+      awaitLogin(node, System.nanoTime() + timeout.toNanos(), timeout, DatabaseUsers.adminOf(config.users()));
+      return node;
+    } catch (IOException | RuntimeException e) {
+      try {
+        node.kill();
+      } catch (InterruptedException interrupted) {
+        Thread.currentThread().interrupt();
+      }
+      throw new DatabaseException("VoltDB node " + index + " did not rejoin the cluster: " + e.getMessage()
+          + "\n--- node " + index + " log tail:\n" + tail(node.log), e);
+    }
+  }
+
+  /**
+   * {@link #rejoin(ClusterConfig, int, List)} for a node of this cluster that died (killed by a test, say): it
+   * replaces the dead node in {@link #nodes()}.
+   */
+  public Node rejoin(int index) {
+    Node dead = nodes.get(index);
+    if (dead.isAlive()) {
+      throw new IllegalStateException("node " + index + " runs");
+    }
+    List<String> live = nodes.stream().filter(Node::isAlive).map(Node::internalAddress).toList();
+    Node node = rejoin(config, index, live);
+    nodes.set(index, node);
+    return node;
   }
 
   /**
