@@ -1,0 +1,173 @@
+package org.apiary.drills.netns;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apiary.database.Deployments;
+import org.apiary.database.LocalCluster;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Apiary across hosts with real addresses: 3 VoltDB nodes (k=1), 2 frontends and a client, each in a network
+ * namespace of its own ({@link NetnsHosts}), each bound to and advertising its 198.18 address; the test JVM stays in
+ * the root namespace, which has no address on the bridge, and talks to none of them over the network.
+ */
+class NetnsClusterTest {
+  private static final List<String> DATABASE_HOSTS = List.of("db0", "db1", "db2");
+  private static final List<String> FRONTEND_HOSTS = List.of("fe0", "fe1");
+  private static final String CLIENT = "client";
+  private static final int FRONTEND_PORT = 5555;
+  private static final int CALLS_PER_FRONTEND = 3;
+  private static final Duration START = Duration.ofSeconds(60);
+  private static final String NODE_READY = "Server completed initialization";
+
+  @TempDir
+  Path work;
+
+  @Test
+  @Timeout(value = 150, unit = TimeUnit.SECONDS)
+  void threeNodesTwoFrontendsAndAClientOnHostsOfTheirOwnServeThroughBothFrontends() throws Exception {
+    NetnsAvailability.require();
+    List<String> hostNames = new ArrayList<>(DATABASE_HOSTS);
+    hostNames.addAll(FRONTEND_HOSTS);
+    hostNames.add(CLIENT);
+    String prefix;
+    List<Process> started = new ArrayList<>();
+    try (NetnsHosts hosts = NetnsHosts.create(hostNames)) {
+      prefix = hosts.prefix();
+      String leader = hosts.address(DATABASE_HOSTS.get(0));
+      String database = DATABASE_HOSTS.stream().map(h -> hosts.address(h) + ":" + LocalCluster.CLIENT_PORT)
+          .collect(Collectors.joining(","));
+
+      // The same deployment on every node; each root initialized (no network), in parallel.
+      Path deployment = work.resolve("deployment.xml");
+      Files.writeString(deployment, Deployments.cluster(DATABASE_HOSTS.size(), 2, 1, null, null));
+      List<CompletableFuture<Void>> inits = new ArrayList<>();
+      for (String h : DATABASE_HOSTS) {
+        inits.add(CompletableFuture.runAsync(() -> LocalCluster.initialize(work.resolve(h), deployment,
+            work.resolve(h + "-init.log"), START)));
+      }
+      CompletableFuture.allOf(inits.toArray(CompletableFuture[]::new)).get(START.toSeconds(), TimeUnit.SECONDS);
+
+      // Each node in its own namespace, meshing with db0 at its address, every listener on its own address.
+      for (String h : DATABASE_HOSTS) {
+        started.add(hosts.start(h, LocalCluster.serverCommand(LocalCluster.hostArguments(work.resolve(h), leader,
+            DATABASE_HOSTS.size(), hosts.address(h)), "384m"), log(h)));
+      }
+      for (int i = 0; i < DATABASE_HOSTS.size(); i++) {
+        await(started.get(i), log(DATABASE_HOSTS.get(i)), NODE_READY);
+      }
+
+      hosts.runOrFail(CLIENT, client("deploy", database), START);
+
+      for (String h : FRONTEND_HOSTS) {
+        started.add(hosts.start(h, List.of(java(), "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+            "org.apiary.cli.Main", "frontend", "--database", database, "--bind", hosts.address(h),
+            "--port", String.valueOf(FRONTEND_PORT), "--no-credentials", "--lease-ms", "5000"), log(h)));
+      }
+      List<String> endpoints = new ArrayList<>();
+      for (int i = 0; i < FRONTEND_HOSTS.size(); i++) {
+        String h = FRONTEND_HOSTS.get(i);
+        String endpoint = "tcp://" + hosts.address(h) + ":" + FRONTEND_PORT;
+        await(started.get(DATABASE_HOSTS.size() + i), log(h), "listening on " + endpoint);
+        endpoints.add(endpoint);
+      }
+
+      List<String> invoke = new ArrayList<>(client("invoke", database, String.valueOf(CALLS_PER_FRONTEND)));
+      invoke.addAll(endpoints);
+      String out = hosts.runOrFail(CLIENT, invoke, START);
+
+      // Each call's answer, and the rows as VoltDB holds them: key 1000 * f + i incremented once by i + 1.
+      Map<Long, Long> expected = new TreeMap<>();
+      for (int f = 0; f < endpoints.size(); f++) {
+        for (int i = 0; i < CALLS_PER_FRONTEND; i++) {
+          expected.put(1000L * f + i, (long) (i + 1));
+        }
+      }
+      assertEquals(expected, pairs(out, "result "), out);
+      assertEquals(expected, pairs(out, "row "), out);
+      // Each frontend's lease row advertises the address clients reached it at.
+      List<String> advertised = out.lines().filter(l -> l.startsWith("lease ")).map(l -> l.split(" ")[2]).sorted()
+          .toList();
+      assertEquals(endpoints, advertised, out);
+
+      // No cluster traffic on loopback: every TCP socket of every host is on its 198.18 address.
+      for (String h : hostNames) {
+        String sockets = hosts.runOrFail(h, List.of("ss", "-tanp"), Duration.ofSeconds(10));
+        for (String line : sockets.lines().skip(1).toList()) {
+          assertFalse(line.contains("127.0.0.1") || line.contains("[::1]") || line.contains("::ffff:127."),
+              h + " has a socket on loopback:\n" + sockets);
+          assertFalse(line.matches(".*\\s(0\\.0\\.0\\.0|\\*|\\[::\\]):\\d+\\s.*"),
+              h + " listens on every interface:\n" + sockets);
+        }
+      }
+      String listening = hosts.runOrFail(DATABASE_HOSTS.get(1), List.of("ss", "-tln"), Duration.ofSeconds(10));
+      String db1 = hosts.address(DATABASE_HOSTS.get(1));
+      for (int port : new int[] {LocalCluster.CLIENT_PORT, LocalCluster.ADMIN_PORT, LocalCluster.INTERNAL_PORT}) {
+        assertTrue(listening.contains(db1 + ":" + port), "db1 does not listen on " + db1 + ":" + port + ":\n"
+            + listening);
+      }
+      for (String h : DATABASE_HOSTS) {
+        String nodeLog = Files.readString(log(h));
+        assertTrue(nodeLog.contains(hosts.address(h)), h + "'s log does not name its address:\n" + nodeLog);
+      }
+    }
+    for (Process p : started) {
+      assertFalse(p.isAlive(), "process " + p.pid() + " outlived the hosts");
+    }
+    assertEquals(List.of(), NetnsHosts.ownedNames().stream().filter(n -> n.startsWith(prefix)).toList(),
+        "namespaces or links of the run are left");
+  }
+
+  private Path log(String host) {
+    return work.resolve(host + ".log");
+  }
+
+  private static String java() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
+  private static List<String> client(String... args) {
+    List<String> cmd = new ArrayList<>(List.of(java(), "-Xmx256m"));
+    cmd.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), NetnsClient.class.getName()));
+    cmd.addAll(List.of(args));
+    return cmd;
+  }
+
+  private static Map<Long, Long> pairs(String out, String tag) {
+    Map<Long, Long> m = new TreeMap<>();
+    out.lines().filter(l -> l.startsWith(tag)).map(l -> l.split(" "))
+        .forEach(p -> m.put(Long.parseLong(p[1]), Long.parseLong(p[2])));
+    return m;
+  }
+
+  /** Waits until {@code log} contains {@code text}; fails with the log if the process exits or {@link #START} passes. */
+  private static void await(Process p, Path log, String text) throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + START.toNanos();
+    while (!Files.exists(log) || !Files.readString(log).contains(text)) {
+      if (!p.isAlive()) {
+        throw new AssertionError("process " + p.pid() + " exited " + p.exitValue() + " before '" + text + "':\n"
+            + Files.readString(log));
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("no '" + text + "' within " + START + ":\n" + Files.readString(log));
+      }
+      Thread.sleep(100);
+    }
+  }
+}
