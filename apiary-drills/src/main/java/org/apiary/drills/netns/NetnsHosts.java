@@ -405,10 +405,20 @@ public final class NetnsHosts implements AutoCloseable {
         tryIp(problems, "link", "del", link); // a veth's peer goes with it; the bridge last, by name order
       }
     }
-    for (String left : ownedNames()) {
-      if (left.startsWith(start)) {
-        problems.add(left + " is still there");
+    // The kernel removes a deleted namespace's devices once its last user is gone, a moment later: wait for that.
+    long deadline = System.nanoTime() + KILL_TIMEOUT.toNanos();
+    List<String> left = ownedNames().stream().filter(n -> n.startsWith(start)).toList();
+    while (!left.isEmpty() && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
       }
+      left = ownedNames().stream().filter(n -> n.startsWith(start)).toList();
+    }
+    for (String name : left) {
+      problems.add(name + " is still there " + KILL_TIMEOUT + " after its deletion");
     }
   }
 

@@ -20,6 +20,7 @@ import org.voltdb.VoltTable;
  *
  * <ul>
  *   <li>{@code deploy DB[,DB...]}: Apiary's system tables and the counter application; prints {@code deployed}.
+ *   <li>{@code run DB[,DB...] N FRONTEND...}: {@code deploy}, then {@code invoke}.
  *   <li>{@code invoke DB[,DB...] N FRONTEND...}: waits for a live lease per frontend, then N increments through each
  *       frontend (key {@code 1000 * f + i}, by {@code i + 1}), each client talking to that frontend alone; prints
  *       {@code result KEY VALUE} per call, then {@code row KEY VALUE} per counter read from VoltDB directly and
@@ -27,7 +28,7 @@ import org.voltdb.VoltTable;
  * </ul>
  */
 public final class NetnsClient {
-  private static final Duration LEASE_WAIT = Duration.ofSeconds(30);
+  private static final Duration LEASE_WAIT = Duration.ofSeconds(45);
 
   private NetnsClient() {}
 
@@ -43,7 +44,13 @@ public final class NetnsClient {
           System.out.println("deployed");
         }
         case "invoke" -> invoke(db, Integer.parseInt(args[2]), Arrays.asList(args).subList(3, args.length));
-        default -> throw new IllegalArgumentException("deploy or invoke, not " + args[0]);
+        case "run" -> {
+          SystemSchema.ensure(db);
+          Registrar.register(db, CounterApp.APP);
+          System.out.println("deployed");
+          invoke(db, Integer.parseInt(args[2]), Arrays.asList(args).subList(3, args.length));
+        }
+        default -> throw new IllegalArgumentException("deploy, invoke or run, not " + args[0]);
       }
     }
     System.out.flush();

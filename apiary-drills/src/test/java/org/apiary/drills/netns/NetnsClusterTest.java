@@ -33,13 +33,12 @@ class NetnsClusterTest {
   private static final int FRONTEND_PORT = 5555;
   private static final int CALLS_PER_FRONTEND = 3;
   private static final Duration START = Duration.ofSeconds(60);
-  private static final String NODE_READY = "Server completed initialization";
 
   @TempDir
   Path work;
 
   @Test
-  @Timeout(value = 150, unit = TimeUnit.SECONDS)
+  @Timeout(value = 300, unit = TimeUnit.SECONDS)
   void threeNodesTwoFrontendsAndAClientOnHostsOfTheirOwnServeThroughBothFrontends() throws Exception {
     NetnsAvailability.require();
     List<String> hostNames = new ArrayList<>(DATABASE_HOSTS);
@@ -68,28 +67,52 @@ class NetnsClusterTest {
         started.add(hosts.start(h, LocalCluster.serverCommand(LocalCluster.hostArguments(work.resolve(h), leader,
             DATABASE_HOSTS.size(), hosts.address(h)), "384m"), log(h)));
       }
-      for (int i = 0; i < DATABASE_HOSTS.size(); i++) {
-        await(started.get(i), log(DATABASE_HOSTS.get(i)), NODE_READY);
+      try {
+        for (int i = 0; i < DATABASE_HOSTS.size(); i++) {
+          String h = DATABASE_HOSTS.get(i);
+          awaitListening(hosts, h, started.get(i), hosts.address(h) + ":" + LocalCluster.CLIENT_PORT);
+        }
+      } catch (AssertionError e) {
+        StringBuilder logs = new StringBuilder(e.getMessage());
+        for (String h : DATABASE_HOSTS) {
+          logs.append("\n--- ").append(h).append(" (").append(hosts.address(h)).append("), its output:\n")
+              .append(tail(log(h)));
+        }
+        throw new AssertionError(logs.toString(), e);
       }
 
-      hosts.runOrFail(CLIENT, client("deploy", database), START);
+      phase("3 nodes accept clients");
 
-      for (String h : FRONTEND_HOSTS) {
-        started.add(hosts.start(h, List.of(java(), "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-            "org.apiary.cli.Main", "frontend", "--database", database, "--bind", hosts.address(h),
-            "--port", String.valueOf(FRONTEND_PORT), "--no-credentials", "--lease-ms", "5000"), log(h)));
-      }
+      // The frontends start while the client deploys (each brings Apiary's system tables up to date, safely at once).
       List<String> endpoints = new ArrayList<>();
+      for (String h : FRONTEND_HOSTS) {
+        List<String> frontend = new ArrayList<>(List.of(java(), "-Xmx256m"));
+        frontend.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
+        frontend.addAll(List.of("-cp", System.getProperty("java.class.path"), "org.apiary.cli.Main", "frontend",
+            "--database", database, "--bind", hosts.address(h), "--port", String.valueOf(FRONTEND_PORT),
+            "--no-credentials"));
+        started.add(hosts.start(h, frontend, log(h)));
+        endpoints.add("tcp://" + hosts.address(h) + ":" + FRONTEND_PORT);
+      }
+      List<String> run = new ArrayList<>(client("run", database, String.valueOf(CALLS_PER_FRONTEND)));
+      run.addAll(endpoints);
+      String out;
+      try {
+        out = hosts.runOrFail(CLIENT, run, Duration.ofSeconds(90));
+      } catch (IllegalStateException e) {
+        StringBuilder logs = new StringBuilder(e.getMessage());
+        for (String h : FRONTEND_HOSTS) {
+          logs.append("\n--- ").append(h).append(" (").append(hosts.address(h)).append("), its output:\n")
+              .append(tail(log(h)));
+        }
+        throw new AssertionError(logs.toString(), e);
+      }
+      phase("deployed and invoked through both frontends from the client host");
       for (int i = 0; i < FRONTEND_HOSTS.size(); i++) {
         String h = FRONTEND_HOSTS.get(i);
-        String endpoint = "tcp://" + hosts.address(h) + ":" + FRONTEND_PORT;
-        await(started.get(DATABASE_HOSTS.size() + i), log(h), "listening on " + endpoint);
-        endpoints.add(endpoint);
+        assertTrue(Files.readString(log(h)).contains(" listening on " + endpoints.get(i)), h + " does not listen on "
+            + endpoints.get(i) + ":\n" + Files.readString(log(h)));
       }
-
-      List<String> invoke = new ArrayList<>(client("invoke", database, String.valueOf(CALLS_PER_FRONTEND)));
-      invoke.addAll(endpoints);
-      String out = hosts.runOrFail(CLIENT, invoke, START);
 
       // Each call's answer, and the rows as VoltDB holds them: key 1000 * f + i incremented once by i + 1.
       Map<Long, Long> expected = new TreeMap<>();
@@ -107,7 +130,7 @@ class NetnsClusterTest {
 
       // No cluster traffic on loopback: every TCP socket of every host is on its 198.18 address.
       for (String h : hostNames) {
-        String sockets = hosts.runOrFail(h, List.of("ss", "-tanp"), Duration.ofSeconds(10));
+        String sockets = sockets(hosts, h, "-tanp");
         for (String line : sockets.lines().skip(1).toList()) {
           assertFalse(line.contains("127.0.0.1") || line.contains("[::1]") || line.contains("::ffff:127."),
               h + " has a socket on loopback:\n" + sockets);
@@ -115,15 +138,11 @@ class NetnsClusterTest {
               h + " listens on every interface:\n" + sockets);
         }
       }
-      String listening = hosts.runOrFail(DATABASE_HOSTS.get(1), List.of("ss", "-tln"), Duration.ofSeconds(10));
+      String listening = sockets(hosts, DATABASE_HOSTS.get(1), "-tln");
       String db1 = hosts.address(DATABASE_HOSTS.get(1));
       for (int port : new int[] {LocalCluster.CLIENT_PORT, LocalCluster.ADMIN_PORT, LocalCluster.INTERNAL_PORT}) {
         assertTrue(listening.contains(db1 + ":" + port), "db1 does not listen on " + db1 + ":" + port + ":\n"
             + listening);
-      }
-      for (String h : DATABASE_HOSTS) {
-        String nodeLog = Files.readString(log(h));
-        assertTrue(nodeLog.contains(hosts.address(h)), h + "'s log does not name its address:\n" + nodeLog);
       }
     }
     for (Process p : started) {
@@ -131,6 +150,29 @@ class NetnsClusterTest {
     }
     assertEquals(List.of(), NetnsHosts.ownedNames().stream().filter(n -> n.startsWith(prefix)).toList(),
         "namespaces or links of the run are left");
+  }
+
+  /**
+   * {@code ss OPTIONS} inside {@code host}, with IPv4-mapped addresses ({@code [::ffff:198.18.0.1]:21212}, as Java's
+   * dual-stack sockets show) written as IPv4 ({@code 198.18.0.1:21212}).
+   */
+  private static String sockets(NetnsHosts hosts, String host, String options) {
+    return hosts.runOrFail(host, List.of("ss", options), Duration.ofSeconds(10))
+        .replaceAll("\\[::ffff:([0-9.]+)\\]", "$1");
+  }
+
+  private final long began = System.nanoTime();
+
+  private void phase(String what) {
+    System.out.printf("netns cluster: %s after %.1f s%n", what, (System.nanoTime() - began) / 1e9);
+  }
+
+  private String tail(Path log) throws IOException {
+    if (!Files.exists(log)) {
+      return "(no " + log + ")";
+    }
+    List<String> lines = Files.readAllLines(log);
+    return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
   }
 
   private Path log(String host) {
@@ -156,18 +198,23 @@ class NetnsClusterTest {
     return m;
   }
 
-  /** Waits until {@code log} contains {@code text}; fails with the log if the process exits or {@link #START} passes. */
-  private static void await(Process p, Path log, String text) throws IOException, InterruptedException {
+  /**
+   * Waits until a socket of {@code host} listens on {@code address} (a VoltDB node opens its client port once the
+   * whole cluster is initialized); fails with the process's output if it exits or {@link #START} passes.
+   */
+  private void awaitListening(NetnsHosts hosts, String host, Process p, String address)
+      throws IOException, InterruptedException {
     long deadline = System.nanoTime() + START.toNanos();
-    while (!Files.exists(log) || !Files.readString(log).contains(text)) {
+    while (!sockets(hosts, host, "-tln").contains(address + " ")) {
       if (!p.isAlive()) {
-        throw new AssertionError("process " + p.pid() + " exited " + p.exitValue() + " before '" + text + "':\n"
-            + Files.readString(log));
+        throw new AssertionError(host + " exited " + p.exitValue() + " before it listened on " + address + ":\n"
+            + Files.readString(log(host)));
       }
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("no '" + text + "' within " + START + ":\n" + Files.readString(log));
+        throw new AssertionError(host + " did not listen on " + address + " within " + START + ":\n"
+            + Files.readString(log(host)));
       }
-      Thread.sleep(100);
+      Thread.sleep(200);
     }
   }
 }
