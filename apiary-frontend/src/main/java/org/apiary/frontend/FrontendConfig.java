@@ -40,12 +40,15 @@ import java.util.Objects;
  *     paused) as long as {@link #retention()} exceeds the clients' {@code maxAttempts * attemptTimeout} plus twice
  *     this
  * @param wire the limits on connections and what they send before a request is read ({@link Wire})
+ * @param advertisedAddress the address other hosts reach this frontend at, advertised in its lease row
+ *     ({@code APIARY_FRONTENDS.endpoint}) as {@code tcp://ADDRESS:PORT} with the bound port; {@code null} (the
+ *     default) advertises the bound address, which must then not be a wildcard such as {@code 0.0.0.0}
  */
 public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
                              Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
                              int maxRequestBytes, int maxInFlight,
                              boolean credentialsRequired, int maxInFlightPerClient, long maxInFlightBytes,
-                             Duration clockSkewAllowance, Wire wire) {
+                             Duration clockSkewAllowance, Wire wire, String advertisedAddress) {
   /**
    * What the frontend's socket allows its connections, before any request is read (see the operations guide, "The
    * frontend's wire"). A connection over a limit is closed by JeroMQ's I/O thread and counted by reason
@@ -91,7 +94,7 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
                         Duration clockSkewAllowance) {
     this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
         maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance,
-        Wire.DEFAULTS);
+        Wire.DEFAULTS, null);
   }
 
   /** {@link Wire#maxConnections()} as it applies under a file-descriptor limit: at most half of it. */
@@ -103,7 +106,7 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   public FrontendConfig withWire(Wire value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
         cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
-        clockSkewAllowance, Objects.requireNonNull(value, "wire"));
+        clockSkewAllowance, Objects.requireNonNull(value, "wire"), advertisedAddress);
   }
 
   /** The default {@link #maxInFlight()}. */
@@ -144,6 +147,10 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
       throw new IllegalArgumentException("clockSkewAllowance must not be negative, not " + clockSkewAllowance);
     }
     Objects.requireNonNull(wire, "wire");
+    if (advertisedAddress != null && (advertisedAddress.isBlank() || isWildcard(advertisedAddress))) {
+      throw new IllegalArgumentException("the advertised address must be one other hosts can reach, not '"
+          + advertisedAddress + "'");
+    }
     if (maxRequestBytes < 1024) {
       throw new IllegalArgumentException("maxRequestBytes must be at least 1024, not " + maxRequestBytes);
     }
@@ -172,62 +179,62 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   public static FrontendConfig defaults() {
     return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
         Duration.ofMinutes(15), 512 * 1024, DEFAULT_MAX_IN_FLIGHT, false, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT,
-        DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_CLOCK_SKEW_ALLOWANCE, Wire.DEFAULTS);
+        DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_CLOCK_SKEW_ALLOWANCE, Wire.DEFAULTS, null);
   }
 
   /** A copy listening on another address. */
   public FrontendConfig withBindAddress(String value) {
     return new FrontendConfig(value, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
     return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
     return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withMaxInFlight(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
         cleanupInterval, maxRequestBytes, value, credentialsRequired,
-        Math.min(value, maxInFlightPerClient), maxInFlightBytes, clockSkewAllowance, wire);
+        Math.min(value, maxInFlightPerClient), maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
   }
 
   /** A copy with another {@link #maxInFlightPerClient()}. */
   public FrontendConfig withMaxInFlightPerClient(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes, clockSkewAllowance, wire);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withCredentialsRequired(boolean value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire);
+        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
   }
 
   /** A copy with another {@link #clockSkewAllowance()}. */
   public FrontendConfig withClockSkewAllowance(Duration value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
         cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
-        value, wire);
+        value, wire, advertisedAddress);
   }
 
   /** The default {@link #clockSkewAllowance()}: clocks kept by NTP agree far more closely. */
@@ -236,6 +243,29 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   /** A copy with another {@link #maxInFlightBytes()}. */
   public FrontendConfig withMaxInFlightBytes(long value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value, clockSkewAllowance, wire);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value, clockSkewAllowance, wire, advertisedAddress);
+  }
+
+  /** The 14 components before {@link #advertisedAddress()}, advertising the bound address. */
+  public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
+                        Duration heartbeatInterval, Duration retention, Duration cleanupInterval, int maxRequestBytes,
+                        int maxInFlight, boolean credentialsRequired, int maxInFlightPerClient, long maxInFlightBytes,
+                        Duration clockSkewAllowance, Wire wire) {
+    this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance,
+        wire, null);
+  }
+
+  /** A copy advertising {@code value} in its lease row instead of the bound address ({@code null}: the bound one). */
+  public FrontendConfig withAdvertisedAddress(String value) {
+    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
+        clockSkewAllowance, wire, value);
+  }
+
+  /** Whether {@code address} means every interface ({@code 0.0.0.0}, {@code *}, {@code ::}): no host's address. */
+  public static boolean isWildcard(String address) {
+    String a = address.strip();
+    return a.equals("*") || a.equals("0.0.0.0") || a.equals("::") || a.equals("[::]");
   }
 }
