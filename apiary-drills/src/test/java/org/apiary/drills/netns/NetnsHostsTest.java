@@ -63,6 +63,46 @@ class NetnsHostsTest {
         "namespaces or links of the run are left");
   }
 
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void aRunInterruptedLikeCtrlCTearsItsHostsDownAndAKilledRunsLeftoversGoAtTheNextCreate() throws Exception {
+    NetnsAvailability.require();
+    // Ctrl-C: SIGINT to a JVM holding hosts; its shutdown hook removes them.
+    Path log = work.resolve("holder.log");
+    Process holder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m",
+        "-cp", System.getProperty("java.class.path"), NetnsHostsHolder.class.getName())
+        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    try {
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (!Files.readString(log).contains("prefix ")) {
+        assertTrue(holder.isAlive(), "the holder exited:\n" + Files.readString(log));
+        assertTrue(System.nanoTime() < deadline, "no hosts within 30 s:\n" + Files.readString(log));
+        Thread.sleep(50);
+      }
+      String prefix = Files.readString(log).lines().filter(l -> l.startsWith("prefix ")).findFirst().orElseThrow()
+          .substring("prefix ".length()).strip();
+      assertFalse(NetnsHosts.ownedNames().stream().filter(n -> n.startsWith(prefix)).toList().isEmpty());
+      assertEquals(0, new ProcessBuilder("kill", "-INT", String.valueOf(holder.pid())).start().waitFor());
+      assertTrue(holder.waitFor(30, TimeUnit.SECONDS), "the holder did not exit on SIGINT");
+      assertEquals(List.of(), NetnsHosts.ownedNames().stream().filter(n -> n.startsWith(prefix)).toList(),
+          "SIGINT left the run's namespaces or links:\n" + Files.readString(log));
+    } finally {
+      holder.destroyForcibly();
+    }
+
+    // A run killed before any teardown: its JVM (PID 99999999, above any pid_max) is gone, so create removes them.
+    String dead = NetnsHosts.FAMILY + "99999999a";
+    NetnsHosts.exec(List.of("ip", "netns", "add", dead + "-left"), CONNECT);
+    NetnsHosts.exec(List.of("ip", "link", "add", dead + "-br", "type", "bridge"), CONNECT);
+    try (NetnsHosts hosts = NetnsHosts.create(List.of("a"))) {
+      assertEquals(List.of(), NetnsHosts.ownedNames().stream().filter(n -> n.startsWith(dead)).toList());
+      assertFalse(NetnsHosts.ownedNames().stream().filter(n -> n.startsWith(hosts.prefix())).toList().isEmpty());
+    } finally {
+      NetnsHosts.exec(List.of("ip", "netns", "del", dead + "-left"), CONNECT);
+      NetnsHosts.exec(List.of("ip", "link", "del", dead + "-br"), CONNECT);
+    }
+  }
+
   /** A TCP connect from {@code host} to {@code address}:7000 (bash's /dev/tcp), within 3 s. */
   private static NetnsHosts.Result connect(NetnsHosts hosts, String host, String address) {
     return hosts.run(host, List.of("timeout", "3", "bash", "-c", "exec 3<>/dev/tcp/" + address + "/7000 && head -c1 <&3"),
