@@ -25,8 +25,9 @@ public class FrontendCommand implements Callable<Integer> {
   @Option(names = "--port", defaultValue = "0", description = "TCP port to listen on; 0 picks a free one (default).")
   int port;
 
-  @Option(names = "--bind", defaultValue = "127.0.0.1", description = "Address to listen on (default ${DEFAULT-VALUE}); "
-      + "on a host of its own, the host's address, or 0.0.0.0 for every interface (then give --advertise).")
+  @Option(names = "--bind", defaultValue = "127.0.0.1",
+      description = "Address to listen on (default ${DEFAULT-VALUE}); on a host of its own, the host's address, or "
+          + "0.0.0.0 for every interface (then give --advertise).")
   String bind;
 
   @Option(names = "--advertise", paramLabel = "ADDRESS", description = "The address other hosts reach this frontend "

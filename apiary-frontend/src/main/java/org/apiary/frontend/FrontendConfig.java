@@ -185,32 +185,38 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   /** A copy listening on another address. */
   public FrontendConfig withBindAddress(String value) {
     return new FrontendConfig(value, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
+        clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withPort(int value) {
     return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
+        clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
     return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
+        clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
     return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
+        clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
+        clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
+        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
+        clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withMaxInFlight(int value) {
@@ -222,12 +228,14 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   /** A copy with another {@link #maxInFlightPerClient()}. */
   public FrontendConfig withMaxInFlightPerClient(int value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes,
+        clockSkewAllowance, wire, advertisedAddress);
   }
 
   public FrontendConfig withCredentialsRequired(boolean value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, advertisedAddress);
+        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes,
+        clockSkewAllowance, wire, advertisedAddress);
   }
 
   /** A copy with another {@link #clockSkewAllowance()}. */
@@ -243,7 +251,8 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   /** A copy with another {@link #maxInFlightBytes()}. */
   public FrontendConfig withMaxInFlightBytes(long value) {
     return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value, clockSkewAllowance, wire, advertisedAddress);
+        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value,
+        clockSkewAllowance, wire, advertisedAddress);
   }
 
   /** The 14 components before {@link #advertisedAddress()}, advertising the bound address. */

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Assumptions;
 final class NetnsAvailability {
   private NetnsAvailability() {}
 
-  /** Aborts the test (skipped) with the printed reason if {@code ip netns} is not allowed; fails instead with CI=true. */
+  /** Aborts the test (skipped) with the printed reason if {@code ip netns} is not allowed; with CI=true, fails. */
   static void require() {
     Optional<String> why = NetnsHosts.unavailableReason();
     if (why.isEmpty()) {

@@ -105,7 +105,7 @@ class NetnsHostsTest {
 
   /** A TCP connect from {@code host} to {@code address}:7000 (bash's /dev/tcp), within 3 s. */
   private static NetnsHosts.Result connect(NetnsHosts hosts, String host, String address) {
-    return hosts.run(host, List.of("timeout", "3", "bash", "-c", "exec 3<>/dev/tcp/" + address + "/7000 && head -c1 <&3"),
-        CONNECT);
+    return hosts.run(host, List.of("timeout", "3", "bash", "-c",
+        "exec 3<>/dev/tcp/" + address + "/7000 && head -c1 <&3"), CONNECT);
   }
 }
