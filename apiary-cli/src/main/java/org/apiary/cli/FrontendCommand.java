@@ -25,8 +25,15 @@ public class FrontendCommand implements Callable<Integer> {
   @Option(names = "--port", defaultValue = "0", description = "TCP port to listen on; 0 picks a free one (default).")
   int port;
 
-  @Option(names = "--bind", defaultValue = "127.0.0.1", description = "Address to listen on (default ${DEFAULT-VALUE}).")
+  @Option(names = "--bind", defaultValue = "127.0.0.1",
+      description = "Address to listen on (default ${DEFAULT-VALUE}); on a host of its own, the host's address, or "
+          + "0.0.0.0 for every interface (then give --advertise).")
   String bind;
+
+  @Option(names = "--advertise", paramLabel = "ADDRESS", description = "The address other hosts reach this frontend "
+      + "at, recorded in its lease (`apiary status` shows it) as tcp://ADDRESS:PORT (default: the --bind address; "
+      + "required when --bind is a wildcard such as 0.0.0.0).")
+  String advertise;
 
   @Option(names = "--lease-ms", defaultValue = "5000", description = "Lease duration in ms (default ${DEFAULT-VALUE}).")
   long leaseMs;
@@ -104,12 +111,17 @@ public class FrontendCommand implements Callable<Integer> {
       throw new CliException("--no-credentials and --require-credentials contradict each other; keys are required "
           + "unless --no-credentials is given");
     }
+    if (advertise == null && FrontendConfig.isWildcard(bind)) {
+      throw new CliException("--bind " + bind + " listens on every interface, which is no address another host can "
+          + "reach: give --advertise ADDRESS, this host's address (it is recorded in the frontend's lease)", 2, null);
+    }
     boolean requireCredentials = !noCredentials;
     Duration retention = retentionMs != null ? Duration.ofMillis(retentionMs) : Duration.ofSeconds(retentionSeconds);
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),
         Duration.ofMillis(heartbeatMs), retention, Duration.ofMillis(cleanupMs),
         FrontendConfig.defaults().maxRequestBytes(), maxInFlight, requireCredentials, maxInFlightPerClient,
-        maxInFlightMib * 1024L * 1024L, Duration.ofMillis(clockSkewMs), wireOptions.wire()).withMetrics(metricsOptions.metrics());
+        maxInFlightMib * 1024L * 1024L, Duration.ofMillis(clockSkewMs), wireOptions.wire())
+        .withMetrics(metricsOptions.metrics()).withAdvertisedAddress(advertise);
     DatabaseConfig databaseConfig = DatabaseConfig.external(database.toArray(String[]::new));
     if (databaseUsers != null) {
       databaseConfig = databaseConfig.withLogin(DatabaseUsers.frontendLoginFrom(databaseUsers));

@@ -59,6 +59,20 @@ class FrontendCommandTest {
   }
 
   @Test
+  void aFrontendListeningOnEveryInterfaceMustBeToldTheAddressItAdvertises() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = Main.commandLine();
+    cl.setErr(new PrintWriter(err));
+    // Refused before the database is reached (there is none at port 1).
+    assertEquals(2, cl.execute("frontend", "--database", "127.0.0.1:1", "--bind", "0.0.0.0"));
+    assertTrue(err.toString().contains("give --advertise ADDRESS"), err.toString());
+    assertThrows(IllegalArgumentException.class,
+        () -> org.apiary.frontend.FrontendConfig.defaults().withAdvertisedAddress("0.0.0.0"));
+    assertEquals("10.0.0.7", org.apiary.frontend.FrontendConfig.defaults().withAdvertisedAddress("10.0.0.7")
+        .withPort(5555).withBindAddress("0.0.0.0").advertisedAddress());
+  }
+
+  @Test
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void aFrontendRequiresCredentialsByDefaultRefusesCallsWithoutAValidKeyAndServesCallsWithOne(TestDatabase database)
       throws Exception {

@@ -354,18 +354,84 @@ public final class LocalCluster implements AutoCloseable {
    * there is one (a process inherits its umask, and Java cannot set a child's).
    */
   private static Process launch(List<String> voltArgs, Path log) throws IOException {
+    return new ProcessBuilder(serverCommand(voltArgs, "1g")).redirectErrorStream(true).redirectOutput(log.toFile())
+        .start();
+  }
+
+  /**
+   * The command that runs {@code org.voltdb.VoltDB} with {@code voltArgs}: this JVM's {@code java} and class path
+   * (Apiary's runtime and Jackson for the procedures), {@link #VOLTDB_JVM_FLAGS} and {@code -Xmx} {@code maxHeap}
+   * ({@code "1g"}, {@code "384m"}), through {@code /bin/sh} with umask 077 where there is one, so the server's files
+   * are its owner's only. For a launcher that runs the server elsewhere (another network namespace: prefix the
+   * command with {@code ip netns exec NAME}).
+   */
+  public static List<String> serverCommand(List<String> voltArgs, String maxHeap) {
     List<String> cmd = new ArrayList<>();
     if (Files.isExecutable(Path.of("/bin/sh"))) {
       cmd.addAll(List.of("/bin/sh", "-c", "umask 077 && exec \"$0\" \"$@\""));
     }
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(VOLTDB_JVM_FLAGS);
-    cmd.add("-Xmx1g");
+    cmd.add("-Xmx" + maxHeap);
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add("org.voltdb.VoltDB");
     cmd.addAll(voltArgs);
-    return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    return cmd;
+  }
+
+  /** VoltDB's default client port; a node on a host of its own listens on it at its host's address. */
+  public static final int CLIENT_PORT = 21212;
+  /** VoltDB's default admin port (system procedures such as {@code @Pause}, {@code @Shutdown}). */
+  public static final int ADMIN_PORT = 21211;
+  /** VoltDB's default internal port: the nodes' mesh, and where a starting node finds the leader. */
+  public static final int INTERNAL_PORT = 3021;
+  /** VoltDB's default ZooKeeper port (the node's own agreement service). */
+  public static final int ZOOKEEPER_PORT = 7181;
+  /** VoltDB's default replication port (database replication; Community Edition does not use it). */
+  public static final int REPLICATION_PORT = 5555;
+
+  /**
+   * The arguments of {@code org.voltdb.VoltDB} that start one node of a cluster whose hosts have addresses of their
+   * own, every listener on {@code address} and nothing on another interface: what VoltDB 9.3's
+   * {@code voltdb start --dir ROOT --host LEADER --count N --internalinterface ADDRESS --externalinterface ADDRESS
+   * --publicinterface ADDRESS} passes, with VoltDB's default ports ({@link #CLIENT_PORT}, {@link #ADMIN_PORT},
+   * {@link #INTERNAL_PORT}, {@link #ZOOKEEPER_PORT}, {@link #REPLICATION_PORT}) on {@code address}. No HTTP port
+   * (given one, VoltDB serves HTTP on every interface despite {@code <httpd enabled="false"/>}).
+   *
+   * @param root the node's root, initialized with {@link #initialize(Path, Path, Path, Duration)}
+   * @param leader the address of the host every node meshes with (VoltDB's {@code --host}), the same on every node;
+   *     its {@link #INTERNAL_PORT} is implied
+   * @param hostCount the cluster's hosts (VoltDB's {@code --count}), as in the deployment
+   * @param address this host's own address: the one the other nodes, the frontends and the clients reach it at
+   */
+  public static List<String> hostArguments(Path root, String leader, int hostCount, String address) {
+    if (hostCount < 1) {
+      throw new IllegalArgumentException("hostCount must be at least 1, not " + hostCount);
+    }
+    return List.of("probe", "voltdbroot", root.toString(),
+        "mesh", leader + ":" + INTERNAL_PORT, "hostcount", String.valueOf(hostCount),
+        "internalinterface", address, "externalinterface", address, "publicinterface", address,
+        "port", address + ":" + CLIENT_PORT, "adminport", address + ":" + ADMIN_PORT,
+        "internalport", String.valueOf(INTERNAL_PORT), "zkport", address + ":" + ZOOKEEPER_PORT,
+        "replicationport", String.valueOf(REPLICATION_PORT));
+  }
+
+  /**
+   * Initializes a node's root with {@code deployment} ({@code voltdb init --dir ROOT --config DEPLOYMENT --force}),
+   * within {@code timeout}, its output in {@code log}; the same deployment on every node of a cluster
+   * ({@link Deployments#cluster}). Touches no network.
+   *
+   * @throws DatabaseException with the log's tail if it fails or takes longer
+   */
+  public static void initialize(Path root, Path deployment, Path log, Duration timeout) {
+    try {
+      OwnerOnlyFile.createDirectory(root);
+      run(List.of("initialize", "voltdbroot", root.toString(), "deployment", deployment.toString(), "force"), log,
+          timeout);
+    } catch (IOException e) {
+      throw new DatabaseException("cannot initialize " + root + ": " + e.getMessage(), e);
+    }
   }
 
   private static String tail(Path log) {

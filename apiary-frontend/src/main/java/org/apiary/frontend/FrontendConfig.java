@@ -42,12 +42,16 @@ import java.util.Objects;
  * @param wire the limits on connections and what they send before a request is read ({@link Wire})
  * @param metrics the HTTP endpoint for {@code /metrics}, {@code /health} and {@code /ready} ({@link Metrics}; off by
  *     default)
+ * @param advertisedAddress the address other hosts reach this frontend at, advertised in its lease row
+ *     ({@code APIARY_FRONTENDS.endpoint}) as {@code tcp://ADDRESS:PORT} with the bound port; {@code null} (the
+ *     default) advertises the bound address, which must then not be a wildcard such as {@code 0.0.0.0}
  */
 public record FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
                              Duration heartbeatInterval, Duration retention, Duration cleanupInterval,
                              int maxRequestBytes, int maxInFlight,
                              boolean credentialsRequired, int maxInFlightPerClient, long maxInFlightBytes,
-                             Duration clockSkewAllowance, Wire wire, Metrics metrics) {
+                             Duration clockSkewAllowance, Wire wire, Metrics metrics,
+                             String advertisedAddress) {
   /**
    * What the frontend's socket allows its connections, before any request is read (see the operations guide, "The
    * frontend's wire"). A connection over a limit is closed by JeroMQ's I/O thread and counted by reason
@@ -93,7 +97,7 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
                         Duration clockSkewAllowance) {
     this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
         maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance,
-        Wire.DEFAULTS, Metrics.OFF);
+        Wire.DEFAULTS, Metrics.OFF, null);
   }
 
   /** The 14 components before {@link #metrics()}, with {@link Metrics#OFF}. */
@@ -103,7 +107,7 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
                         Duration clockSkewAllowance, Wire wire) {
     this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
         maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance,
-        wire, Metrics.OFF);
+        wire, Metrics.OFF, null);
   }
 
   /**
@@ -143,9 +147,8 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
 
   /** A copy with another {@link #metrics()} endpoint ({@link Metrics#OFF} for none). */
   public FrontendConfig withMetrics(Metrics value) {
-    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
-        clockSkewAllowance, wire, Objects.requireNonNull(value, "metrics"));
+    Objects.requireNonNull(value, "metrics");
+    return copy(c -> c.metrics = value);
   }
 
   /** {@link Wire#maxConnections()} as it applies under a file-descriptor limit: at most half of it. */
@@ -155,9 +158,8 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
 
   /** A copy with other {@link #wire()} limits. */
   public FrontendConfig withWire(Wire value) {
-    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
-        clockSkewAllowance, Objects.requireNonNull(value, "wire"), metrics);
+    Objects.requireNonNull(value, "wire");
+    return copy(c -> c.wire = value);
   }
 
   /** The default {@link #maxInFlight()}. */
@@ -199,6 +201,10 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
     }
     Objects.requireNonNull(wire, "wire");
     Objects.requireNonNull(metrics, "metrics");
+    if (advertisedAddress != null && (advertisedAddress.isBlank() || isWildcard(advertisedAddress))) {
+      throw new IllegalArgumentException("the advertised address must be one other hosts can reach, not '"
+          + advertisedAddress + "'");
+    }
     if (maxRequestBytes < 1024) {
       throw new IllegalArgumentException("maxRequestBytes must be at least 1024, not " + maxRequestBytes);
     }
@@ -221,68 +227,66 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
   }
 
   /**
-   * Loopback, a free port, invocation log on, 5 s lease, 1 s heartbeat, 1 h retention swept every 15 min, 512 KiB requests, 10,000
-   * invocations in flight, 5,000 of them per client, 64 MiB of requests in flight, 10 s of clock skew allowed.
+   * Loopback, a free port, invocation log on, 5 s lease, 1 s heartbeat, 1 h retention swept every 15 min, 512 KiB
+   * requests, 10,000 invocations in flight, 5,000 of them per client, 64 MiB of requests in flight, 10 s of clock
+   * skew allowed.
    */
   public static FrontendConfig defaults() {
     return new FrontendConfig("127.0.0.1", 0, true, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofHours(1),
         Duration.ofMinutes(15), 512 * 1024, DEFAULT_MAX_IN_FLIGHT, false, DEFAULT_MAX_IN_FLIGHT_PER_CLIENT,
-        DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_CLOCK_SKEW_ALLOWANCE, Wire.DEFAULTS, Metrics.OFF);
+        DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_CLOCK_SKEW_ALLOWANCE, Wire.DEFAULTS, Metrics.OFF, null);
   }
 
   /** A copy listening on another address. */
   public FrontendConfig withBindAddress(String value) {
-    return new FrontendConfig(value, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
+    return copy(c -> c.bindAddress = value);
   }
 
   public FrontendConfig withPort(int value) {
-    return new FrontendConfig(bindAddress, value, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
+    return copy(c -> c.port = value);
   }
 
   public FrontendConfig withInvocationLog(boolean value) {
-    return new FrontendConfig(bindAddress, port, value, leaseDuration, heartbeatInterval, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
+    return copy(c -> c.invocationLog = value);
   }
 
   public FrontendConfig withLease(Duration lease, Duration heartbeat) {
-    return new FrontendConfig(bindAddress, port, invocationLog, lease, heartbeat, retention, cleanupInterval,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
+    return copy(c -> {
+      c.leaseDuration = lease;
+      c.heartbeatInterval = heartbeat;
+    });
   }
 
   public FrontendConfig withRetention(Duration keep, Duration every) {
-    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, keep, every,
-        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
+    return copy(c -> {
+      c.retention = keep;
+      c.cleanupInterval = every;
+    });
   }
 
   public FrontendConfig withMaxRequestBytes(int value) {
-    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, value, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
+    return copy(c -> c.maxRequestBytes = value);
   }
 
   public FrontendConfig withMaxInFlight(int value) {
-    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, value, credentialsRequired,
-        Math.min(value, maxInFlightPerClient), maxInFlightBytes, clockSkewAllowance, wire, metrics);
+    return copy(c -> {
+      c.maxInFlight = value;
+      c.maxInFlightPerClient = Math.min(value, maxInFlightPerClient);
+    });
   }
 
   /** A copy with another {@link #maxInFlightPerClient()}. */
   public FrontendConfig withMaxInFlightPerClient(int value) {
-    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, value, maxInFlightBytes, clockSkewAllowance, wire, metrics);
+    return copy(c -> c.maxInFlightPerClient = value);
   }
 
   public FrontendConfig withCredentialsRequired(boolean value) {
-    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, value, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance, wire, metrics);
+    return copy(c -> c.credentialsRequired = value);
   }
 
   /** A copy with another {@link #clockSkewAllowance()}. */
   public FrontendConfig withClockSkewAllowance(Duration value) {
-    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
-        value, wire, metrics);
+    return copy(c -> c.clockSkewAllowance = value);
   }
 
   /** The default {@link #clockSkewAllowance()}: clocks kept by NTP agree far more closely. */
@@ -290,7 +294,79 @@ public record FrontendConfig(String bindAddress, int port, boolean invocationLog
 
   /** A copy with another {@link #maxInFlightBytes()}. */
   public FrontendConfig withMaxInFlightBytes(long value) {
-    return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
-        cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, value, clockSkewAllowance, wire, metrics);
+    return copy(c -> c.maxInFlightBytes = value);
+  }
+
+  /** The 15 components before {@link #advertisedAddress()}, advertising the bound address. */
+  public FrontendConfig(String bindAddress, int port, boolean invocationLog, Duration leaseDuration,
+                        Duration heartbeatInterval, Duration retention, Duration cleanupInterval, int maxRequestBytes,
+                        int maxInFlight, boolean credentialsRequired, int maxInFlightPerClient, long maxInFlightBytes,
+                        Duration clockSkewAllowance, Wire wire, Metrics metrics) {
+    this(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention, cleanupInterval,
+        maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes, clockSkewAllowance,
+        wire, metrics, null);
+  }
+
+  /** A copy advertising {@code value} in its lease row instead of the bound address ({@code null}: the bound one). */
+  public FrontendConfig withAdvertisedAddress(String value) {
+    return copy(c -> c.advertisedAddress = value);
+  }
+
+  /** Whether {@code address} means every interface ({@code 0.0.0.0}, {@code *}, {@code ::}): no host's address. */
+  public static boolean isWildcard(String address) {
+    String a = address.strip();
+    return a.equals("*") || a.equals("0.0.0.0") || a.equals("::") || a.equals("[::]");
+  }
+
+  /** A copy with the components {@code change} sets: each {@code withX} is one, so none lists them all again. */
+  private FrontendConfig copy(java.util.function.Consumer<Components> change) {
+    Components c = new Components(this);
+    change.accept(c);
+    return c.build();
+  }
+
+  /** The components of a copy being made, set by {@link #copy}'s caller and checked by the constructor. */
+  private static final class Components {
+    String bindAddress;
+    int port;
+    boolean invocationLog;
+    Duration leaseDuration;
+    Duration heartbeatInterval;
+    Duration retention;
+    Duration cleanupInterval;
+    int maxRequestBytes;
+    int maxInFlight;
+    boolean credentialsRequired;
+    int maxInFlightPerClient;
+    long maxInFlightBytes;
+    Duration clockSkewAllowance;
+    Wire wire;
+    Metrics metrics;
+    String advertisedAddress;
+
+    Components(FrontendConfig from) {
+      bindAddress = from.bindAddress;
+      port = from.port;
+      invocationLog = from.invocationLog;
+      leaseDuration = from.leaseDuration;
+      heartbeatInterval = from.heartbeatInterval;
+      retention = from.retention;
+      cleanupInterval = from.cleanupInterval;
+      maxRequestBytes = from.maxRequestBytes;
+      maxInFlight = from.maxInFlight;
+      credentialsRequired = from.credentialsRequired;
+      maxInFlightPerClient = from.maxInFlightPerClient;
+      maxInFlightBytes = from.maxInFlightBytes;
+      clockSkewAllowance = from.clockSkewAllowance;
+      wire = from.wire;
+      metrics = from.metrics;
+      advertisedAddress = from.advertisedAddress;
+    }
+
+    FrontendConfig build() {
+      return new FrontendConfig(bindAddress, port, invocationLog, leaseDuration, heartbeatInterval, retention,
+          cleanupInterval, maxRequestBytes, maxInFlight, credentialsRequired, maxInFlightPerClient, maxInFlightBytes,
+          clockSkewAllowance, wire, metrics, advertisedAddress);
+    }
   }
 }

@@ -123,7 +123,10 @@ public final class FrontendServer implements AutoCloseable {
     this.loggedRefusals = guard.refusals();
     String bound = config.port() == 0 ? "tcp://" + config.bindAddress() + ":*" : "tcp://" + config.bindAddress() + ":" + config.port();
     router.bind(bound);
-    this.endpoint = router.getLastEndpoint();
+    String last = router.getLastEndpoint();
+    // What the lease row advertises: where other hosts reach this frontend (the bound port, whatever was picked).
+    this.endpoint = config.advertisedAddress() == null ? last
+        : "tcp://" + config.advertisedAddress() + last.substring(last.lastIndexOf(':'));
     sockets.register(router, this::receiveAll);
     sockets.onFlush(this::sendQueuedReplies);
     this.maintenance = new FrontendMaintenance(db, config, id, endpoint, catalog, coordinator, hooks, scheduler,
