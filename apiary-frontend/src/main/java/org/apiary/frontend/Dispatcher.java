@@ -52,6 +52,9 @@ public final class Dispatcher {
    */
   private final Map<RegisteredGraph, DispatchPlan> plans = new java.util.IdentityHashMap<>();
   private static final int MAX_PLANS = 1_024;
+  /** Runs the external steps, created at the first one (so a frontend whose graphs have none starts no threads). */
+  private ExternalSteps externalSteps;
+  private boolean closed;
 
   public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, FunctionListener listener) {
     this(db, catalog, listener, Runnable::run);
@@ -171,6 +174,24 @@ public final class Dispatcher {
     e.gate = gate;
     e.start(key, args);
     return e.result;
+  }
+
+  private synchronized ExternalSteps externalSteps() {
+    if (closed) {
+      throw new IllegalStateException("this dispatcher is closed");
+    }
+    if (externalSteps == null) {
+      externalSteps = new ExternalSteps(db);
+    }
+    return externalSteps;
+  }
+
+  /** Stops the external steps' threads, interrupting attempts still running. */
+  synchronized void close() {
+    closed = true;
+    if (externalSteps != null) {
+      externalSteps.close();
+    }
   }
 
   private DispatchPlan plan(RegisteredGraph graph) {
@@ -295,6 +316,14 @@ public final class Dispatcher {
             + "' was sent values for " + instances.size() + " partition keys, so it would run " + instances.size()
             + " times in one invocation; at most " + MAX_FAN_OUT + " runs per function are allowed. Send fewer "
             + "distinct keys, or split the work over several invocations");
+      }
+      if (node.external() != null) {
+        // Runs once (an external step is global), off this thread; its outputs are recorded before they are routed.
+        boolean recorded = node.recorded();
+        externalSteps().run(node, invocationId, instances.values().iterator().next(), recorded, caller,
+                recorded ? notBefore : null, recorded ? deadline : null)
+            .whenCompleteAsync(completion(fn, r -> finished(index, r.outputs())), completions);
+        return;
       }
       List<Map.Entry<JsonNode, Map<String, List<JsonNode>>>> runs = new ArrayList<>(instances.entrySet());
       FunctionResult[] results = new FunctionResult[runs.size()];
