@@ -60,15 +60,15 @@ class ExternalStepTakeoverTest {
         assertThrows(OutcomeUnknownException.class, () -> onlyDoomed.invoke(request));
         assertEquals(137, doomed.awaitExit(Duration.ofSeconds(30)), doomed.output());
       }
-      assertEquals(1, stub.calls(), "the doomed frontend should have called the stub once before it died:\n"
-          + doomed.output());
       try (ApiaryClient anyone = ApiaryClient.connect(ClientConfig.of(survivor.endpoint()))) {
         GraphResult r = anyone.awaitResult(request.id(), Duration.ofSeconds(60));
         assertEquals("[\"receipt-1\",[9,9]]", Json.tree(r.values(JsonNode.class)).toString());
         // Resending the request anywhere changes nothing either.
         assertEquals(r.values(JsonNode.class), anyone.invoke(request).values(JsonNode.class));
       }
-      assertEquals(1, stub.calls(), "the external step was called again after the takeover:\n" + survivor.output());
+      // The doomed frontend called it (it halted only after the step returned); nobody may have called it since.
+      assertEquals(1, stub.calls(), "the external step was called " + stub.calls() + " times, with keys "
+          + stub.keys() + ":\n" + survivor.output());
       assertEquals(9L, TestGraphs.counter(db, 41L));
     }
   }
