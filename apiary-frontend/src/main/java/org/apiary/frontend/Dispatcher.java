@@ -52,8 +52,8 @@ public final class Dispatcher {
    */
   private final Map<RegisteredGraph, DispatchPlan> plans = new java.util.IdentityHashMap<>();
   private static final int MAX_PLANS = 1_024;
-  /** Runs the external steps, created at the first one (so a frontend whose graphs have none starts no threads). */
-  private ExternalSteps externalSteps;
+  /** Runs the external steps (its threads start at the first one, so a frontend whose graphs have none has none). */
+  private final ExternalSteps externalSteps;
   private boolean closed;
 
   public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, FunctionListener listener) {
@@ -72,6 +72,7 @@ public final class Dispatcher {
     this.catalog = catalog;
     this.listener = listener;
     this.completions = completions;
+    this.externalSteps = new ExternalSteps(db);
   }
 
   /**
@@ -180,18 +181,13 @@ public final class Dispatcher {
     if (closed) {
       throw new IllegalStateException("this dispatcher is closed");
     }
-    if (externalSteps == null) {
-      externalSteps = new ExternalSteps(db);
-    }
     return externalSteps;
   }
 
   /** Stops the external steps' threads, interrupting attempts still running. */
   synchronized void close() {
     closed = true;
-    if (externalSteps != null) {
-      externalSteps.close();
-    }
+    externalSteps.close();
   }
 
   private DispatchPlan plan(RegisteredGraph graph) {

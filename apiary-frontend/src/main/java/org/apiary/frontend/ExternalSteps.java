@@ -48,11 +48,23 @@ final class ExternalSteps implements AutoCloseable {
   private final ApiaryDatabase db;
   private final ThreadPoolExecutor pool;
   private final ScheduledExecutorService timer;
+  /**
+   * Loads the steps' classes and is their threads' context class loader: the one of the thread that started the
+   * frontend. Not a thread's that happens to submit an attempt: that may be the database client's, whose context
+   * is VoltDB's own (where, for one, {@code new URL("http://...")} fails with "unknown protocol").
+   */
+  private final ClassLoader loader;
 
   ExternalSteps(ApiaryDatabase db) {
     this.db = db;
+    ClassLoader context = Thread.currentThread().getContextClassLoader();
+    this.loader = context != null ? context : ExternalSteps.class.getClassLoader();
     this.pool = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(QUEUE),
-        r -> daemon(r, "apiary-external-step"));
+        r -> {
+          Thread t = daemon(r, "apiary-external-step");
+          t.setContextClassLoader(loader);
+          return t;
+        });
     this.pool.allowCoreThreadTimeOut(true);
     ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "apiary-external-timer"));
     t.setRemoveOnCancelPolicy(true);
@@ -161,11 +173,10 @@ final class ExternalSteps implements AutoCloseable {
     return done;
   }
 
-  private static Class<? extends ExternalFunction> load(RegisteredGraph.Node node) {
+  private Class<? extends ExternalFunction> load(RegisteredGraph.Node node) {
     String name = node.external().className();
-    ClassLoader loader = Thread.currentThread().getContextClassLoader();
     try {
-      Class<?> c = Class.forName(name, true, loader != null ? loader : ExternalSteps.class.getClassLoader());
+      Class<?> c = Class.forName(name, true, loader);
       if (!ExternalFunction.class.isAssignableFrom(c)) {
         throw new ApiaryException("external step '" + node.function() + "' names class " + name
             + ", which does not extend ExternalFunction", null);
