@@ -15,8 +15,8 @@ import org.apiary.ExternalFunction;
 /**
  * Charges a payment stub over HTTP: arguments [stub URL, account k, amount]; POSTs the amount with the step's
  * idempotency key, sends the amount on to {@code bump} under key k and the stub's receipt to the sink. Plain
- * HTTP/1.1 over a socket: the JDK's HttpClient cannot start in a JVM that embeds VoltDB (its SSL context fails to
- * initialize there).
+ * HTTP/1.1 over a socket, so that it needs nothing of the JVM's URL handlers (which VoltDB replaces in a JVM that
+ * embeds it; see the http opens in {@code LocalCluster.VOLTDB_JVM_FLAGS}).
  */
 public class Charge extends ExternalFunction {
   @Override
