@@ -158,4 +158,13 @@ class GraphTest {
     IllegalStateException e = assertThrows(IllegalStateException.class, () -> new Step().run());
     assertTrue(e.getMessage().contains("only usable while a frontend runs this step"), e.getMessage());
   }
+
+  @Test
+  void anApplicationRefusesOneNameForAStepInOneGraphAndAFunctionInAnother() {
+    Graph a = Graph.named("a").addExternalFunction("x", Step.class).addEdge(Graph.SOURCE, "x", "source");
+    Graph b = Graph.named("b").addGlobalFunction("x", G.class).addEdge(Graph.SOURCE, "x", "source");
+    RegistrationException e = assertThrows(RegistrationException.class, () -> Application.of("", a, b).functions());
+    assertTrue(e.problems().toString().contains("'x' is an external step in one graph and a function in another"),
+        e.problems().toString());
+  }
 }

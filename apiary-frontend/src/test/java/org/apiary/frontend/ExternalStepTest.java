@@ -31,6 +31,7 @@ import org.voltdb.VoltTable;
 @DatabaseTest
 class ExternalStepTest {
   private static boolean registered;
+  private static List<RegisteredGraph> graphs;
   private static final FrontendConfig FAST = FrontendConfig.defaults().withLease(Duration.ofSeconds(2),
       Duration.ofMillis(400));
   private ApiaryDatabase db;
@@ -41,7 +42,7 @@ class ExternalStepTest {
     synchronized (ExternalStepTest.class) {
       if (!registered) {
         TestGraphs.registerOnce(db);
-        Registrar.register(db, ExternalApp.APP);
+        graphs = Registrar.register(db, ExternalApp.APP);
         registered = true;
       }
     }
@@ -61,6 +62,17 @@ class ExternalStepTest {
 
   private static String values(GraphResult r) {
     return org.apiary.internal.Json.tree(r.values(JsonNode.class)).toString();
+  }
+
+  @Test
+  void algorithmOneRecordsAStepAsAWriterAndAGraphOfOneStepIsLoggedNotOneTransaction() {
+    RegisteredGraph g = graphs.stream().filter(x -> x.name().equals("chargeThenBump")).findFirst().orElseThrow();
+    assertEquals(List.of("charge", "bump"), g.recordedFunctions());
+    RegisteredGraph.Node step = g.node("charge").orElseThrow();
+    assertEquals(new RegisteredGraph.External(org.apiary.frontend.testapp.Charge.class.getName(), 3, 2_000, 50, 200),
+        step.external());
+    assertTrue(!new RegisteredGraph("lone", org.apiary.RecordingMode.SELECTIVE, List.of(step), List.of(), null)
+        .oneTransaction(), "a step's record is not an invocation's outcome");
   }
 
   @Test
