@@ -204,10 +204,13 @@ final class ExternalSteps implements AutoCloseable {
           ExternalFunction step = stepClass.getConstructor().newInstance();
           ExternalAccess.run(step, runtime);
           attempt.complete(runtime.close());
-        } catch (Exception | LinkageError e) {
+        } catch (Exception | Error e) {
           runtime.close();
           attempt.completeExceptionally(e instanceof java.lang.reflect.InvocationTargetException i
               && i.getCause() != null ? i.getCause() : e);
+          if (e instanceof VirtualMachineError vm) {
+            throw vm; // the attempt failed; the JVM's own trouble goes on up
+          }
         }
       });
     } catch (RejectedExecutionException e) {
@@ -215,12 +218,22 @@ final class ExternalSteps implements AutoCloseable {
           + "and has " + QUEUE + " waiting", e));
     }
     Future<?> running = task;
-    var timeout = timer.schedule(() -> {
-      if (attempt.completeExceptionally(new java.util.concurrent.TimeoutException("attempt " + n + " took longer "
-          + "than its timeout of " + policy.timeoutMs() + " ms")) && running != null) {
+    java.util.concurrent.ScheduledFuture<?> timeout;
+    try {
+      timeout = timer.schedule(() -> {
+        if (attempt.completeExceptionally(new java.util.concurrent.TimeoutException("attempt " + n + " took longer "
+            + "than its timeout of " + policy.timeoutMs() + " ms")) && running != null) {
+          running.cancel(true);
+        }
+      }, policy.timeoutMs(), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      if (running != null) {
         running.cancel(true);
       }
-    }, policy.timeoutMs(), TimeUnit.MILLISECONDS);
+      done.completeExceptionally(new ApiaryException("this frontend stopped while external step '"
+          + node.function() + "' ran", e));
+      return;
+    }
     attempt.whenComplete((outputs, err) -> {
       timeout.cancel(false);
       if (err == null) {
