@@ -49,6 +49,7 @@ public record Application(String schema, List<Graph> graphs) {
   private Checked functionsAndPolicies() {
     List<String> problems = new ArrayList<>();
     Map<String, Graph.Function> all = new LinkedHashMap<>();
+    Map<String, Graph.External> steps = new LinkedHashMap<>();
     Map<String, Graph> byName = new LinkedHashMap<>();
     Map<String, Graph> policyFrom = new LinkedHashMap<>();
     for (Graph g : graphs) {
@@ -63,12 +64,24 @@ public record Application(String schema, List<Graph> graphs) {
               + first.name() + "' and " + policy + " in graph '" + g.name() + "'; declare one");
         }
       });
+      for (Graph.External step : g.externalFunctions().values()) {
+        Graph.External first = steps.putIfAbsent(step.name(), step);
+        if (first != null && !first.stepClass().equals(step.stepClass())) {
+          problems.add("external step '" + step.name() + "' is " + first.stepClass().getName() + " in one graph and "
+              + step.stepClass().getName() + " in graph '" + g.name() + "'");
+        }
+      }
       for (Graph.Function f : g.functions().values()) {
         Graph.Function old = all.putIfAbsent(f.name(), f);
         if (old != null && !old.functionClass().equals(f.functionClass())) {
           problems.add("function '" + f.name() + "' is " + old.functionClass().getName() + " in one graph and "
               + f.functionClass().getName() + " in graph '" + g.name() + "'");
         }
+      }
+    }
+    for (String name : steps.keySet()) {
+      if (all.containsKey(name)) {
+        problems.add("'" + name + "' is an external step in one graph and a function in another; use two names");
       }
     }
     if (graphs.isEmpty()) {

@@ -2,7 +2,9 @@ package org.apiary;
 
 /**
  * A function threw (or one of its SQL statements failed), so its transaction was rolled back: none of its writes
- * took effect. Retrying is safe; whether it helps depends on why the function failed.
+ * took effect. Retrying is safe; whether it helps depends on why the function failed. For an
+ * {@linkplain ExternalFunction external step} (error type {@value ExternalFunction#FAILED}) nothing is rolled back:
+ * every attempt failed, and what an attempt did outside the database is the outside service's to undo.
  */
 public final class FunctionFailedException extends ApiaryException {
   private static final long serialVersionUID = 1L;
@@ -16,7 +18,8 @@ public final class FunctionFailedException extends ApiaryException {
    * @param errorMessage that exception's message, unchanged
    */
   public FunctionFailedException(String functionName, String errorType, String errorMessage) {
-    super("function '" + functionName + "' failed and was rolled back: " + errorType + ": " + errorMessage);
+    super((ExternalFunction.FAILED.equals(errorType) ? "external step '" + functionName + "' failed: "
+        : "function '" + functionName + "' failed and was rolled back: ") + errorType + ": " + errorMessage);
     this.functionName = functionName;
     this.errorType = errorType;
     this.errorMessage = errorMessage;

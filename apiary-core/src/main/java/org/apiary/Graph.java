@@ -69,8 +69,18 @@ public final class Graph {
    */
   public record Edge(String from, String to, String id, Class<?> valueType) {}
 
+  /**
+   * An external step in a graph ({@link ExternalFunction}): runs in the frontend, its outputs recorded.
+   *
+   * @param name the name it is placed in the graph under
+   * @param stepClass its class
+   * @param policy its attempts, timeout and back-off
+   */
+  public record External(String name, Class<? extends ExternalFunction> stepClass, StepPolicy policy) {}
+
   private final String name;
   private final Map<String, Function> functions = new LinkedHashMap<>();
+  private final Map<String, External> externals = new LinkedHashMap<>();
   private final List<Edge> edges = new ArrayList<>();
   private final List<String> definitionProblems = new ArrayList<>();
   private AccessPolicy access = AccessPolicy.OPEN;
@@ -109,11 +119,40 @@ public final class Graph {
     return add(name, functionClass, false);
   }
 
+  /**
+   * Adds an external step with {@link StepPolicy#defaults()}: it runs in the frontend once its inputs are complete,
+   * may do I/O but no SQL, and its outputs are recorded before any later function sees them.
+   */
+  public Graph addExternalFunction(String name, Class<? extends ExternalFunction> stepClass) {
+    return addExternalFunction(name, stepClass, StepPolicy.defaults());
+  }
+
+  /** Adds an external step with its own attempts, timeout and back-off (see {@link ExternalFunction}). */
+  public Graph addExternalFunction(String name, Class<? extends ExternalFunction> stepClass, StepPolicy policy) {
+    Objects.requireNonNull(name, "function name");
+    Objects.requireNonNull(stepClass, "step class");
+    Objects.requireNonNull(policy, "policy");
+    if (functions.containsKey(name) || externals.putIfAbsent(name, new External(name, stepClass, policy)) != null) {
+      definitionProblems.add("graph '" + this.name + "': function '" + name + "' is added twice");
+    }
+    try {
+      if (java.lang.reflect.Modifier.isAbstract(stepClass.getModifiers())
+          || !java.lang.reflect.Modifier.isPublic(stepClass.getConstructor().getModifiers())) {
+        definitionProblems.add("graph '" + this.name + "': external step '" + name + "' (" + stepClass.getName()
+            + ") must be a concrete class with a public no-argument constructor");
+      }
+    } catch (NoSuchMethodException e) {
+      definitionProblems.add("graph '" + this.name + "': external step '" + name + "' (" + stepClass.getName()
+          + ") has no public no-argument constructor");
+    }
+    return this;
+  }
+
   private Graph add(String fn, Class<? extends ApiaryFunction> functionClass, boolean local) {
     Objects.requireNonNull(fn, "function name");
     Objects.requireNonNull(functionClass, "function class");
     Function old = functions.putIfAbsent(fn, new Function(fn, functionClass, local));
-    if (old != null) {
+    if (old != null || externals.containsKey(fn)) {
       definitionProblems.add("graph '" + name + "': function '" + fn + "' is added twice");
     }
     boolean isLocal = LocalFunction.class.isAssignableFrom(functionClass);
@@ -178,6 +217,23 @@ public final class Graph {
     return Collections.unmodifiableMap(functions);
   }
 
+  /** The external steps, in the order they were added (not among {@link #functions()}). */
+  public Map<String, External> externalFunctions() {
+    return Collections.unmodifiableMap(externals);
+  }
+
+  /** Whether {@code name} is a function or an external step of this graph. */
+  private boolean isNode(String name) {
+    return functions.containsKey(name) || externals.containsKey(name);
+  }
+
+  /** The names of the functions, then the external steps. */
+  private Set<String> nodeNames() {
+    Set<String> all = new java.util.LinkedHashSet<>(functions.keySet());
+    all.addAll(externals.keySet());
+    return all;
+  }
+
   /** The edges, in the order they were added. */
   public List<Edge> edges() {
     return Collections.unmodifiableList(edges);
@@ -190,21 +246,21 @@ public final class Graph {
     if (!NAME.matcher(name).matches()) {
       problems.add(where + ": a graph name is a letter or '_' followed by up to 63 letters, digits, '_', '.' or '-'");
     }
-    if (functions.size() > MAX_FUNCTIONS) {
-      problems.add(where + " has " + functions.size() + " functions; a graph may have at most " + MAX_FUNCTIONS
+    if (nodeNames().size() > MAX_FUNCTIONS) {
+      problems.add(where + " has " + nodeNames().size() + " functions; a graph may have at most " + MAX_FUNCTIONS
           + " (split it into several graphs)");
     }
     if (edges.size() > MAX_EDGES) {
       problems.add(where + " has " + edges.size() + " edges; a graph may have at most " + MAX_EDGES);
     }
     for (String fn : functionAccess.keySet()) {
-      if (!functions.containsKey(fn)) {
+      if (!isNode(fn)) {
         problems.add(where + " declares an access policy for function '" + fn + "', which it does not have; "
-            + "functions are " + functions.keySet());
+            + "functions are " + nodeNames());
       }
     }
     for (String reserved : List.of(SOURCE, SINK)) {
-      if (functions.containsKey(reserved)) {
+      if (isNode(reserved)) {
         problems.add(where + ": '" + reserved + "' names the graph's " + reserved + " and cannot name a function");
       }
     }
@@ -219,13 +275,13 @@ public final class Graph {
       }
       if (e.from().equals(SINK)) {
         problems.add(edge + " leaves the sink; the sink only receives");
-      } else if (!e.from().equals(SOURCE) && !functions.containsKey(e.from())) {
-        problems.add(edge + " comes from unknown function '" + e.from() + "'; functions are " + functions.keySet());
+      } else if (!e.from().equals(SOURCE) && !isNode(e.from())) {
+        problems.add(edge + " comes from unknown function '" + e.from() + "'; functions are " + nodeNames());
       }
       if (e.to().equals(SOURCE)) {
         problems.add(edge + " enters the source; the source only sends");
-      } else if (!e.to().equals(SINK) && !functions.containsKey(e.to())) {
-        problems.add(edge + " goes to unknown function '" + e.to() + "'; functions are " + functions.keySet());
+      } else if (!e.to().equals(SINK) && !isNode(e.to())) {
+        problems.add(edge + " goes to unknown function '" + e.to() + "'; functions are " + nodeNames());
       }
       if (e.from().equals(SOURCE) && e.to().equals(SINK)) {
         problems.add(edge + " connects the source straight to the sink");
@@ -246,12 +302,12 @@ public final class Graph {
             + "'; edge IDs into one function must differ");
       }
     }
-    if (functions.isEmpty()) {
+    if (nodeNames().isEmpty()) {
       problems.add(where + " has no functions");
     } else if (!hasSource) {
       problems.add(where + " has no edge from the source, so nothing would ever run");
     }
-    for (String fn : functions.keySet()) {
+    for (String fn : nodeNames()) {
       if (!inIds.containsKey(fn)) {
         problems.add(where + ": function '" + fn + "' has no incoming edge, so it would never run");
       }
@@ -264,12 +320,12 @@ public final class Graph {
   private java.util.Optional<List<String>> cycle() {
     Map<String, List<String>> next = new HashMap<>();
     for (Edge e : edges) {
-      if (functions.containsKey(e.from()) && functions.containsKey(e.to())) {
+      if (isNode(e.from()) && isNode(e.to())) {
         next.computeIfAbsent(e.from(), k -> new ArrayList<>()).add(e.to());
       }
     }
     Map<String, Integer> state = new HashMap<>(); // 1 = on the current path, 2 = done
-    for (String start : functions.keySet()) {
+    for (String start : nodeNames()) {
       if (state.containsKey(start)) {
         continue;
       }

@@ -110,4 +110,61 @@ class GraphTest {
     RegistrationException e = assertThrows(RegistrationException.class, g::validate);
     assertTrue(e.getMessage().contains((Graph.MAX_EDGES + 1) + " edges"), e.getMessage());
   }
+
+  public static class Step extends ExternalFunction {
+    @Override
+    protected void run() {
+      returnOutput(idempotencyKey());
+    }
+  }
+
+  public static class StepWithoutDefaultConstructor extends ExternalFunction {
+    public StepWithoutDefaultConstructor(String x) {}
+
+    @Override
+    protected void run() {}
+  }
+
+  @Test
+  void anExternalStepIsANodeLikeAFunctionAndIsCheckedLikeOne() {
+    Graph g = Graph.named("pay").addExternalFunction("charge", Step.class).addLocalFunction("a", L.class)
+        .addEdge(Graph.SOURCE, "charge", "source").addEdge("charge", "a", "source").addEdge("a", Graph.SINK, "sink");
+    assertEquals(List.of(), g.problems());
+    assertEquals(List.of("charge"), List.copyOf(g.externalFunctions().keySet()));
+    assertEquals(StepPolicy.defaults(), g.externalFunctions().get("charge").policy());
+    assertProblem(Graph.named("twice").addLocalFunction("a", L.class).addExternalFunction("a", Step.class)
+        .addEdge(Graph.SOURCE, "a", "source"), "function 'a' is added twice");
+    assertProblem(Graph.named("ctor").addExternalFunction("s", StepWithoutDefaultConstructor.class)
+        .addEdge(Graph.SOURCE, "s", "source"), "no public no-argument constructor");
+    assertProblem(Graph.named("orphan").addExternalFunction("s", Step.class).addLocalFunction("a", L.class)
+        .addEdge(Graph.SOURCE, "a", "source"), "function 's' has no incoming edge");
+    assertProblem(Graph.named("loop").addExternalFunction("s", Step.class).addGlobalFunction("b", G.class)
+        .addEdge(Graph.SOURCE, "s", "source").addEdge("s", "b", "x").addEdge("b", "s", "y"), "has a cycle");
+  }
+
+  @Test
+  void aStepPolicyIsCheckedAndItsBackOffDoublesUpToItsMaximum() {
+    StepPolicy p = StepPolicy.defaults().withBackoff(java.time.Duration.ofMillis(100), java.time.Duration.ofMillis(350));
+    assertEquals(List.of(100L, 200L, 350L, 350L), List.of(p.backoffAfter(1).toMillis(), p.backoffAfter(2).toMillis(),
+        p.backoffAfter(3).toMillis(), p.backoffAfter(4).toMillis()));
+    assertThrows(IllegalArgumentException.class, () -> p.withMaxAttempts(0));
+    assertThrows(IllegalArgumentException.class, () -> p.withTimeout(java.time.Duration.ZERO));
+    assertThrows(IllegalArgumentException.class,
+        () -> p.withBackoff(java.time.Duration.ofSeconds(2), java.time.Duration.ofSeconds(1)));
+  }
+
+  @Test
+  void anExternalStepsApiIsUsableOnlyWhileAFrontendRunsIt() {
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> new Step().run());
+    assertTrue(e.getMessage().contains("only usable while a frontend runs this step"), e.getMessage());
+  }
+
+  @Test
+  void anApplicationRefusesOneNameForAStepInOneGraphAndAFunctionInAnother() {
+    Graph a = Graph.named("a").addExternalFunction("x", Step.class).addEdge(Graph.SOURCE, "x", "source");
+    Graph b = Graph.named("b").addGlobalFunction("x", G.class).addEdge(Graph.SOURCE, "x", "source");
+    RegistrationException e = assertThrows(RegistrationException.class, () -> Application.of("", a, b).functions());
+    assertTrue(e.problems().toString().contains("'x' is an external step in one graph and a function in another"),
+        e.problems().toString());
+  }
 }

@@ -72,12 +72,22 @@ public final class DeployCommand implements Callable<Integer> {
         String change = was == null ? "new" : was.equals(now) ? "unchanged" : "changed, was version " + was;
         System.out.println("  graph " + g.name() + ": version " + now + " (" + change + "); functions "
             + g.nodes().stream().map(DeployCommand::describe).collect(Collectors.joining(", ")));
+        for (RegisteredGraph.Node n : g.nodes()) {
+          if (n.external() != null) {
+            System.err.println("apiary deploy: note: external step '" + n.function() + "' of graph " + g.name()
+                + " runs in the frontends, not in the database: its class " + n.external().className()
+                + " must be on every frontend's classpath");
+          }
+        }
       }
       return 0;
     }
   }
 
   private static String describe(RegisteredGraph.Node n) {
+    if (n.external() != null) {
+      return n.function() + " (external step" + (n.recorded() ? ", recorded" : "") + ")";
+    }
     return n.function() + " (" + (n.local() ? "local" : "global") + (n.writes() ? ", writes" : ", reads")
         + (n.recorded() ? ", recorded" : "") + ")";
   }

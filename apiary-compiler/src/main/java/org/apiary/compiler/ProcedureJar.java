@@ -27,8 +27,36 @@ final class ProcedureJar {
     entries.put(binaryName.replace('.', '/') + ".class", bytes);
   }
 
-  /** Adds every class file in the package of {@code c}, from the directory or jar that holds {@code c}. */
+  /**
+   * Adds every class file in the package of {@code c}, from the directory or jar that holds {@code c}, except
+   * external steps ({@link org.apiary.ExternalFunction}) and their nested classes: they run in frontends, and the
+   * database, which verifies every class it is given, need not be able to load what they use (an HTTP client, say).
+   */
   void addPackageOf(Class<?> c) {
+    Map<String, byte[]> found = new TreeMap<>();
+    read(c, found);
+    java.util.List<String> steps = new java.util.ArrayList<>();
+    for (String entry : found.keySet()) {
+      String binary = entry.substring(0, entry.length() - ".class".length()).replace('/', '.');
+      try {
+        if (org.apiary.ExternalFunction.class.isAssignableFrom(Class.forName(binary, false, c.getClassLoader()))) {
+          steps.add(entry.substring(0, entry.length() - ".class".length()));
+        }
+      } catch (ClassNotFoundException | LinkageError e) {
+        // Not loadable here: not a step this application uses; VoltDB judges it as it would any class.
+      }
+    }
+    found.forEach((entry, bytes) -> {
+      for (String step : steps) {
+        if (entry.equals(step + ".class") || entry.startsWith(step + "$")) {
+          return;
+        }
+      }
+      entries.put(entry, bytes);
+    });
+  }
+
+  private static void read(Class<?> c, Map<String, byte[]> entries) {
     File location = InMemoryJavaCompiler.codeLocation(c)
         .orElseThrow(() -> new IllegalArgumentException("cannot find where class " + c.getName() + " was loaded from"));
     String dir = c.getPackageName().replace('.', '/');

@@ -28,7 +28,11 @@ public final class LocalCluster implements AutoCloseable {
       "--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/java.util=ALL-UNNAMED",
       "--add-opens", "java.base/java.io=ALL-UNNAMED",
       "--add-opens", "java.base/java.net=ALL-UNNAMED", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
-      "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED");
+      "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+      // VoltDB installs Apache Felix's URL handler factory JVM-wide, which cannot reach the JDK's own handlers
+      // without these: new URL("http://...") fails with "unknown protocol" in a process that embeds VoltDB.
+      "--add-opens", "java.base/sun.net.www.protocol.http=ALL-UNNAMED",
+      "--add-opens", "java.base/sun.net.www.protocol.https=ALL-UNNAMED");
 
   /** One server process. */
   public static final class Node {

@@ -57,6 +57,9 @@ public final class Dispatcher {
   /** A graph version's plan with its functions' meters, by function index. */
   private record Planned(DispatchPlan plan, FrontendMetrics.FunctionMeters[] meters) {}
   private static final int MAX_PLANS = 1_024;
+  /** Runs the external steps (its threads start at the first one, so a frontend whose graphs have none has none). */
+  private final ExternalSteps externalSteps;
+  private boolean closed;
 
   public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, FunctionListener listener) {
     this(db, catalog, listener, Runnable::run);
@@ -81,6 +84,7 @@ public final class Dispatcher {
     this.catalog = catalog;
     this.listener = listener;
     this.completions = completions;
+    this.externalSteps = new ExternalSteps(db);
   }
 
   /**
@@ -183,6 +187,19 @@ public final class Dispatcher {
     e.gate = gate;
     e.start(key, args);
     return e.result;
+  }
+
+  private synchronized ExternalSteps externalSteps() {
+    if (closed) {
+      throw new IllegalStateException("this dispatcher is closed");
+    }
+    return externalSteps;
+  }
+
+  /** Stops the external steps' threads, interrupting attempts still running. */
+  synchronized void close() {
+    closed = true;
+    externalSteps.close();
   }
 
   private Planned plan(RegisteredGraph graph) {
@@ -314,6 +331,16 @@ public final class Dispatcher {
             + "' was sent values for " + instances.size() + " partition keys, so it would run " + instances.size()
             + " times in one invocation; at most " + MAX_FAN_OUT + " runs per function are allowed. Send fewer "
             + "distinct keys, or split the work over several invocations");
+      }
+      if (node.external() != null) {
+        // Runs once (an external step is global), off this thread; its outputs are recorded before they are routed.
+        boolean recorded = node.recorded();
+        FrontendMetrics.FunctionMeters meter = meters[index];
+        long started = meter.off() ? 0 : System.nanoTime();
+        externalSteps().run(node, invocationId, instances.values().iterator().next(), recorded, caller,
+                recorded ? notBefore : null, recorded ? deadline : null)
+            .whenCompleteAsync(completion(fn, meter, started, r -> finished(index, r.outputs())), completions);
+        return;
       }
       List<Map.Entry<JsonNode, Map<String, List<JsonNode>>>> runs = new ArrayList<>(instances.entrySet());
       FunctionResult[] results = new FunctionResult[runs.size()];

@@ -53,6 +53,7 @@ public final class FrontendServer implements AutoCloseable {
   /** The live API keys, if this frontend requires credentials; else {@code null}. */
   private final CredentialCheck credentials;
   private final InvocationCoordinator coordinator;
+  private final Dispatcher dispatcher;
   private final FrontendMaintenance maintenance;
   /** Maintenance duties and retries; each duty gets a thread, so a slow one never delays the lease. */
   private final ScheduledExecutorService scheduler;
@@ -101,7 +102,7 @@ public final class FrontendServer implements AutoCloseable {
     this.scheduler = Executors.newScheduledThreadPool(4, r -> daemon(r, "apiary-frontend-maintenance"));
     // A function answered before its completion was attached would complete on the thread that launched it: when
     // that is the socket thread, intake would wait for the routing and the hooks, so such a completion moves off it.
-    Dispatcher dispatcher = new Dispatcher(db, catalog,
+    this.dispatcher = new Dispatcher(db, catalog,
         (graph, invocation, function, result) -> hooks.afterFunction(graph, invocation, function),
         task -> {
           if (sockets.inLoop()) {
@@ -110,7 +111,8 @@ public final class FrontendServer implements AutoCloseable {
             task.run();
           }
         }, metrics);
-    this.coordinator = new InvocationCoordinator(db, config, id, catalog, dispatcher, hooks, this::reply, scheduler, metrics);
+    this.coordinator = new InvocationCoordinator(db, config, id, catalog, this.dispatcher, hooks, this::reply, scheduler,
+        metrics);
     this.router = sockets.socket(SocketType.ROUTER);
     // A ROUTER drops a reply when its client's queue is full (ZeroMQ's default is 1,000 messages), and the client
     // then waits out its timeout: keep room for every call a client may have open (an overloaded frontend answers
@@ -711,6 +713,7 @@ public final class FrontendServer implements AutoCloseable {
       h.close();
     }
     maintenance.stop();
+    dispatcher.close();
     scheduler.shutdownNow();
     catalogThread.shutdownNow();
     denialThread.shutdown(); // refusals already queued are still handed to the database

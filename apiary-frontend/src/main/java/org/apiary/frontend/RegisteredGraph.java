@@ -37,8 +37,34 @@ public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes,
    * @param keyType its partition key type (local functions), else {@code null}
    * @param writes whether it writes
    * @param recorded whether its executions record their outputs
+   * @param external for an external step ({@link org.apiary.ExternalFunction}), how the frontend runs it; else
+   *     {@code null} (and left out of the stored definition, so a graph without steps stores as before)
    */
-  public record Node(String function, boolean local, PartitionKeyType keyType, boolean writes, boolean recorded) {}
+  public record Node(String function, boolean local, PartitionKeyType keyType, boolean writes, boolean recorded,
+                     @JsonInclude(JsonInclude.Include.NON_NULL) External external) {
+    /** A function that runs in the database. */
+    public Node(String function, boolean local, PartitionKeyType keyType, boolean writes, boolean recorded) {
+      this(function, local, keyType, writes, recorded, null);
+    }
+  }
+
+  /**
+   * How a frontend runs an external step: its class (loaded by name on the frontend) and its
+   * {@link org.apiary.StepPolicy}.
+   *
+   * @param className the step's class
+   * @param maxAttempts the most attempts
+   * @param timeoutMs the longest an attempt may take
+   * @param firstBackoffMs the wait before the second attempt
+   * @param maxBackoffMs the longest wait between attempts
+   */
+  public record External(String className, int maxAttempts, long timeoutMs, long firstBackoffMs, long maxBackoffMs) {
+    /** The policy these values stand for. */
+    public org.apiary.StepPolicy policy() {
+      return new org.apiary.StepPolicy(maxAttempts, java.time.Duration.ofMillis(timeoutMs),
+          java.time.Duration.ofMillis(firstBackoffMs), java.time.Duration.ofMillis(maxBackoffMs));
+    }
+  }
 
   /**
    * An edge.
@@ -142,7 +168,7 @@ public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes,
    * outcome, and it needs no invocation log.
    */
   public boolean oneTransaction() {
-    return nodes.size() == 1 && nodes.get(0).recorded();
+    return nodes.size() == 1 && nodes.get(0).recorded() && nodes.get(0).external() == null;
   }
 
   /** The names of the recorded functions. */

@@ -118,7 +118,11 @@ public final class Registrar {
   static Set<String> recorded(Graph g, Map<String, CompiledFunction> functions, RecordingMode mode) {
     return switch (mode) {
       case NONE -> Set.of();
-      case NAIVE -> new TreeSet<>(g.functions().keySet());
+      case NAIVE -> {
+        TreeSet<String> all = new TreeSet<>(g.functions().keySet());
+        all.addAll(g.externalFunctions().keySet());
+        yield all;
+      }
       case SELECTIVE -> {
         List<RecordingAnalysis.Node> nodes = new ArrayList<>();
         for (Graph.Function f : g.functions().values()) {
@@ -127,6 +131,11 @@ public final class Registrar {
           boolean fansOut = f.local() && g.edges().stream()
               .anyMatch(e -> e.to().equals(f.name()) && !e.from().equals(Graph.SOURCE));
           nodes.add(new RecordingAnalysis.Node(f.name(), functions.get(f.name()).hasWrites(), fansOut));
+        }
+        // An external step's effect is outside the database and cannot be undone or repeated safely: Algorithm 1
+        // treats it as a writer, so it is always recorded (it runs once per invocation, so it does not fan out).
+        for (String step : g.externalFunctions().keySet()) {
+          nodes.add(new RecordingAnalysis.Node(step, true, false));
         }
         List<RecordingAnalysis.Edge> edges = g.edges().stream()
             .map(e -> new RecordingAnalysis.Edge(e.from(), e.to())).toList();
@@ -139,6 +148,14 @@ public final class Registrar {
                                           RecordingMode mode, Map<String, org.apiary.AccessPolicy> functionAccess) {
     List<RegisteredGraph.Node> nodes = new ArrayList<>();
     for (String name : topologicalOrder(g)) {
+      Graph.External step = g.externalFunctions().get(name);
+      if (step != null) {
+        org.apiary.StepPolicy p = step.policy();
+        nodes.add(new RegisteredGraph.Node(name, false, null, false, recorded.contains(name),
+            new RegisteredGraph.External(step.stepClass().getName(), p.maxAttempts(), p.timeout().toMillis(),
+                p.firstBackoff().toMillis(), p.maxBackoff().toMillis())));
+        continue;
+      }
       CompiledFunction f = functions.get(name);
       nodes.add(new RegisteredGraph.Node(name, f.kind() == FunctionKind.LOCAL, f.keyType(), f.hasWrites(),
           recorded.contains(name)));
@@ -146,7 +163,7 @@ public final class Registrar {
     List<RegisteredGraph.Edge> edges = g.edges().stream()
         .map(e -> new RegisteredGraph.Edge(e.from(), e.to(), e.id(), ValueKind.of(e.valueType()))).toList();
     Map<String, org.apiary.AccessPolicy> policies = new HashMap<>();
-    for (String fn : g.functions().keySet()) {
+    for (String fn : nodeNames(g)) {
       if (functionAccess.containsKey(fn)) {
         policies.put(fn, functionAccess.get(fn));
       }
@@ -154,10 +171,18 @@ public final class Registrar {
     return new RegisteredGraph(g.name(), mode, nodes, edges, g.access(), policies);
   }
 
+  /** The names of a graph's functions and external steps. */
+  private static Set<String> nodeNames(Graph g) {
+    Set<String> all = new java.util.LinkedHashSet<>(g.functions().keySet());
+    all.addAll(g.externalFunctions().keySet());
+    return all;
+  }
+
   /** Kahn's algorithm, ties broken by the order functions were added, so the order is stable. */
   static List<String> topologicalOrder(Graph g) {
     Map<String, Integer> indegree = new LinkedHashMap<>();
     g.functions().keySet().forEach(f -> indegree.put(f, 0));
+    g.externalFunctions().keySet().forEach(f -> indegree.put(f, 0));
     Map<String, Set<String>> next = new HashMap<>();
     for (Graph.Edge e : g.edges()) {
       if (indegree.containsKey(e.from()) && indegree.containsKey(e.to())
@@ -175,7 +200,7 @@ public final class Registrar {
     while (!ready.isEmpty()) {
       String f = ready.poll();
       order.add(f);
-      for (String n : g.functions().keySet()) {
+      for (String n : indegree.keySet()) {
         if (next.getOrDefault(f, Set.of()).contains(n) && indegree.merge(n, -1, Integer::sum) == 0) {
           ready.add(n);
         }

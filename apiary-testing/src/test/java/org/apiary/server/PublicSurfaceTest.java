@@ -89,6 +89,7 @@ class PublicSurfaceTest {
     Set<String> expected = new TreeSet<>(List.of(
         "org.apiary.AccessDeniedException", "org.apiary.AccessPolicy", "org.apiary.ApiaryException",
         "org.apiary.ApiaryFunction", "org.apiary.Application", "org.apiary.DatabaseException",
+        "org.apiary.ExternalFunction", "org.apiary.StepPolicy", "org.apiary.Graph$External", // issue 42: steps
         "org.apiary.FunctionFailedException", "org.apiary.GlobalFunction", "org.apiary.Graph",
         "org.apiary.Graph$Edge", "org.apiary.Graph$Function", "org.apiary.InvalidRequestException",
         "org.apiary.LocalFunction", "org.apiary.OutcomeUnknownException", "org.apiary.OverloadedException",

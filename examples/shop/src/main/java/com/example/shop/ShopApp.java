@@ -1,11 +1,13 @@
 package com.example.shop;
 
 import org.apiary.Application;
+import java.time.Duration;
 import org.apiary.Graph;
+import org.apiary.StepPolicy;
 
 /**
  * A small shop, declared for {@code apiary deploy} by the jar's manifest ({@code Apiary-Application:
- * com.example.shop.ShopApp}): products partitioned by ID, carts partitioned by customer, and three graphs.
+ * com.example.shop.ShopApp}): products partitioned by ID, carts partitioned by customer, and four graphs.
  *
  * <ul>
  *   <li>{@code add_product} (key: product ID, argument: {@link NewProduct}) adds or replaces a product; returns it.</li>
@@ -16,6 +18,10 @@ import org.apiary.Graph;
  *       and returning the line's price; the client gets one {@link Line} per product. A product short of stock fails
  *       its {@code reserve} (rolled back) and the invocation, with "out of stock" in the message; lines reserved
  *       before that stay reserved (each function is its own transaction).</li>
+ *   <li>{@code pay} (no key, argument: {@link Payment}): {@link Charge}, an external step, takes the payment from a
+ *       payment service over HTTP (in the frontend, with its idempotency key); {@link RecordPayment} stores the
+ *       receipt in the customer's partition and returns it. The step's answer is recorded before
+ *       {@code recordPayment} runs, so no recovery charges twice.</li>
  * </ul>
  */
 public final class ShopApp {
@@ -27,6 +33,9 @@ public final class ShopApp {
       CREATE TABLE carts (customer BIGINT NOT NULL, product BIGINT NOT NULL, quantity BIGINT NOT NULL,
         PRIMARY KEY (customer, product));
       PARTITION TABLE carts ON COLUMN customer;
+      CREATE TABLE payments (customer BIGINT NOT NULL, order_ref VARCHAR(64) NOT NULL, amount BIGINT NOT NULL,
+        receipt VARCHAR(256) NOT NULL, PRIMARY KEY (customer, order_ref));
+      PARTITION TABLE payments ON COLUMN customer;
       """;
 
   private ShopApp() {}
@@ -47,6 +56,12 @@ public final class ShopApp {
         .addEdge(Graph.SOURCE, "checkout", "source", String.class)
         .addEdge("checkout", "reserve", "lines")
         .addEdge("reserve", Graph.SINK, "sink");
-    return Application.of(SCHEMA, addProduct, addToCart, checkout);
+    Graph pay = Graph.named("pay")
+        .addExternalFunction("charge", Charge.class, StepPolicy.defaults().withTimeout(Duration.ofSeconds(10)))
+        .addLocalFunction("recordPayment", RecordPayment.class)
+        .addEdge(Graph.SOURCE, "charge", "source", Payment.class)
+        .addEdge("charge", "recordPayment", "paid")
+        .addEdge("recordPayment", Graph.SINK, "sink");
+    return Application.of(SCHEMA, addProduct, addToCart, checkout, pay);
   }
 }

@@ -58,4 +58,37 @@ class ShopTest {
   private static long stock(long product) {
     return apiary.query("SELECT stock FROM products WHERE id = ?", product).rows().get(0).getLong("stock");
   }
+
+  @Test
+  void payChargesThePaymentServiceOnceAndRecordsTheReceipt() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.List<String> keys = new java.util.concurrent.CopyOnWriteArrayList<>();
+    com.sun.net.httpserver.HttpServer service = com.sun.net.httpserver.HttpServer.create(
+        new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 8);
+    service.createContext("/pay", exchange -> {
+      int n = calls.incrementAndGet();
+      keys.add(exchange.getRequestHeaders().getFirst("Idempotency-Key"));
+      exchange.getRequestBody().readAllBytes();
+      byte[] receipt = ("receipt-" + n).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      exchange.sendResponseHeaders(200, receipt.length);
+      exchange.getResponseBody().write(receipt);
+      exchange.close();
+    });
+    service.start();
+    try {
+      String url = "http://127.0.0.1:" + service.getAddress().getPort() + "/pay";
+      org.apiary.client.InvocationRequest request = org.apiary.client.InvocationRequest.of("pay", null,
+          new Payment(url, 45L, "order-4", 1_250, null));
+
+      assertEquals("receipt-1", apiary.client().invoke(request).value(String.class));
+      assertEquals("receipt-1", apiary.client().invoke(request).value(String.class), "the same ID, the same answer");
+
+      assertEquals(1, calls.get(), "the payment service was charged once");
+      assertEquals(List.of(request.id() + "#charge"), keys);
+      assertEquals("receipt-1", apiary.query("SELECT receipt FROM payments WHERE customer = ?", 45L).rows().get(0)
+          .getString("receipt"));
+    } finally {
+      service.stop(0);
+    }
+  }
 }
