@@ -13,7 +13,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -174,7 +173,7 @@ class ConsoleApiTest {
     for (JsonNode n : v.get("nodes")) {
       ids.add(n.get("id").asText());
     }
-    assertEquals(List.of("SOURCE", "bump", "report", "SINK"), ids, v.toString());
+    assertEquals(List.of(org.apiary.Graph.SOURCE, "bump", "report", org.apiary.Graph.SINK), ids, v.toString());
     JsonNode bumpNode = v.get("nodes").get(1);
     assertEquals("local", bumpNode.get("kind").asText());
     assertTrue(bumpNode.get("writes").asBoolean());
@@ -219,12 +218,10 @@ class ConsoleApiTest {
     assertEquals(404, missing.status());
     assertEquals(run + "never", json(missing).get("id").asText());
     assertTrue(json(missing).get("error").asText().contains(run + "never"));
-    for (String[] bad : new String[][] {{"status", "sleeping"}, {"since", "yesterday"}, {"after", "%%%"},
-        {"after", "bm90LWEtY3Vyc29y"}, {"colour", "red"}, {"graph", "g".repeat(65)}}) {
+    for (String[] bad : new String[][] {{"status", "sleeping"}, {"since", "yesterday"}, {"after", "bm90LWEtY3Vyc29y"}, {"colour", "red"}, {"graph", "g".repeat(65)}}) {
       Http.Response r = get("/api/executions?" + bad[0] + "=" + bad[1]);
       assertEquals(400, r.status(), String.join("=", bad) + ": " + r.body());
-      String field = bad[1].equals("%%%") ? "after" : bad[0];
-      assertEquals(field, json(r).get("field").asText(), r.body());
+      assertEquals(bad[0], json(r).get("field").asText(), r.body());
     }
     for (String method : List.of("POST", "PUT", "DELETE")) {
       Http.Response r = Http.send(method, console.url() + "/api/executions", admin);
@@ -285,13 +282,15 @@ class ConsoleApiTest {
     }
 
     static Response send(String method, String url, String key) throws IOException {
-      URI uri = URI.create(url);
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("http://([^:/]+):(\\d+)(/.*)").matcher(url);
+      if (!m.matches()) {
+        throw new IllegalArgumentException(url);
+      }
       try (Socket s = new Socket()) {
-        s.connect(new InetSocketAddress(uri.getHost(), uri.getPort()), 5_000);
+        s.connect(new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2))), 5_000);
         s.setSoTimeout(60_000); // generous: the machine is shared
         OutputStream out = s.getOutputStream();
-        String target = uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
-        String head = method + " " + target + " HTTP/1.0\r\nHost: " + uri.getHost() + "\r\n"
+        String head = method + " " + m.group(3) + " HTTP/1.0\r\nHost: " + m.group(1) + "\r\n"
             + (key == null ? "" : "Authorization: Bearer " + key + "\r\n")
             + (method.equals("GET") ? "" : "Content-Length: 0\r\n") + "\r\n";
         out.write(head.getBytes(StandardCharsets.US_ASCII));
