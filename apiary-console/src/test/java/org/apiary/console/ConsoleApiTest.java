@@ -254,6 +254,40 @@ class ConsoleApiTest {
     }
   }
 
+  /**
+   * With a sink: an execution's function executions come from its FunctionInvocations, and one that is no longer in
+   * the log (past retention) but has function executions there is answered with what the sink knows.
+   */
+  @Test
+  void withASinkFunctionExecutionsAreShownAndExecutionsPastRetentionAreFound(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    String sink = "jdbc:duckdb:" + dir.resolve("provenance.duckdb");
+    String gone = run + "gone";
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection(sink);
+         java.sql.Statement st = c.createStatement()) {
+      // The columns the console reads, as ProvenanceSchema.functionInvocations() names them.
+      st.execute("CREATE TABLE FunctionInvocations (event_time BIGINT, exec_id BIGINT, function_name VARCHAR, "
+          + "execution_id VARCHAR, partition_key VARCHAR, latency_us BIGINT)");
+      st.execute("INSERT INTO FunctionInvocations VALUES (1, 11, 'bump', '" + failedId + "', '7500', 40), "
+          + "(2, 12, 'bump', '" + gone + "', '1', 30), (3, 13, 'report', '" + gone + "', '1', 20)");
+    }
+    try (ConsoleServer withSink = ConsoleServer.start(db, ConsoleConfig.defaults(0).withSink(sink))) {
+      JsonNode failed = ok(Http.send("GET", withSink.url() + "/api/executions/" + enc(failedId), admin));
+      assertEquals(1, failed.get("functions").size(), failed.toString());
+      assertEquals("bump", failed.at("/functions/0/function").asText());
+      assertTrue(failed.get("problems").isEmpty(), failed.toString());
+
+      JsonNode past = ok(Http.send("GET", withSink.url() + "/api/executions/" + enc(gone), admin));
+      assertTrue(past.at("/execution/status").isNull(), past.toString());
+      assertEquals(2, past.get("functions").size(), past.toString());
+      assertTrue(past.get("known").asText().contains("retention"), past.toString());
+
+      JsonNode list = ok(Http.send("GET", withSink.url() + "/api/executions?prefix=" + enc(run), admin));
+      assertEquals(2, list.at("/sink/executionsWithFunctions").asLong(), list.toString());
+      assertTrue(list.get("problems").isEmpty(), list.toString());
+    }
+  }
+
   // --- HTTP on a plain socket ---
 
   private Http.Response get(String path) throws IOException {
