@@ -135,7 +135,10 @@ public final class ExecutionsCommand implements Runnable {
         if (json) {
           return 0;
         }
-        String which = filter.equals(ExecutionQueries.Filter.NONE) ? "" : "matching ";
+        // "no failed invocations" with a status alone (as before --graph and --since), "matching" with others.
+        String which = filter.equals(ExecutionQueries.Filter.NONE) ? ""
+            : filter.equals(new ExecutionQueries.Filter(null, wanted, null, null, null, null))
+            ? wanted.toLowerCase(Locale.ROOT) + " " : "matching ";
         if (rows.size() == 1) {
           out.println("no " + which + "invocations in the log of " + target.describe());
           return 0;
