@@ -10,13 +10,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.Callable;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.query.ExecutionQueries;
+import org.apiary.frontend.query.FilterException;
 import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
-import org.apiary.provenance.ProvenanceQueries;
 import org.apiary.provenance.ProvenanceSchema;
 import org.apiary.provenance.ProvenanceSink;
 import org.apiary.runtime.SystemSchema;
@@ -40,9 +40,6 @@ public final class ExecutionsCommand implements Runnable {
   static final String NOT_LOGGED = "Every invocation a frontend with the invocation log (the default) started is "
       + "here, one-function and read-only graphs included (issue 42; before it, those two kinds were not logged). "
       + "Ended invocations are deleted after the frontends' retention (default 1 hour).";
-
-  private static final String TIMES = "SINCE_EPOCH(MILLISECOND, started_at), SINCE_EPOCH(MILLISECOND, finished_at), "
-      + "SINCE_EPOCH(MILLISECOND, NOW)";
 
   @Spec
   CommandSpec spec;
@@ -106,56 +103,42 @@ public final class ExecutionsCommand implements Runnable {
       }
       String wanted = running ? SystemSchema.STATUS_RUNNING : failed ? SystemSchema.STATUS_FAILED
           : status == null ? null : status(status);
-      List<String> conditions = new ArrayList<>();
-      List<Object> parameters = new ArrayList<>();
-      if (wanted != null) {
-        conditions.add("status = ?");
-        parameters.add(wanted);
-      }
-      if (graph != null) {
-        conditions.add("graph = ?");
-        parameters.add(graph);
-      }
-      if (since != null) {
-        conditions.add("started_at >= TO_TIMESTAMP(MILLISECOND, ?)");
-        parameters.add(since(since, Instant.now()).toEpochMilli());
-      }
-      String where = conditions.isEmpty() ? "" : " WHERE " + String.join(" AND ", conditions);
+      ExecutionQueries.Filter filter = new ExecutionQueries.Filter(graph, wanted,
+          since == null ? null : since(since, Instant.now()), null, null, null);
       try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
-        if (!SystemSchema.tables(db).contains(SystemSchema.INVOCATIONS)) {
+        if (!ExecutionQueries.hasLog(db)) {
           if (!json) {
             out.println("no invocations: Apiary's system tables are not there (nothing was deployed with "
                 + target.describe() + ")");
           }
           return 0;
         }
-        VoltTable total = db.callAdmin("counting invocations", "@AdHoc", adHoc("SELECT COUNT(*) FROM "
-            + SystemSchema.INVOCATIONS + where, parameters)).getResults()[0];
-        long count = total.advanceRow() ? total.getLong(0) : 0;
-        VoltTable t = db.callAdmin("listing invocations", "@AdHoc", adHoc("SELECT invocation_id, graph, "
-            + "graph_version, status, frontend, attempts, " + TIMES + " FROM " + SystemSchema.INVOCATIONS + where
-            + " ORDER BY started_at DESC, invocation_id LIMIT " + limit, parameters)).getResults()[0];
+        ExecutionQueries.Page page = ExecutionQueries.list(db, filter, null, limit);
+        long count = page.total();
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"ID", "GRAPH", "VERSION", "STATUS", "FRONTEND", "ATTEMPTS", "STARTED", "FINISHED",
             "DURATION"});
-        while (t.advanceRow()) {
-          Times times = Times.read(t, 6);
+        for (ExecutionQueries.Execution e : page.executions()) {
+          Times times = Times.of(e);
           if (json) {
             com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode();
-            o.put("id", t.getString(0)).put("graph", t.getString(1)).put("version", t.getLong(2))
-                .put("status", t.getString(3)).put("frontend", t.getString(4)).put("attempts", t.getLong(5))
+            o.put("id", e.id()).put("graph", e.graph()).put("version", e.version())
+                .put("status", e.status()).put("frontend", e.frontend()).put("attempts", e.attempts())
                 .put("startedAt", times.started()).put("finishedAt", times.finishedOrNull())
-                .put("durationMs", times.durationMs());
+                .put("durationMs", e.durationMs());
             out.println(o.toString());
             continue;
           }
-          rows.add(new String[] {t.getString(0), t.getString(1), String.valueOf(t.getLong(2)), t.getString(3),
-              t.getString(4), String.valueOf(t.getLong(5)), times.started(), times.finished(), times.duration()});
+          rows.add(new String[] {e.id(), e.graph(), String.valueOf(e.version()), e.status(), e.frontend(),
+              String.valueOf(e.attempts()), times.started(), times.finished(), times.duration()});
         }
         if (json) {
           return 0;
         }
-        String which = conditions.isEmpty() ? "" : "matching ";
+        // "no failed invocations" with a status alone (as before --graph and --since), "matching" with others.
+        String which = filter.equals(ExecutionQueries.Filter.NONE) ? ""
+            : filter.equals(new ExecutionQueries.Filter(null, wanted, null, null, null, null))
+            ? wanted.toLowerCase(Locale.ROOT) + " " : "matching ";
         if (rows.size() == 1) {
           out.println("no " + which + "invocations in the log of " + target.describe());
           return 0;
@@ -167,47 +150,21 @@ public final class ExecutionsCommand implements Runnable {
       return 0;
     }
 
-    /** {@code @AdHoc}'s parameters: the statement, then the values of its {@code ?}s. */
-    private static Object[] adHoc(String sql, List<Object> parameters) {
-      List<Object> all = new ArrayList<>(parameters.size() + 1);
-      all.add(sql);
-      all.addAll(parameters);
-      return all.toArray();
-    }
-
     /** A status as the log stores it, from any case; refused naming the four if it is none of them. */
     static String status(String given) {
-      String upper = given.strip().toUpperCase(Locale.ROOT);
-      List<String> known = List.of(SystemSchema.STATUS_RUNNING, SystemSchema.STATUS_DONE, SystemSchema.STATUS_FAILED,
-          SystemSchema.STATUS_CANCELLED);
-      if (upper.equals("CANCELLED")) {
-        return SystemSchema.STATUS_CANCELLED;
+      try {
+        return ExecutionQueries.status("--status", given);
+      } catch (FilterException e) {
+        throw new CliException(e.getMessage(), 2, null);
       }
-      if (!known.contains(upper)) {
-        throw new CliException("--status takes one of " + String.join(", ", known) + ", not '" + given + "'", 2,
-            null);
-      }
-      return upper;
     }
 
     /** {@code --since}: an ISO-8601 instant, or an amount of seconds, minutes, hours or days before {@code now}. */
     static Instant since(String given, Instant now) {
-      java.util.regex.Matcher ago = java.util.regex.Pattern.compile("(\\d{1,9})([smhd])").matcher(given.strip());
-      if (ago.matches()) {
-        long amount = Long.parseLong(ago.group(1));
-        Duration unit = switch (ago.group(2)) {
-          case "s" -> Duration.ofSeconds(1);
-          case "m" -> Duration.ofMinutes(1);
-          case "h" -> Duration.ofHours(1);
-          default -> Duration.ofDays(1);
-        };
-        return now.minus(unit.multipliedBy(amount));
-      }
       try {
-        return Instant.parse(given.strip());
-      } catch (java.time.format.DateTimeParseException e) {
-        throw new CliException("--since takes an instant (2026-11-29T10:00:00Z) or a time ago (90s, 15m, 2h, 1d), "
-            + "not '" + given + "'", 2, e);
+        return ExecutionQueries.since("--since", given, now);
+      } catch (FilterException e) {
+        throw new CliException(e.getMessage(), 2, e);
       }
     }
 
@@ -370,28 +327,17 @@ public final class ExecutionsCommand implements Runnable {
         sink = target.provenanceSink();
       }
       try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
-        if (!SystemSchema.tables(db).contains(SystemSchema.INVOCATIONS)) {
+        if (!ExecutionQueries.hasLog(db)) {
           throw new CliException("invocation " + id + " is not in the log: " + target.describe() + " has no "
               + "invocation log (nothing was deployed with it)");
         }
-        String columns = "SELECT invocation_id, graph, graph_version, status, frontend, attempts, " + TIMES
-            + ", request, result FROM " + SystemSchema.INVOCATIONS;
-        VoltTable t = db.callAdmin("reading invocation " + id, "@AdHoc", columns + " WHERE invocation_id = ?", id)
-            .getResults()[0];
-        if (t.getRowCount() == 0 && !id.contains("/")) {
-          // Where API keys are required the log holds IDENTITY/ID; a client (invoke --no-wait) knows only its ID.
-          t = db.callAdmin("reading invocation */" + id, "@AdHoc", columns + " WHERE RIGHT(invocation_id, ?) = ? "
-              + "ORDER BY invocation_id LIMIT 10", id.length() + 1, "/" + id).getResults()[0];
-          if (t.getRowCount() > 1) {
-            List<String> ids = new ArrayList<>();
-            while (t.advanceRow()) {
-              ids.add(t.getString(0));
-            }
-            throw new CliException("invocation " + id + " was started by several callers: " + String.join(", ", ids)
-                + "; show one by its full ID");
-          }
+        ExecutionQueries.Detail d;
+        try {
+          d = ExecutionQueries.find(db, id).orElse(null);
+        } catch (ExecutionQueries.AmbiguousIdException e) {
+          throw new CliException(e.getMessage() + "; show one by its full ID");
         }
-        if (!t.advanceRow()) {
+        if (d == null) {
           throw new CliException("invocation " + id + " is not in the log of " + target.describe() + ": it is unknown, "
               + "ended longer ago than the retention (default 1 hour) and was deleted, or ran before issue 42 in a "
               + "graph that was not logged then (one recorded function, or recording nothing); list what is there "
@@ -400,22 +346,22 @@ public final class ExecutionsCommand implements Runnable {
               + "as its caller's identity, '/', and its ID: an invocation of `apiary start`'s admin key is admin/"
               + id));
         }
-        Times times = Times.read(t, 6);
-        out.println("invocation " + t.getString(0));
-        out.println("  graph: " + t.getString(1) + ", version " + t.getLong(2));
-        out.println("  status: " + t.getString(3));
-        out.println("  frontend: " + t.getString(4) + " (the one running it, or that ran its last attempt)");
-        out.println("  attempts: " + t.getLong(5));
+        ExecutionQueries.Execution e = d.execution();
+        Times times = Times.of(e);
+        out.println("invocation " + e.id());
+        out.println("  graph: " + e.graph() + ", version " + e.version());
+        out.println("  status: " + e.status());
+        out.println("  frontend: " + e.frontend() + " (the one running it, or that ran its last attempt)");
+        out.println("  attempts: " + e.attempts());
         out.println("  started: " + times.started() + ", finished: " + times.finished() + ", duration: "
             + times.duration());
-        out.println("  request: " + request(t.getVarbinary(9)));
-        byte[] result = t.getVarbinary(10);
-        out.println("  " + (t.wasNull() || result == null ? "outcome: none yet (still running)" : outcome(result)));
+        out.println("  request: " + request(d.request()));
+        byte[] result = d.outcome();
+        out.println("  " + (result == null ? "outcome: none yet (still running)" : outcome(result)));
       }
       functions(sink);
       return 0;
     }
-
     private static String request(byte[] frame) {
       WireRequest r;
       try {
@@ -467,16 +413,10 @@ public final class ExecutionsCommand implements Runnable {
             + "JDBC_URL, or --data DIR for an `apiary start` that captures provenance)");
         return;
       }
-      Properties props = new Properties();
-      boolean duckdb = sink.regionMatches(true, 0, "jdbc:duckdb:", 0, "jdbc:duckdb:".length());
-      if (duckdb) {
-        props.setProperty("duckdb.read_only", "true");
-      }
-      try (ProvenanceSink opened = ProvenanceSink.open(sink, props, Duration.ofSeconds(10))) {
-        List<Map<String, Object>> rows = new ProvenanceQueries(opened.connection()).sql("SELECT function_name, "
-            + "exec_id, partition_key, event_time, latency_us FROM " + ProvenanceSchema.FUNCTION_INVOCATIONS
-            + " WHERE execution_id = ? ORDER BY event_time, exec_id", id);
-        out.println("  functions: " + rows.size() + " execution(s) in " + sink + " (rows still buffered by the "
+      boolean duckdb = ExecutionQueries.isDuckDb(sink);
+      try {
+        List<Map<String, Object>> rows = ExecutionQueries.functions(sink, id, Duration.ofSeconds(10));
+        out.println("  functions: " + rows.size() + " execution(s) in " + ProvenanceSink.redact(sink) + " (rows still buffered by the "
             + "capture are not there yet)");
         for (Map<String, Object> r : rows) {
           out.println("    " + r.get("function_name") + ": exec " + r.get("exec_id") + ", partition key "
@@ -490,7 +430,7 @@ public final class ExecutionsCommand implements Runnable {
               + "a file). After `apiary stop` they can be queried with: apiary provenance sql --sink " + sink
               + " \"SELECT * FROM " + ProvenanceSchema.FUNCTION_INVOCATIONS + " WHERE execution_id = '" + id + "'\"");
         } else {
-          out.println("  functions: cannot read the provenance sink " + sink + ": " + message);
+          out.println("  functions: cannot read the provenance sink " + ProvenanceSink.redact(sink) + ": " + message);
         }
       }
     }
@@ -498,11 +438,8 @@ public final class ExecutionsCommand implements Runnable {
 
   /** An invocation's times in milliseconds by the database's clock (its end 0 while it runs). */
   private record Times(long startedMs, long finishedMs, long nowMs) {
-    static Times read(VoltTable t, int first) {
-      long started = t.getLong(first);
-      long finished = t.getLong(first + 1);
-      boolean running = t.wasNull();
-      return new Times(started, running ? 0 : finished, t.getLong(first + 2));
+    static Times of(ExecutionQueries.Execution e) {
+      return new Times(e.startedMs(), e.finishedMs(), e.nowMs());
     }
 
     String started() {
@@ -519,11 +456,6 @@ public final class ExecutionsCommand implements Runnable {
 
     String finishedOrNull() {
       return finishedMs == 0 ? null : Instant.ofEpochMilli(finishedMs).toString();
-    }
-
-    /** Milliseconds it took, or has taken so far if it runs. */
-    long durationMs() {
-      return (finishedMs == 0 ? nowMs : finishedMs) - startedMs;
     }
 
     private static String seconds(long millis) {

@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
     description = "A transactional Function-as-a-Service framework that runs functions inside VoltDB.",
     subcommands = {DemoCommand.class, StartCommand.class, StopCommand.class, DeployCommand.class,
         InvokeCommand.class, StatusCommand.class, ExecutionsCommand.class, ClusterCommand.class, FrontendCommand.class,
-        ProvenanceCommand.class, CredentialsCommand.class})
+        ProvenanceCommand.class, CredentialsCommand.class, ConsoleCommand.class})
 public final class Main implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;

@@ -11,16 +11,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.frontend.RegisteredGraph;
-import org.apiary.internal.Json;
+import org.apiary.frontend.query.ExecutionQueries;
 import org.apiary.runtime.SystemSchema;
 import org.apiary.runtime.provenance.BacklogReport;
 import org.apiary.runtime.provenance.ExportBacklog;
-import org.voltdb.VoltTable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -99,35 +97,17 @@ public final class StatusCommand implements Callable<Integer> {
   }
 
   private void database(ApiaryDatabase db) {
-    VoltTable overview = db.callAdmin("reading the database overview", "@SystemInformation", "OVERVIEW")
-        .getResults()[0];
-    Set<Long> hosts = new TreeSet<>();
-    String version = "?";
-    while (overview.advanceRow()) {
-      hosts.add(overview.getLong("HOST_ID"));
-      if ("VERSION".equals(overview.getString("KEY"))) {
-        version = overview.getString("VALUE");
-      }
-    }
-    VoltTable partitions = db.callAdmin("counting partitions", "@Statistics", "PARTITIONCOUNT", 0).getResults()[0];
-    long count = partitions.advanceRow() ? partitions.getLong("PARTITION_COUNT") : -1;
-    String kfactor = "?";
-    VoltTable deployment = db.callAdmin("reading the deployment", "@SystemInformation", "DEPLOYMENT").getResults()[0];
-    while (deployment.advanceRow()) {
-      if ("kfactor".equalsIgnoreCase(deployment.getString(0))) {
-        kfactor = deployment.getString(1);
-      }
-    }
-    out.println("database " + String.join(",", db.clientAddresses()) + ": VoltDB " + version + ", " + hosts.size()
-        + " host(s), " + count + " partition(s), k-factor " + kfactor);
+    ExecutionQueries.Overview o = ExecutionQueries.overview(db);
+    out.println("database " + String.join(",", o.addresses()) + ": VoltDB " + o.version() + ", " + o.hosts().size()
+        + " host(s), " + o.partitions() + " partition(s), k-factor " + o.kfactor());
     int k;
     try {
-      k = Integer.parseInt(kfactor);
+      k = Integer.parseInt(o.kfactor());
     } catch (NumberFormatException e) {
       return; // the deployment did not say
     }
     if (k > 0) {
-      List<Long> unreplicated = unreplicatedPartitions(db, k);
+      List<Long> unreplicated = ExecutionQueries.unreplicatedPartitions(db, k);
       if (!unreplicated.isEmpty()) {
         out.println("  DEGRADED: k-factor " + k + " NOT held: partition(s) " + unreplicated.stream()
             .map(String::valueOf).collect(Collectors.joining(", ")) + " have fewer than " + (k + 1) + " copies; "
@@ -136,39 +116,14 @@ public final class StatusCommand implements Callable<Integer> {
     }
   }
 
-  /** Partitions with fewer than {@code kfactor + 1} copies, from VoltDB's topology (the multi-partition one aside). */
-  private static List<Long> unreplicatedPartitions(ApiaryDatabase db, int kfactor) {
-    VoltTable topo = db.callAdmin("reading the topology", "@Statistics", "TOPO", 0).getResults()[0];
-    List<Long> short_ = new ArrayList<>();
-    while (topo.advanceRow()) {
-      long partition = topo.getLong("Partition");
-      if (partition == MULTI_PARTITION_ID) {
-        continue;
-      }
-      String sites = topo.getString("Sites");
-      long copies = sites == null || sites.isBlank() ? 0 : sites.split(",").length;
-      if (copies < kfactor + 1) {
-        short_.add(partition);
-      }
-    }
-    return short_;
-  }
-
-  /** VoltDB's multi-partition initiator's partition ID, which {@code TOPO} lists beside the partitions. */
-  private static final long MULTI_PARTITION_ID = 16383;
 
   private void graphs(ApiaryDatabase db) {
-    VoltTable t = db.callAdmin("reading registered graphs", "@AdHoc", "SELECT name, version, registered_at, definition FROM "
-        + SystemSchema.GRAPHS + " ORDER BY name, version").getResults()[0];
     record Latest(int version, int versions, String registeredAt, RegisteredGraph graph) {}
     Map<String, Latest> latest = new TreeMap<>();
-    while (t.advanceRow()) {
-      String name = t.getString(0);
-      int version = (int) t.getLong(1);
-      String at = t.getTimestampAsTimestamp(2).toString();
-      RegisteredGraph g = Json.read(t.getVarbinary(3), RegisteredGraph.class, "graph '" + name + "'");
-      Latest before = latest.get(name);
-      latest.put(name, new Latest(version, before == null ? 1 : before.versions() + 1, at, g));
+    for (ExecutionQueries.GraphVersion g : ExecutionQueries.graphs(db)) {
+      Latest before = latest.get(g.name());
+      latest.put(g.name(), new Latest(g.version(), before == null ? 1 : before.versions() + 1, g.registeredAt(),
+          g.graph()));
     }
     out.println("graphs: " + latest.size());
     latest.forEach((name, l) -> out.println("  " + name + ": version " + l.version() + " (" + l.versions()
@@ -182,12 +137,10 @@ public final class StatusCommand implements Callable<Integer> {
   }
 
   private void frontends(ApiaryDatabase db) {
-    VoltTable t = db.callAdmin("reading frontend leases", "@AdHoc", "SELECT frontend, endpoint, lease_expires_ms, "
-        + "SINCE_EPOCH(MILLISECOND, NOW) FROM " + SystemSchema.FRONTENDS + " ORDER BY endpoint").getResults()[0];
     List<String> lines = new ArrayList<>();
-    while (t.advanceRow()) {
-      long left = t.getLong(2) - t.getLong(3);
-      lines.add("  " + t.getString(1) + " (frontend " + t.getString(0) + "): lease "
+    for (ExecutionQueries.Frontend f : ExecutionQueries.frontends(db)) {
+      long left = f.leaseRemainingMs();
+      lines.add("  " + f.endpoint() + " (frontend " + f.id() + "): lease "
           + (left >= 0 ? "expires in " + seconds(left) : "expired " + seconds(-left) + " ago (dead or stopped)"));
     }
     out.println("frontends: " + lines.size());
@@ -195,14 +148,9 @@ public final class StatusCommand implements Callable<Integer> {
   }
 
   private void invocations(ApiaryDatabase db) {
-    VoltTable t = db.callAdmin("counting invocations", "@AdHoc", "SELECT status, COUNT(*) FROM "
-        + SystemSchema.INVOCATIONS + " GROUP BY status").getResults()[0];
-    Map<String, Long> counts = new LinkedHashMap<>();
-    counts.put(SystemSchema.STATUS_RUNNING, 0L);
-    counts.put(SystemSchema.STATUS_DONE, 0L);
-    counts.put(SystemSchema.STATUS_FAILED, 0L);
-    while (t.advanceRow()) {
-      counts.put(t.getString(0), t.getLong(1));
+    Map<String, Long> counts = new LinkedHashMap<>(ExecutionQueries.countsByStatus(db));
+    if (counts.get(SystemSchema.STATUS_CANCELLED) == 0) {
+      counts.remove(SystemSchema.STATUS_CANCELLED); // as before issue 43: cancelled shown only when there are some
     }
     out.println("invocations in the log: " + counts.entrySet().stream().map(e -> e.getValue() + " "
         + e.getKey().toLowerCase(java.util.Locale.ROOT)).collect(Collectors.joining(", "))

@@ -141,7 +141,7 @@ class ClusterCommandLineTest {
     Result failed = cli.run(COMMAND, "executions", "list", "--failed", "--database", database, "--database-users",
         users);
     assertEquals(0, failed.exit(), failed.toString());
-    assertTrue(failed.out().contains("no matching invocations"), failed.toString());
+    assertTrue(failed.out().contains("no failed invocations"), failed.toString());
 
     Result shown = cli.run(COMMAND, "executions", "show", "chain-1", "--database", database, "--database-users", users);
     assertEquals(0, shown.exit(), shown.toString());

@@ -14,12 +14,13 @@ import org.voltdb.VoltTable;
  * thread and never waits for the database.
  *
  * <p>Expiry is decided by the database's clock: a read skips keys whose {@code expires_at} has passed by the
- * database's {@code NOW}, and gets from the database how many milliseconds each other key has left. {@link #verify}
+ * database's {@code NOW}, and gets from the database how many milliseconds each other key has left. The console
+ * (apiary-console) checks its callers' keys with it too, so a key means the same there as here. {@link #verify}
  * counts those down on this JVM's monotonic clock ({@link System#nanoTime}) from the moment before the read was sent,
  * so a key is refused once its expiry passes whether or not the keys were read again since, at most a round trip to
  * the database early, and the frontend's wall clock plays no part.
  */
-final class CredentialCheck {
+public final class CredentialCheck {
   /** A live key; {@code expiresNanos} is on {@link System#nanoTime}'s scale, meaningful only if {@code expires}. */
   private record Live(byte[] secretSha256, String identity, java.util.Set<String> roles, boolean expires,
                       long expiresNanos) {
@@ -29,8 +30,8 @@ final class CredentialCheck {
   }
 
   /** What a request's credential established: the identity and its roles, or why it was refused. */
-  record Verdict(String identity, java.util.Set<String> roles, String refusal) {
-    boolean accepted() {
+  public record Verdict(String identity, java.util.Set<String> roles, String refusal) {
+    public boolean accepted() {
       return identity != null;
     }
   }
@@ -38,13 +39,14 @@ final class CredentialCheck {
   private final ApiaryDatabase db;
   private volatile Map<String, Live> live = Map.of();
 
-  CredentialCheck(ApiaryDatabase db) {
+  /** Reads the live credentials of {@code db}. */
+  public CredentialCheck(ApiaryDatabase db) {
     this.db = db;
     reload();
   }
 
   /** Reads the live credentials again: neither revoked nor expired, and the time each has left. */
-  void reload() {
+  public void reload() {
     long asked = System.nanoTime(); // the database's NOW is later, so the deadlines below err early, never late
     VoltTable t = db.callAdmin("reading credentials", "@AdHoc", "SELECT key_id, secret_sha256, identity, roles, "
         + "SINCE_EPOCH(MILLISECOND, expires_at) - SINCE_EPOCH(MILLISECOND, NOW) FROM " + SystemSchema.CREDENTIALS
@@ -63,7 +65,8 @@ final class CredentialCheck {
     live = read;
   }
 
-  Verdict verify(String apiKey) {
+  /** The identity and roles {@code apiKey} (or {@code null}: none given) establishes, or why it is refused. */
+  public Verdict verify(String apiKey) {
     if (apiKey == null) {
       return new Verdict(null, null, "this frontend requires a credential, and the request has none; configure the "
           + "client with an API key (ClientConfig.withCredential)");

@@ -636,7 +636,8 @@ public final class ProvenanceSink implements AutoCloseable {
     return text.toString();
   }
 
-  static String redact(String jdbcUrl) {
+  /** {@code jdbcUrl} with any password parameter masked, for messages and pages. */
+  public static String redact(String jdbcUrl) {
     return SECRET.matcher(jdbcUrl).replaceAll("$1=***");
   }
 }

@@ -108,7 +108,7 @@ class PublicSurfaceTest {
 
   /** The modules whose packages users meet on their class path, or in the command line's stack traces. */
   private static final List<String> MODULES = List.of("apiary-core", "apiary-journal", "apiary-http", "apiary-provenance",
-      "apiary-compiler", "apiary-frontend", "apiary-cli", "apiary-drills", "apiary-testing");
+      "apiary-compiler", "apiary-frontend", "apiary-console", "apiary-cli", "apiary-drills", "apiary-testing");
 
   @Test
   void everyPackageSaysInItsDocumentationWhetherItIsAnApi() throws IOException {

@@ -32,11 +32,24 @@ public final class HttpEndpoint implements AutoCloseable {
   /** Requests queued for the pool before the server's dispatcher thread handles them itself. */
   public static final int QUEUE = 64;
 
-  /** What a route answers. */
-  public record Response(int status, String contentType, byte[] body) {
+  /** What a route answers; {@code headers} are set on the answer besides its content type. */
+  public record Response(int status, String contentType, byte[] body, Map<String, String> headers) {
     public Response {
       Objects.requireNonNull(contentType, "contentType");
       Objects.requireNonNull(body, "body");
+      headers = Map.copyOf(headers);
+    }
+
+    /** An answer with no headers of its own. */
+    public Response(int status, String contentType, byte[] body) {
+      this(status, contentType, body, Map.of());
+    }
+
+    /** This answer with one more header. */
+    public Response withHeader(String name, String value) {
+      Map<String, String> more = new java.util.HashMap<>(headers);
+      more.put(name, value);
+      return new Response(status, contentType, body, more);
     }
 
     /** A UTF-8 plain-text answer. */
@@ -49,6 +62,32 @@ public final class HttpEndpoint implements AutoCloseable {
   @FunctionalInterface
   public interface Route {
     Response get() throws Exception;
+  }
+
+  /**
+   * A GET (or HEAD) as a {@link Handler} sees it: the path, the raw (still percent-encoded) query or {@code null}, and
+   * the request headers by lower-case name (the first value of each).
+   */
+  public record Request(String path, String rawQuery, Map<String, String> headers) {
+    public Request {
+      headers = Map.copyOf(headers);
+    }
+
+    /** The header's first value, or {@code null}; {@code name} in lower case. */
+    public String header(String name) {
+      return headers.get(name);
+    }
+
+    @Override
+    public String toString() {
+      return "Request[" + path + "]"; // never the headers: they carry credentials
+    }
+  }
+
+  /** Answers every GET under the server's paths; runs on the endpoint's pool. */
+  @FunctionalInterface
+  public interface Handler {
+    Response handle(Request request) throws Exception;
   }
 
   private final HttpServer server;
@@ -70,6 +109,26 @@ public final class HttpEndpoint implements AutoCloseable {
   public static HttpEndpoint start(String bindAddress, int port, Map<String, Route> routes, String name, int threads)
       throws IOException {
     Map<String, Route> paths = Map.copyOf(routes);
+    return start(bindAddress, port, name, threads, exchange -> handle(exchange, paths));
+  }
+
+  /**
+   * Starts serving every path with {@code handler} on {@code bindAddress:port} (port 0: a free one): GET and HEAD
+   * reach it, other methods are answered {@code 405} before it sees them; a handler that throws answers {@code 500}
+   * with the exception's class only.
+   *
+   * @param name names the pool's threads ({@code name-http-N})
+   * @param threads the most requests handled at once
+   * @throws IOException if the address cannot be bound
+   */
+  public static HttpEndpoint start(String bindAddress, int port, Handler handler, String name, int threads)
+      throws IOException {
+    Objects.requireNonNull(handler, "handler");
+    return start(bindAddress, port, name, threads, exchange -> handle(exchange, handler));
+  }
+
+  private static HttpEndpoint start(String bindAddress, int port, String name, int threads,
+      com.sun.net.httpserver.HttpHandler each) throws IOException {
     AtomicInteger n = new AtomicInteger();
     ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
         new ArrayBlockingQueue<>(QUEUE), r -> {
@@ -79,7 +138,7 @@ public final class HttpEndpoint implements AutoCloseable {
         }, new ThreadPoolExecutor.CallerRunsPolicy());
     pool.allowCoreThreadTimeOut(true);
     HttpServer server = HttpServer.create(new InetSocketAddress(bindAddress, port), 0);
-    server.createContext("/", exchange -> handle(exchange, paths));
+    server.createContext("/", each);
     server.setExecutor(pool);
     server.start();
     return new HttpEndpoint(server, pool);
@@ -106,6 +165,40 @@ public final class HttpEndpoint implements AutoCloseable {
           response = Response.text(500, "internal error: " + e.getClass().getSimpleName() + "\n");
         }
       }
+      send(exchange, method, response);
+    }
+  }
+
+  private static void handle(HttpExchange exchange, Handler handler) throws IOException {
+    try (exchange) {
+      String method = exchange.getRequestMethod();
+      Response response;
+      if (!"GET".equals(method) && !"HEAD".equals(method)) {
+        exchange.getResponseHeaders().set("Allow", "GET, HEAD");
+        response = Response.text(405, "only GET is allowed here\n");
+      } else {
+        Map<String, String> headers = new java.util.HashMap<>();
+        exchange.getRequestHeaders().forEach((k, v) -> {
+          if (!v.isEmpty()) {
+            headers.put(k.toLowerCase(java.util.Locale.ROOT), v.get(0));
+          }
+        });
+        Request request = new Request(exchange.getRequestURI().getRawPath(), exchange.getRequestURI().getRawQuery(),
+            headers);
+        try {
+          response = handler.handle(request);
+        } catch (Exception e) {
+          LOG.log(Level.WARNING, "HTTP " + request.path() + " failed", e);
+          response = Response.text(500, "internal error: " + e.getClass().getSimpleName() + "\n");
+        }
+      }
+      send(exchange, method, response);
+    }
+  }
+
+  private static void send(HttpExchange exchange, String method, Response response) throws IOException {
+    { // the exchange is closed by the caller
+      response.headers().forEach((k, v) -> exchange.getResponseHeaders().set(k, v));
       exchange.getResponseHeaders().set("Content-Type", response.contentType());
       exchange.getResponseHeaders().set("Cache-Control", "no-store");
       exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");

@@ -47,6 +47,29 @@ class HttpEndpointTest {
     }
   }
 
+  /** A handler sees every GET's path, raw query and headers; other methods are refused before it runs. */
+  @Test
+  void aHandlerSeesPathQueryAndHeadersAndSetsHeaders() throws Exception {
+    Map<String, String> seen = new ConcurrentHashMap<>();
+    try (HttpEndpoint http = HttpEndpoint.start("127.0.0.1", 0, request -> {
+      seen.put("path", request.path());
+      seen.put("query", String.valueOf(request.rawQuery()));
+      seen.put("auth", String.valueOf(request.header("authorization")));
+      assertTrue(!request.toString().contains("k3y"), "a request's text carries no header");
+      return HttpEndpoint.Response.text(200, "ok\n").withHeader("X-Test", "yes");
+    }, "handler", 2)) {
+      String ok = send(http, "GET /api/x%2Fy?a=1&b=%3C HTTP/1.0\r\nAuthorization: Bearer k3y\r\n\r\n");
+      assertTrue(ok.startsWith("HTTP/1.1 200") && (ok.contains("X-test: yes") || ok.contains("X-Test: yes")), ok);
+      assertEquals("/api/x%2Fy", seen.get("path"));
+      assertEquals("a=1&b=%3C", seen.get("query"));
+      assertEquals("Bearer k3y", seen.get("auth"));
+      seen.clear();
+      String refused = send(http, "DELETE /api/x HTTP/1.0\r\n\r\n");
+      assertTrue(refused.startsWith("HTTP/1.1 405") && refused.contains("Allow: GET, HEAD"), refused);
+      assertTrue(seen.isEmpty(), "the handler did not run: " + seen);
+    }
+  }
+
   private static String send(HttpEndpoint http, String request) throws IOException {
     try (Socket s = new Socket(http.address().getAddress(), http.address().getPort())) {
       s.setSoTimeout(10_000);

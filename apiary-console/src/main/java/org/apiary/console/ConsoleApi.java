@@ -1,0 +1,559 @@
+package org.apiary.console;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.CredentialCheck;
+import org.apiary.frontend.RegisteredGraph;
+import org.apiary.frontend.query.ExecutionQueries;
+import org.apiary.frontend.query.FilterException;
+import org.apiary.internal.Json;
+import org.apiary.internal.http.HttpEndpoint.Request;
+import org.apiary.internal.http.HttpEndpoint.Response;
+import org.apiary.internal.wire.WireReply;
+import org.apiary.internal.wire.WireRequest;
+import org.apiary.provenance.ProvenanceSchema;
+import org.apiary.provenance.ProvenanceSink;
+
+/**
+ * The console's JSON API: {@code /api/executions}, {@code /api/executions/{id}}, {@code /api/graphs} and
+ * {@code /api/cluster}, each for a caller whose API key ({@code Authorization: Bearer KEY}) carries the configured
+ * role ({@code 401} without a valid key, {@code 403} without the role). Every database or sink read runs on the
+ * query pool within the timeout. What the database or the sink cannot answer is named in a {@code problems} array
+ * ({@code source} database or sink, and why) beside what could be answered.
+ */
+final class ConsoleApi {
+  private static final Logger LOG = System.getLogger(ConsoleApi.class.getName());
+
+  /** The filters of {@code /api/executions}, and {@code after}, its page cursor. */
+  static final Set<String> EXECUTION_PARAMETERS = Set.of("graph", "status", "since", "caller", "frontend", "prefix",
+      "after");
+
+  /** Arguments and results longer than this (as JSON text) are cut, their text kept up to here. */
+  static final int CUT = 4096;
+
+  /** How often the keys are read again at most (a frontend reads them every second). */
+  private static final long KEYS_MAX_AGE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  private final ApiaryDatabase db;
+  private final ConsoleConfig config;
+  private final ExecutorService queries;
+  private final Object keysLock = new Object();
+  private CredentialCheck keys; // guarded by keysLock
+  private long keysReadAt; // guarded by keysLock
+
+  ConsoleApi(ApiaryDatabase db, ConsoleConfig config, ExecutorService queries) {
+    this.db = db;
+    this.config = config;
+    this.queries = queries;
+  }
+
+  /** A JSON answer with a message and the field or ID it names. */
+  private static final class Refusal extends Exception {
+    private static final long serialVersionUID = 1L;
+    final int status;
+    final transient ObjectNode body;
+
+    Refusal(int status, String message) {
+      super(message);
+      this.status = status;
+      this.body = Json.MAPPER.createObjectNode().put("error", message);
+    }
+
+    Refusal with(String name, String value) {
+      body.put(name, value);
+      return this;
+    }
+  }
+
+  Response handle(Request request) {
+    try {
+      String path = request.path();
+      if (!path.startsWith("/api/")) {
+        throw new Refusal(404, "no such path: the console answers /api/executions, /api/executions/{id}, "
+            + "/api/graphs and /api/cluster").with("path", path);
+      }
+      authorize(request.header("authorization"));
+      Map<String, String> parameters = parameters(request.rawQuery());
+      ObjectNode body;
+      if (path.equals("/api/executions")) {
+        body = executions(parameters);
+      } else if (path.startsWith("/api/executions/") && path.length() > "/api/executions/".length()) {
+        noParameters(parameters);
+        body = execution(decode("id", path.substring("/api/executions/".length())));
+      } else if (path.equals("/api/graphs")) {
+        noParameters(parameters);
+        body = graphs();
+      } else if (path.equals("/api/cluster")) {
+        noParameters(parameters);
+        body = cluster();
+      } else {
+        throw new Refusal(404, "no such path: the console answers /api/executions, /api/executions/{id}, "
+            + "/api/graphs and /api/cluster").with("path", path);
+      }
+      return json(200, body);
+    } catch (Refusal r) {
+      Response response = json(r.status, r.body);
+      return r.status == 401 ? response.withHeader("WWW-Authenticate", "Bearer realm=\"apiary console\"") : response;
+    }
+  }
+
+  // --- authentication ---
+
+  private void authorize(String authorization) throws Refusal {
+    if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      throw new Refusal(401, "the console requires an API key with the role '" + config.role() + "': send "
+          + "Authorization: Bearer KEY");
+    }
+    CredentialCheck.Verdict verdict = keys().verify(authorization.substring(7).strip());
+    if (!verdict.accepted()) {
+      throw new Refusal(401, verdict.refusal());
+    }
+    if (!verdict.roles().contains(config.role())) {
+      throw new Refusal(403, "the API key of '" + verdict.identity() + "' does not carry the role '" + config.role()
+          + "' the console requires");
+    }
+  }
+
+  /** The keys, read again if older than a second; the last ones read if the database cannot be read now. */
+  private CredentialCheck keys() throws Refusal {
+    synchronized (keysLock) {
+      long now = System.nanoTime();
+      if (keys != null && now - keysReadAt < KEYS_MAX_AGE_NANOS) {
+        return keys;
+      }
+      try {
+        if (keys == null) {
+          keys = query("reading the API keys", () -> new CredentialCheck(db));
+        } else {
+          CredentialCheck k = keys;
+          query("reading the API keys", () -> {
+            k.reload();
+            return null;
+          });
+        }
+        keysReadAt = now;
+      } catch (Refusal r) {
+        if (keys == null) {
+          throw new Refusal(503, "the API keys cannot be read from the database: " + r.getMessage())
+              .with("source", "database");
+        }
+        LOG.log(Level.WARNING, "console: the API keys could not be read again, the last ones read are used: "
+            + r.getMessage());
+      }
+      return keys;
+    }
+  }
+
+  // --- /api/executions ---
+
+  private ObjectNode executions(Map<String, String> p) throws Refusal {
+    for (String name : p.keySet()) {
+      if (!EXECUTION_PARAMETERS.contains(name)) {
+        throw new Refusal(400, "unknown filter '" + name + "': /api/executions takes " + String.join(", ",
+            new java.util.TreeSet<>(EXECUTION_PARAMETERS))).with("field", name);
+      }
+    }
+    ExecutionQueries.Filter filter;
+    ExecutionQueries.Cursor after;
+    try {
+      filter = new ExecutionQueries.Filter(
+          bounded(p, "graph", 64),
+          p.containsKey("status") ? ExecutionQueries.status("status", p.get("status")) : null,
+          p.containsKey("since") ? ExecutionQueries.since("since", p.get("since"), Instant.now()) : null,
+          bounded(p, "caller", WireRequest.MAX_CALLER_LENGTH),
+          bounded(p, "frontend", 64),
+          bounded(p, "prefix", WireRequest.MAX_QUALIFIED_ID_LENGTH));
+      after = p.containsKey("after") ? ExecutionQueries.Cursor.parse("after", p.get("after")) : null;
+    } catch (FilterException e) {
+      throw new Refusal(400, e.getMessage()).with("field", e.field());
+    }
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    ObjectNode f = body.putObject("filter");
+    p.forEach((k, v) -> {
+      if (!k.equals("after")) {
+        f.put(k, v);
+      }
+    });
+    ArrayNode problems = body.putArray("problems");
+    ArrayNode list = body.putArray("executions");
+    try {
+      ExecutionQueries.Page page = query("listing executions", () -> ExecutionQueries.hasLog(db)
+          ? ExecutionQueries.list(db, filter, after, ExecutionQueries.PAGE)
+          : new ExecutionQueries.Page(List.of(), 0, null));
+      page.executions().forEach(e -> list.add(execution(e)));
+      body.put("total", page.total());
+      body.put("pageSize", ExecutionQueries.PAGE);
+      if (page.next() == null) {
+        body.putNull("next");
+        body.putNull("nextUrl");
+      } else {
+        String token = page.next().token();
+        body.put("next", token);
+        Map<String, String> next = new LinkedHashMap<>(p);
+        next.put("after", token);
+        body.put("nextUrl", "/api/executions?" + query(next));
+      }
+    } catch (Refusal r) {
+      problem(problems, "database", r.getMessage());
+      body.putNull("total");
+      body.putNull("next");
+      body.putNull("nextUrl");
+    }
+    if (config.sinkUrl() != null) {
+      ObjectNode sink = body.putObject("sink");
+      sink.put("url", ProvenanceSink.redact(config.sinkUrl()));
+      try {
+        long known = query("reading the provenance sink", () -> {
+          List<Map<String, Object>> rows = sinkSql("SELECT COUNT(DISTINCT execution_id) AS n FROM "
+              + ProvenanceSchema.FUNCTION_INVOCATIONS);
+          return ((Number) rows.get(0).get("n")).longValue();
+        });
+        sink.put("executionsWithFunctions", known);
+      } catch (Refusal r) {
+        sink.putNull("executionsWithFunctions");
+        problem(problems, "sink", r.getMessage());
+      }
+    }
+    return body;
+  }
+
+  private static String bounded(Map<String, String> p, String name, int most) {
+    String v = p.get(name);
+    if (v != null && v.length() > most) {
+      throw new FilterException(name, name + " has at most " + most + " characters, not " + v.length());
+    }
+    return v;
+  }
+
+  private static ObjectNode execution(ExecutionQueries.Execution e) {
+    ObjectNode o = Json.MAPPER.createObjectNode();
+    o.put("id", e.id()).put("graph", e.graph()).put("version", e.version()).put("status", e.status())
+        .put("frontend", e.frontend()).put("caller", e.caller()).put("attempts", e.attempts())
+        .put("startedAt", Instant.ofEpochMilli(e.startedMs()).toString())
+        .put("finishedAt", e.running() ? null : Instant.ofEpochMilli(e.finishedMs()).toString())
+        .put("durationMs", e.durationMs());
+    return o;
+  }
+
+  // --- /api/executions/{id} ---
+
+  private ObjectNode execution(String id) throws Refusal {
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    ArrayNode problems = body.putArray("problems");
+    Optional<ExecutionQueries.Detail> found;
+    try {
+      found = query("reading execution " + id, () -> ExecutionQueries.hasLog(db) ? ExecutionQueries.find(db, id)
+          : Optional.<ExecutionQueries.Detail>empty());
+    } catch (Refusal r) {
+      if (r.getCause() instanceof ExecutionQueries.AmbiguousIdException a) {
+        Refusal ambiguous = new Refusal(409, a.getMessage() + "; ask for one by its full ID").with("id", id);
+        a.ids().forEach(ambiguous.body.withArray("ids")::add);
+        throw ambiguous;
+      }
+      throw new Refusal(503, "execution " + id + " cannot be read: " + r.getMessage()).with("id", id)
+          .with("source", "database");
+    }
+    String functionsOf = found.map(d -> d.execution().id()).orElse(id);
+    JsonNode functions = functions(functionsOf, problems);
+    if (found.isEmpty()) {
+      if (functions == null || functions.isEmpty()) {
+        throw new Refusal(404, "no execution '" + id + "' in the invocation log" + (config.sinkUrl() == null ? ""
+            : " or the provenance sink") + ": it is unknown, or ended longer ago than the retention (default 1 hour)"
+            + (config.sinkUrl() == null ? "" : " and ran no function")).with("id", id);
+      }
+      ObjectNode e = body.putObject("execution");
+      e.put("id", id).putNull("status");
+      body.put("known", "only from the provenance sink's " + ProvenanceSchema.FUNCTION_INVOCATIONS + ": it ended "
+          + "longer ago than the retention, so its status, request and outcome are no longer kept");
+      body.putNull("request");
+      body.putNull("outcome");
+      body.set("functions", functions);
+      return body;
+    }
+    ExecutionQueries.Detail d = found.get();
+    body.set("execution", execution(d.execution()));
+    body.set("request", request(d.request()));
+    body.set("outcome", d.outcome() == null ? null : outcome(d.outcome()));
+    body.set("functions", functions);
+    return body;
+  }
+
+  /** The execution's function executions in the sink, or {@code null} with a problem (or no sink) saying why. */
+  private JsonNode functions(String id, ArrayNode problems) {
+    if (config.sinkUrl() == null) {
+      return null;
+    }
+    try {
+      List<Map<String, Object>> rows = query("reading the provenance sink", () -> ExecutionQueries.functions(
+          config.sinkUrl(), id, config.queryTimeout()));
+      ArrayNode a = Json.MAPPER.createArrayNode();
+      for (Map<String, Object> r : rows) {
+        ObjectNode o = a.addObject();
+        o.put("function", String.valueOf(r.get("function_name")));
+        o.set("execId", Json.MAPPER.valueToTree(r.get("exec_id")));
+        o.put("partitionKey", r.get("partition_key") == null ? null : String.valueOf(r.get("partition_key")));
+        o.put("at", r.get("event_time") == null ? null : String.valueOf(r.get("event_time")));
+        o.set("latencyUs", Json.MAPPER.valueToTree(r.get("latency_us")));
+      }
+      return a;
+    } catch (Refusal r) {
+      problem(problems, "sink", r.getMessage());
+      return null;
+    }
+  }
+
+  private static JsonNode request(byte[] frame) {
+    ObjectNode o = Json.MAPPER.createObjectNode();
+    WireRequest r;
+    try {
+      r = WireRequest.fromBytes(frame);
+    } catch (IllegalArgumentException e) {
+      return o.put("undecodable", e.getMessage());
+    }
+    o.set("key", cut(r.key()));
+    o.set("arguments", cut(r.args() == null ? Json.MAPPER.createArrayNode() : Json.MAPPER.valueToTree(r.args())));
+    o.put("caller", r.caller());
+    return o;
+  }
+
+  private static JsonNode outcome(byte[] frame) {
+    ObjectNode o = Json.MAPPER.createObjectNode();
+    WireReply r;
+    try {
+      r = WireReply.fromBytes(frame);
+    } catch (IllegalArgumentException e) {
+      return o.put("undecodable", e.getMessage());
+    }
+    o.put("status", r.status());
+    if (WireReply.OK.equals(r.status())) {
+      o.set("result", cut(Json.MAPPER.valueToTree(r.outputs() == null ? List.of() : r.outputs())));
+    } else {
+      o.put("error", r.error()).put("function", r.function()).put("functionError", r.functionError())
+          .put("message", r.message());
+    }
+    return o;
+  }
+
+  /** {@code value}, or if its JSON text is longer than {@link #CUT}, an object with the first {@link #CUT} chars. */
+  static JsonNode cut(JsonNode value) {
+    if (value == null) {
+      return null;
+    }
+    String text;
+    try {
+      text = Json.MAPPER.writeValueAsString(value);
+    } catch (JsonProcessingException e) {
+      return Json.MAPPER.createObjectNode().put("unprintable", e.getOriginalMessage());
+    }
+    if (text.length() <= CUT) {
+      return value;
+    }
+    return Json.MAPPER.createObjectNode().put("cut", true).put("length", text.length())
+        .put("start", text.substring(0, CUT));
+  }
+
+  // --- /api/graphs ---
+
+  private ObjectNode graphs() throws Refusal {
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    ArrayNode problems = body.putArray("problems");
+    ArrayNode graphs = body.putArray("graphs");
+    try {
+      List<ExecutionQueries.GraphVersion> all = query("reading the graphs", () -> ExecutionQueries.graphs(db));
+      ObjectNode current = null;
+      for (ExecutionQueries.GraphVersion g : all) {
+        if (current == null || !current.get("name").asText().equals(g.name())) {
+          current = graphs.addObject().put("name", g.name());
+          current.putArray("versions");
+        }
+        current.put("latest", g.version());
+        ObjectNode v = current.withArray("versions").addObject();
+        v.put("version", g.version()).put("registeredAt", g.registeredAt());
+        dag(g.graph(), v);
+      }
+    } catch (Refusal r) {
+      problem(problems, "database", r.getMessage());
+    }
+    return body;
+  }
+
+  /** The graph as a DAG: SOURCE, its functions, SINK; its edges with IDs and value kinds. */
+  static void dag(RegisteredGraph g, ObjectNode into) {
+    into.put("kind", g.oneTransaction() ? "one transaction" : g.recordsNothing() ? "records nothing" : "logged");
+    into.put("recording", String.valueOf(g.mode()));
+    ArrayNode nodes = into.putArray("nodes");
+    nodes.addObject().put("id", org.apiary.Graph.SOURCE).put("kind", "source");
+    for (RegisteredGraph.Node n : g.nodes()) {
+      nodes.addObject().put("id", n.function()).put("kind", n.local() ? "local" : "global")
+          .put("keyType", n.keyType() == null ? null : String.valueOf(n.keyType())).put("writes", n.writes())
+          .put("recorded", n.recorded());
+    }
+    nodes.addObject().put("id", org.apiary.Graph.SINK).put("kind", "sink");
+    ArrayNode edges = into.putArray("edges");
+    for (RegisteredGraph.Edge e : g.edges()) {
+      edges.addObject().put("from", e.from()).put("to", e.to()).put("id", e.id())
+          .put("type", e.kind() == null ? null : String.valueOf(e.kind()));
+    }
+  }
+
+  // --- /api/cluster ---
+
+  private ObjectNode cluster() {
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    ArrayNode problems = body.putArray("problems");
+    try {
+      ExecutionQueries.Overview o = query("reading the database overview", () -> ExecutionQueries.overview(db));
+      ObjectNode d = body.putObject("database");
+      d.put("version", o.version()).put("partitions", o.partitions()).put("kfactor", o.kfactor());
+      o.hosts().forEach(d.putArray("hosts")::add);
+      o.addresses().forEach(d.putArray("addresses")::add);
+    } catch (Refusal r) {
+      body.putNull("database");
+      problem(problems, "database", r.getMessage());
+    }
+    try {
+      List<ExecutionQueries.Frontend> frontends = query("reading the frontends", () -> ExecutionQueries.frontends(db));
+      ArrayNode a = body.putArray("frontends");
+      for (ExecutionQueries.Frontend f : frontends) {
+        a.addObject().put("id", f.id()).put("endpoint", f.endpoint()).put("leaseRemainingMs", f.leaseRemainingMs())
+            .put("live", f.live()).put("running", f.running());
+      }
+      Map<String, Long> counts = query("counting executions", () -> ExecutionQueries.hasLog(db)
+          ? ExecutionQueries.countsByStatus(db) : Map.<String, Long>of());
+      ObjectNode c = body.putObject("executions");
+      counts.forEach(c::put);
+    } catch (Refusal r) {
+      problem(problems, "database", r.getMessage());
+    }
+    if (config.sinkUrl() != null) {
+      body.putObject("sink").put("url", ProvenanceSink.redact(config.sinkUrl()));
+    }
+    return body;
+  }
+
+  // --- plumbing ---
+
+  /**
+   * Runs {@code work} on the query pool within the timeout; a {@link Refusal} ({@code 503}, {@code 504}) naming
+   * {@code what} and why if it cannot, with the failure as its cause.
+   */
+  private <T> T query(String what, Callable<T> work) throws Refusal {
+    Future<T> f;
+    try {
+      f = queries.submit(work);
+    } catch (RejectedExecutionException e) {
+      throw new Refusal(503, what + ": the console's queries are all busy; try again");
+    }
+    try {
+      return f.get(config.queryTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      f.cancel(true);
+      throw new Refusal(504, what + " took longer than " + config.queryTimeout().toSeconds() + " s and was stopped");
+    } catch (InterruptedException e) {
+      f.cancel(true);
+      Thread.currentThread().interrupt();
+      throw new Refusal(503, what + ": interrupted");
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      LOG.log(Level.DEBUG, "console: " + what + " failed", cause);
+      String message = cause instanceof SQLException s && config.sinkUrl() != null
+          ? ProvenanceSink.redact(String.valueOf(s.getMessage())) : String.valueOf(cause.getMessage());
+      Refusal r = new Refusal(503, what + " failed: " + cause.getClass().getSimpleName() + ": " + message);
+      r.initCause(cause);
+      throw r;
+    }
+  }
+
+  private List<Map<String, Object>> sinkSql(String sql) throws SQLException {
+    java.util.Properties props = new java.util.Properties();
+    if (ExecutionQueries.isDuckDb(config.sinkUrl())) {
+      props.setProperty("duckdb.read_only", "true");
+    }
+    try (ProvenanceSink opened = ProvenanceSink.open(config.sinkUrl(), props, config.queryTimeout())) {
+      return new org.apiary.provenance.ProvenanceQueries(opened.connection()).sql(sql);
+    }
+  }
+
+  private static void problem(ArrayNode problems, String source, String message) {
+    problems.addObject().put("source", source).put("message", message);
+  }
+
+  private static void noParameters(Map<String, String> p) throws Refusal {
+    if (!p.isEmpty()) {
+      String name = p.keySet().iterator().next();
+      throw new Refusal(400, "unknown parameter '" + name + "': this path takes none").with("field", name);
+    }
+  }
+
+  /** The query's parameters; an empty value is as if absent; a repeated one or bad encoding is refused. */
+  static Map<String, String> parameters(String rawQuery) throws Refusal {
+    Map<String, String> p = new LinkedHashMap<>();
+    if (rawQuery == null || rawQuery.isEmpty()) {
+      return p;
+    }
+    for (String pair : rawQuery.split("&")) {
+      if (pair.isEmpty()) {
+        continue;
+      }
+      int eq = pair.indexOf('=');
+      String name = decode("query", eq < 0 ? pair : pair.substring(0, eq));
+      String value = eq < 0 ? "" : decode(name, pair.substring(eq + 1));
+      if (p.containsKey(name)) {
+        throw new Refusal(400, "'" + name + "' is given more than once").with("field", name);
+      }
+      if (!value.isEmpty()) { // an empty filter (a form's blank field) filters nothing
+        p.put(name, value);
+      }
+    }
+    return p;
+  }
+
+  private static String decode(String field, String raw) throws Refusal {
+    try {
+      return URLDecoder.decode(raw, StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      throw new Refusal(400, "'" + field + "' is not percent-encoded correctly: " + e.getMessage())
+          .with("field", field);
+    }
+  }
+
+  private static String query(Map<String, String> p) {
+    List<String> pairs = new ArrayList<>();
+    p.forEach((k, v) -> pairs.add(java.net.URLEncoder.encode(k, StandardCharsets.UTF_8) + "="
+        + java.net.URLEncoder.encode(v, StandardCharsets.UTF_8)));
+    return String.join("&", pairs);
+  }
+
+  private static Response json(int status, JsonNode body) {
+    byte[] bytes;
+    try {
+      bytes = Json.MAPPER.writeValueAsBytes(body);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("a console answer cannot be written as JSON", e);
+    }
+    return new Response(status, "application/json; charset=utf-8", bytes)
+        .withHeader("Content-Security-Policy", "default-src 'self'");
+  }
+}

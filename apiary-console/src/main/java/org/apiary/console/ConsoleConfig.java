@@ -1,0 +1,61 @@
+package org.apiary.console;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a console serves.
+ *
+ * @param bind the address it listens on (loopback by default)
+ * @param port its port (0: a free one)
+ * @param sinkUrl the provenance sink's JDBC URL, for an execution's function executions; {@code null} if none
+ * @param role the role an API key must carry for every request
+ * @param queryThreads the most queries run at once, on the console's own pool
+ * @param queryTimeout how long one request's queries may take before it is answered {@code 504}
+ */
+public record ConsoleConfig(String bind, int port, String sinkUrl, String role, int queryThreads,
+                            Duration queryTimeout) {
+  /** Loopback. */
+  public static final String LOOPBACK = "127.0.0.1";
+
+  public ConsoleConfig {
+    Objects.requireNonNull(bind, "bind");
+    Objects.requireNonNull(role, "role");
+    Objects.requireNonNull(queryTimeout, "queryTimeout");
+    if (port < 0 || port > 65_535) {
+      throw new IllegalArgumentException("the console's port must be 0 to 65535, not " + port);
+    }
+    if (role.isBlank()) {
+      throw new IllegalArgumentException("the console's role must not be blank");
+    }
+    if (queryThreads < 1 || queryThreads > 64) {
+      throw new IllegalArgumentException("the console's query threads must be 1 to 64, not " + queryThreads);
+    }
+    if (queryTimeout.isNegative() || queryTimeout.isZero()) {
+      throw new IllegalArgumentException("the console's query timeout must be positive, not " + queryTimeout);
+    }
+  }
+
+  /** Loopback on {@code port}, no sink, the role {@code admin}, 4 query threads, a 5-s timeout. */
+  public static ConsoleConfig defaults(int port) {
+    return new ConsoleConfig(LOOPBACK, port, null, org.apiary.AccessPolicy.ADMIN_ROLE, 4, Duration.ofSeconds(5));
+  }
+
+  public ConsoleConfig withBind(String address) {
+    return new ConsoleConfig(address, port, sinkUrl, role, queryThreads, queryTimeout);
+  }
+
+  public ConsoleConfig withSink(String url) {
+    return new ConsoleConfig(bind, port, url, role, queryThreads, queryTimeout);
+  }
+
+  public ConsoleConfig withRole(String name) {
+    return new ConsoleConfig(bind, port, sinkUrl, name, queryThreads, queryTimeout);
+  }
+
+  @Override
+  public String toString() { // the sink's URL may carry a password
+    return "ConsoleConfig[" + bind + ":" + port + ", sink " + (sinkUrl == null ? "none"
+        : org.apiary.provenance.ProvenanceSink.redact(sinkUrl)) + ", role " + role + "]";
+  }
+}

@@ -1,0 +1,351 @@
+package org.apiary.console;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.apiary.FunctionFailedException;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
+import org.apiary.client.InvocationRequest;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.Credentials;
+import org.apiary.frontend.FrontendConfig;
+import org.apiary.frontend.FrontendServer;
+import org.apiary.frontend.TestGraphs;
+import org.apiary.internal.Json;
+import org.apiary.testing.DatabaseTest;
+import org.apiary.testing.TestDatabase;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The console's JSON API against the real database, for a scripted workload across two graphs (bumpAndReport, and
+ * failing, whose one invocation fails), read over HTTP on plain sockets (an embedded VoltDB breaks the JDK's HTTP
+ * client in this JVM).
+ */
+@DatabaseTest
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ConsoleApiTest {
+  private static final String SCRIPT = "<script>alert(1)</script>";
+  private static final int OK_RUNS = 130; // more than a page of bumpAndReport
+
+  private ApiaryDatabase db;
+  private FrontendServer frontend;
+  private ConsoleServer console;
+  private String admin;
+  private String viewer;
+  private String run; // this run's ID prefix, so other tests' invocations in the same log do not count
+  private String failedId;
+
+  @BeforeAll
+  void start(TestDatabase database) throws Exception {
+    db = database.database();
+    TestGraphs.registerOnce(db);
+    frontend = FrontendServer.start(db, FrontendConfig.defaults());
+    run = "c" + UUID.randomUUID().toString().substring(0, 8) + "-";
+    try (ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint())
+        .withAttemptTimeout(Duration.ofSeconds(60)))) {
+      for (int i = 0; i < OK_RUNS; i++) {
+        client.invoke(InvocationRequest.of("bumpAndReport", 7_000L + i, 1L).withId(run + "ok-" + i));
+      }
+      failedId = run + "failed";
+      assertThrows(FunctionFailedException.class,
+          () -> client.invoke(InvocationRequest.of("failing", 7_500L, 1L).withId(failedId)));
+      client.invoke(InvocationRequest.of("bumpAndReport", 7_600L, 1L).withId(SCRIPT));
+    }
+    admin = Credentials.create(db, "console-ops", Set.of(Credentials.ADMIN_ROLE)).apiKey();
+    viewer = Credentials.create(db, "console-viewer", Set.of("viewer")).apiKey();
+    console = ConsoleServer.start(db, ConsoleConfig.defaults(0));
+  }
+
+  @AfterAll
+  void stop() {
+    if (console != null) {
+      console.close();
+    }
+    if (frontend != null) {
+      frontend.close();
+    }
+  }
+
+  @Test
+  void executionsHoldTheWorkloadAndPagingGivesEachExactlyOnce() throws Exception {
+    JsonNode failed = ok(get("/api/executions?prefix=" + enc(run) + "&status=failed"));
+    assertEquals(1, failed.get("total").asLong(), failed.toString());
+    JsonNode f = failed.get("executions").get(0);
+    assertEquals(failedId, f.get("id").asText());
+    assertEquals("failing", f.get("graph").asText());
+    assertEquals("FAILED", f.get("status").asText());
+    assertTrue(failed.get("problems").isEmpty(), failed.toString());
+
+    JsonNode failingGraph = ok(get("/api/executions?prefix=" + enc(run) + "&graph=failing"));
+    assertEquals(1, failingGraph.get("total").asLong());
+
+    // Every execution of this run, page by page: each once, 100 to a page, newest first.
+    List<String> seen = new ArrayList<>();
+    String url = "/api/executions?prefix=" + enc(run);
+    int pages = 0;
+    long total = -1;
+    while (url != null) {
+      JsonNode page = ok(get(url));
+      total = page.get("total").asLong();
+      JsonNode list = page.get("executions");
+      assertTrue(list.size() <= 100, "a page holds at most 100, not " + list.size());
+      for (JsonNode e : list) {
+        seen.add(e.get("id").asText());
+      }
+      pages++;
+      url = page.get("nextUrl").isNull() ? null : page.get("nextUrl").asText();
+      assertTrue(pages < 10, "paging ends");
+    }
+    assertEquals(OK_RUNS + 1, total);
+    assertEquals(2, pages);
+    assertEquals(OK_RUNS + 1, seen.size(), "each execution once: " + seen);
+    assertEquals(OK_RUNS + 1, new HashSet<>(seen).size(), "no execution twice");
+    assertTrue(seen.contains(failedId));
+
+    JsonNode done = ok(get("/api/executions?prefix=" + enc(run) + "&status=DONE&graph=bumpAndReport&since=1h"));
+    assertEquals(OK_RUNS, done.get("total").asLong());
+  }
+
+  @Test
+  void anExecutionHasItsRequestAndOutcome() throws Exception {
+    JsonNode failed = ok(get("/api/executions/" + enc(failedId)));
+    assertEquals("FAILED", failed.at("/execution/status").asText());
+    assertEquals(7_500L, failed.at("/request/key").asLong());
+    assertEquals("function-failed", failed.at("/outcome/error").asText(), failed.toString());
+    assertEquals("explode", failed.at("/outcome/function").asText(), failed.toString());
+
+    JsonNode ok = ok(get("/api/executions/" + enc(run + "ok-3")));
+    assertEquals("DONE", ok.at("/execution/status").asText());
+    assertEquals("bumpAndReport", ok.at("/execution/graph").asText());
+    assertEquals("ok", ok.at("/outcome/status").asText());
+    assertTrue(ok.get("functions").isNull(), "no sink configured: " + ok);
+  }
+
+  @Test
+  void aStoredScriptComesBackAsAJsonStringUnchanged() throws Exception {
+    Http.Response r = get("/api/executions/" + enc(SCRIPT));
+    JsonNode body = ok(r);
+    assertEquals(SCRIPT, body.at("/execution/id").asText());
+    assertTrue(r.header("content-type").startsWith("application/json"), r.headers().toString());
+    assertEquals("default-src 'self'", r.header("content-security-policy"));
+    assertEquals("nosniff", r.header("x-content-type-options"));
+    JsonNode listed = ok(get("/api/executions?prefix=" + enc("<script>")));
+    assertEquals(SCRIPT, listed.at("/executions/0/id").asText());
+  }
+
+  @Test
+  void graphsAreDagsWithKindsKeyTypesAndRecordedMarks() throws Exception {
+    JsonNode graphs = ok(get("/api/graphs"));
+    JsonNode bump = null;
+    for (JsonNode g : graphs.get("graphs")) {
+      if (g.get("name").asText().equals("bumpAndReport")) {
+        bump = g;
+      }
+    }
+    assertNotNull(bump, graphs.toString());
+    JsonNode v = bump.get("versions").get(bump.get("versions").size() - 1);
+    List<String> ids = new ArrayList<>();
+    for (JsonNode n : v.get("nodes")) {
+      ids.add(n.get("id").asText());
+    }
+    assertEquals(List.of(org.apiary.Graph.SOURCE, "bump", "report", org.apiary.Graph.SINK), ids, v.toString());
+    JsonNode bumpNode = v.get("nodes").get(1);
+    assertEquals("local", bumpNode.get("kind").asText());
+    assertTrue(bumpNode.get("writes").asBoolean());
+    assertTrue(bumpNode.get("recorded").asBoolean(), bumpNode.toString());
+    assertFalse(bumpNode.get("keyType").isNull(), bumpNode.toString());
+    assertEquals(3, v.get("edges").size(), v.toString());
+    assertEquals("bumped", v.get("edges").get(1).get("id").asText());
+  }
+
+  @Test
+  void clusterShowsTheDatabaseAndTheLiveFrontend() throws Exception {
+    JsonNode c = ok(get("/api/cluster"));
+    assertTrue(c.at("/database/partitions").asLong() >= 1, c.toString());
+    assertTrue(c.at("/database/hosts").size() >= 1, c.toString());
+    boolean live = false;
+    for (JsonNode f : c.get("frontends")) {
+      if (f.get("endpoint").asText().equals(frontend.endpoint()) && f.get("live").asBoolean()) {
+        live = f.get("leaseRemainingMs").asLong() >= 0;
+      }
+    }
+    assertTrue(live, "the frontend is listed as live: " + c);
+    assertTrue(c.at("/executions/FAILED").asLong() >= 1, c.toString());
+  }
+
+  @Test
+  void keysAreRequiredWithTheRole() throws Exception {
+    for (String path : List.of("/api/executions", "/api/executions/x", "/api/graphs", "/api/cluster")) {
+      Http.Response none = Http.send("GET", console.url() + path, null);
+      assertEquals(401, none.status(), path);
+      assertTrue(none.header("www-authenticate").startsWith("Bearer"), none.headers().toString());
+      assertEquals(401, Http.send("GET", console.url() + path, "apiary_0123456789abcdef_"
+          + "x".repeat(43)).status(), path);
+      Http.Response forbidden = Http.send("GET", console.url() + path, viewer);
+      assertEquals(403, forbidden.status(), path);
+      assertTrue(forbidden.body().contains("admin"), forbidden.body());
+    }
+  }
+
+  @Test
+  void unknownIdsBadFiltersAndOtherMethodsAreRefused() throws Exception {
+    Http.Response missing = get("/api/executions/" + enc(run + "never"));
+    assertEquals(404, missing.status());
+    assertEquals(run + "never", json(missing).get("id").asText());
+    assertTrue(json(missing).get("error").asText().contains(run + "never"));
+    for (String[] bad : new String[][] {{"status", "sleeping"}, {"since", "yesterday"}, {"after", "bm90LWEtY3Vyc29y"}, {"colour", "red"}, {"graph", "g".repeat(65)}}) {
+      Http.Response r = get("/api/executions?" + bad[0] + "=" + bad[1]);
+      assertEquals(400, r.status(), String.join("=", bad) + ": " + r.body());
+      assertEquals(bad[0], json(r).get("field").asText(), r.body());
+    }
+    for (String method : List.of("POST", "PUT", "DELETE")) {
+      Http.Response r = Http.send(method, console.url() + "/api/executions", admin);
+      assertEquals(405, r.status(), method);
+      assertEquals("GET, HEAD", r.header("allow"));
+    }
+    assertEquals(404, get("/api/nothing").status());
+  }
+
+  @Test
+  void withTheSinkUnreachableExecutionsStillAnswerWithTheProblemNamed() throws Exception {
+    String sink = "jdbc:postgresql://127.0.0.1:1/apiary?user=apiary&password=hunter2";
+    try (ConsoleServer broken = ConsoleServer.start(db, ConsoleConfig.defaults(0).withSink(sink))) {
+      Http.Response r = Http.send("GET", broken.url() + "/api/executions?prefix=" + enc(run) + "&status=FAILED",
+          admin);
+      JsonNode body = ok(r);
+      assertEquals(1, body.get("total").asLong(), body.toString());
+      JsonNode problems = body.get("problems");
+      assertEquals(1, problems.size(), body.toString());
+      assertEquals("sink", problems.get(0).get("source").asText());
+      assertFalse(r.body().contains("hunter2"), "the sink's password is never shown: " + r.body());
+
+      Http.Response one = Http.send("GET", broken.url() + "/api/executions/" + enc(failedId), admin);
+      JsonNode detail = ok(one);
+      assertEquals("FAILED", detail.at("/execution/status").asText());
+      assertEquals("sink", detail.at("/problems/0/source").asText(), detail.toString());
+      assertTrue(detail.get("functions").isNull());
+      assertFalse(one.body().contains("hunter2"), one.body());
+      assertFalse(Http.send("GET", broken.url() + "/api/cluster", admin).body().contains("hunter2"));
+    }
+  }
+
+  /**
+   * With a sink: an execution's function executions come from its FunctionInvocations, and one that is no longer in
+   * the log (past retention) but has function executions there is answered with what the sink knows.
+   */
+  @Test
+  void withASinkFunctionExecutionsAreShownAndExecutionsPastRetentionAreFound(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    String sink = "jdbc:duckdb:" + dir.resolve("provenance.duckdb");
+    String gone = run + "gone";
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection(sink);
+         java.sql.Statement st = c.createStatement()) {
+      // The columns the console reads, as ProvenanceSchema.functionInvocations() names them.
+      st.execute("CREATE TABLE FunctionInvocations (event_time BIGINT, exec_id BIGINT, function_name VARCHAR, "
+          + "execution_id VARCHAR, partition_key VARCHAR, latency_us BIGINT)");
+      st.execute("INSERT INTO FunctionInvocations VALUES (1, 11, 'bump', '" + failedId + "', '7500', 40), "
+          + "(2, 12, 'bump', '" + gone + "', '1', 30), (3, 13, 'report', '" + gone + "', '1', 20)");
+    }
+    try (ConsoleServer withSink = ConsoleServer.start(db, ConsoleConfig.defaults(0).withSink(sink))) {
+      JsonNode failed = ok(Http.send("GET", withSink.url() + "/api/executions/" + enc(failedId), admin));
+      assertEquals(1, failed.get("functions").size(), failed.toString());
+      assertEquals("bump", failed.at("/functions/0/function").asText());
+      assertTrue(failed.get("problems").isEmpty(), failed.toString());
+
+      JsonNode past = ok(Http.send("GET", withSink.url() + "/api/executions/" + enc(gone), admin));
+      assertTrue(past.at("/execution/status").isNull(), past.toString());
+      assertEquals(2, past.get("functions").size(), past.toString());
+      assertTrue(past.get("known").asText().contains("retention"), past.toString());
+
+      JsonNode list = ok(Http.send("GET", withSink.url() + "/api/executions?prefix=" + enc(run), admin));
+      assertEquals(2, list.at("/sink/executionsWithFunctions").asLong(), list.toString());
+      assertTrue(list.get("problems").isEmpty(), list.toString());
+    }
+  }
+
+  // --- HTTP on a plain socket ---
+
+  private Http.Response get(String path) throws IOException {
+    return Http.send("GET", console.url() + path, admin);
+  }
+
+  private static JsonNode ok(Http.Response r) throws IOException {
+    assertEquals(200, r.status(), r.body());
+    return json(r);
+  }
+
+  private static JsonNode json(Http.Response r) throws IOException {
+    return Json.MAPPER.readTree(r.body());
+  }
+
+  private static String enc(String s) {
+    return URLEncoder.encode(s, StandardCharsets.UTF_8);
+  }
+
+  /** HTTP/1.0 with a bearer key on a plain socket (see RawHttp in apiary-frontend's tests). */
+  static final class Http {
+    record Response(int status, Map<String, String> headers, String body) {
+      String header(String name) {
+        return headers.get(name);
+      }
+    }
+
+    static Response send(String method, String url, String key) throws IOException {
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("http://([^:/]+):(\\d+)(/.*)").matcher(url);
+      if (!m.matches()) {
+        throw new IllegalArgumentException(url);
+      }
+      try (Socket s = new Socket()) {
+        s.connect(new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2))), 5_000);
+        s.setSoTimeout(60_000); // generous: the machine is shared
+        OutputStream out = s.getOutputStream();
+        String head = method + " " + m.group(3) + " HTTP/1.0\r\nHost: " + m.group(1) + "\r\n"
+            + (key == null ? "" : "Authorization: Bearer " + key + "\r\n")
+            + (method.equals("GET") ? "" : "Content-Length: 0\r\n") + "\r\n";
+        out.write(head.getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        InputStream in = s.getInputStream();
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        in.transferTo(all);
+        String text = all.toString(StandardCharsets.UTF_8);
+        int end = text.indexOf("\r\n\r\n");
+        if (end < 0) {
+          throw new IOException("no complete HTTP answer: " + text);
+        }
+        String[] lines = text.substring(0, end).split("\r\n");
+        Map<String, String> headers = new TreeMap<>();
+        for (int i = 1; i < lines.length; i++) {
+          int colon = lines[i].indexOf(':');
+          headers.put(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT),
+              lines[i].substring(colon + 1).trim());
+        }
+        return new Response(Integer.parseInt(lines[0].split(" ")[1]), headers, text.substring(end + 4));
+      }
+    }
+  }
+}

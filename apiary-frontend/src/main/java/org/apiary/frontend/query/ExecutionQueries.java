@@ -1,0 +1,436 @@
+package org.apiary.frontend.query;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.RegisteredGraph;
+import org.apiary.internal.Json;
+import org.apiary.provenance.ProvenanceQueries;
+import org.apiary.provenance.ProvenanceSchema;
+import org.apiary.provenance.ProvenanceSink;
+import org.apiary.runtime.SystemSchema;
+import org.voltdb.VoltTable;
+
+/**
+ * Executions, graphs, frontends and the cluster, read from the database (and the provenance sink for an execution's
+ * function executions). Every method reads only, and runs on the caller's thread: the console bounds it with a pool
+ * and a timeout of its own.
+ *
+ * <p>What is known where: a running invocation, and an ended one while the frontends' retention keeps it (default 1
+ * hour), is in {@code APIARY_INVOCATIONS} with its request, status and outcome. After that only its function
+ * executions remain, in the sink's {@code FunctionInvocations} (function, partition key, time, latency; no status,
+ * request or outcome), and {@link #list} no longer lists it.
+ */
+public final class ExecutionQueries {
+  /** The most executions {@link #list} returns at once. */
+  public static final int PAGE = 100;
+
+  /** The four statuses of the log. */
+  public static final List<String> STATUSES = List.of(SystemSchema.STATUS_RUNNING, SystemSchema.STATUS_DONE,
+      SystemSchema.STATUS_FAILED, SystemSchema.STATUS_CANCELLED);
+
+  private static final String COLUMNS = "SELECT invocation_id, graph, graph_version, status, frontend, attempts, "
+      + "SINCE_EPOCH(MILLISECOND, started_at), SINCE_EPOCH(MILLISECOND, finished_at), SINCE_EPOCH(MILLISECOND, NOW), "
+      + "SINCE_EPOCH(MICROSECOND, started_at)";
+
+  private static final Pattern AGO = Pattern.compile("(\\d{1,9})([smhd])");
+
+  private ExecutionQueries() {}
+
+  /**
+   * Which executions to list; {@code null} components do not filter.
+   *
+   * @param status one of {@link #STATUSES}
+   * @param since started at or after
+   * @param caller the identity that started it (an ID logged as {@code caller/ID}, where keys are required)
+   * @param prefix the logged ID starts with it
+   */
+  public record Filter(String graph, String status, Instant since, String caller, String frontend, String prefix) {
+    public static final Filter NONE = new Filter(null, null, null, null, null, null);
+
+    public Filter {
+      if (status != null && !STATUSES.contains(status)) {
+        throw new FilterException("status", "status takes one of " + String.join(", ", STATUSES) + ", not '"
+            + status + "'");
+      }
+    }
+
+    boolean any() {
+      return graph != null || status != null || since != null || caller != null || frontend != null || prefix != null;
+    }
+  }
+
+  /** Where a page ends: the last execution's start (microseconds) and ID, as an opaque token. */
+  public record Cursor(long startedMicros, String id) {
+    /** The token a page hands out as its next page's {@code after}. */
+    public String token() {
+      return Base64.getUrlEncoder().withoutPadding().encodeToString((startedMicros + "." + id)
+          .getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A token back to a cursor; a {@link FilterException} for {@code field} if it is not one. */
+    public static Cursor parse(String field, String token) {
+      try {
+        String s = new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8);
+        int dot = s.indexOf('.');
+        if (dot > 0) {
+          return new Cursor(Long.parseLong(s.substring(0, dot)), s.substring(dot + 1));
+        }
+      } catch (IllegalArgumentException e) { // NumberFormatException included
+        throw new FilterException(field, field + " is not a cursor this server handed out (" + e.getMessage() + ")");
+      }
+      throw new FilterException(field, field + " is not a cursor this server handed out");
+    }
+  }
+
+  /**
+   * One logged invocation; times in milliseconds by the database's clock, {@code finishedMs} 0 while it runs.
+   *
+   * @param caller who started it where keys are required (the logged ID's part before '/'), else {@code null}
+   */
+  public record Execution(String id, String graph, long version, String status, String frontend, long attempts,
+                          long startedMs, long finishedMs, long nowMs, long startedMicros) {
+    public boolean running() {
+      return finishedMs == 0;
+    }
+
+    /** Milliseconds it took, or has taken so far if it runs. */
+    public long durationMs() {
+      return (finishedMs == 0 ? nowMs : finishedMs) - startedMs;
+    }
+
+    public String caller() {
+      int slash = id.indexOf('/');
+      return slash > 0 ? id.substring(0, slash) : null;
+    }
+
+    Cursor cursor() {
+      return new Cursor(startedMicros, id);
+    }
+  }
+
+  /** A page of executions, newest first; {@code next} is {@code null} on the last page. */
+  public record Page(List<Execution> executions, long total, Cursor next) {}
+
+  /** One execution with its request frame and, once it ended, its outcome frame ({@code null} while running). */
+  public record Detail(Execution execution, byte[] request, byte[] outcome) {}
+
+  /** An ID that matched more than one logged invocation (the client's ID alone, started by several callers). */
+  public static final class AmbiguousIdException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private final List<String> ids;
+
+    AmbiguousIdException(String id, List<String> ids) {
+      super("invocation " + id + " was started by several callers: " + String.join(", ", ids));
+      this.ids = List.copyOf(ids);
+    }
+
+    public List<String> ids() {
+      return ids;
+    }
+  }
+
+  /** Whether the database has the invocation log (something was deployed with it). */
+  public static boolean hasLog(ApiaryDatabase db) {
+    return SystemSchema.tables(db).contains(SystemSchema.INVOCATIONS);
+  }
+
+  /** A status in any case ({@code CANCELLED} too) as the log stores it; a {@link FilterException} otherwise. */
+  public static String status(String field, String given) {
+    String upper = given.strip().toUpperCase(Locale.ROOT);
+    if (upper.equals("CANCELLED")) {
+      return SystemSchema.STATUS_CANCELLED;
+    }
+    if (!STATUSES.contains(upper)) {
+      throw new FilterException(field, field + " takes one of " + String.join(", ", STATUSES) + ", not '" + given
+          + "'");
+    }
+    return upper;
+  }
+
+  /** An ISO-8601 instant, or an amount of seconds, minutes, hours or days before {@code now}. */
+  public static Instant since(String field, String given, Instant now) {
+    Matcher ago = AGO.matcher(given.strip());
+    if (ago.matches()) {
+      long amount = Long.parseLong(ago.group(1));
+      Duration unit = switch (ago.group(2)) {
+        case "s" -> Duration.ofSeconds(1);
+        case "m" -> Duration.ofMinutes(1);
+        case "h" -> Duration.ofHours(1);
+        default -> Duration.ofDays(1);
+      };
+      return now.minus(unit.multipliedBy(amount));
+    }
+    try {
+      return Instant.parse(given.strip());
+    } catch (java.time.format.DateTimeParseException e) {
+      throw new FilterException(field, field + " takes an instant (2026-11-29T10:00:00Z) or a time ago (90s, 15m, "
+          + "2h, 1d), not '" + given + "'");
+    }
+  }
+
+  /**
+   * Logged executions matching {@code filter}, newest first (by start, then ID), at most {@code limit}, after
+   * {@code after} (keyset paging: a page is the same whatever was inserted before it). The log must exist
+   * ({@link #hasLog}).
+   */
+  public static Page list(ApiaryDatabase db, Filter filter, Cursor after, int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit " + limit);
+    }
+    List<String> conditions = new ArrayList<>();
+    List<Object> parameters = new ArrayList<>();
+    if (filter.status() != null) {
+      conditions.add("status = ?");
+      parameters.add(filter.status());
+    }
+    if (filter.graph() != null) {
+      conditions.add("graph = ?");
+      parameters.add(filter.graph());
+    }
+    if (filter.since() != null) {
+      conditions.add("started_at >= TO_TIMESTAMP(MILLISECOND, ?)");
+      parameters.add(filter.since().toEpochMilli());
+    }
+    if (filter.frontend() != null) {
+      conditions.add("frontend = ?");
+      parameters.add(filter.frontend());
+    }
+    if (filter.caller() != null) {
+      String p = filter.caller() + "/";
+      conditions.add("LEFT(invocation_id, ?) = ?");
+      parameters.add(p.length());
+      parameters.add(p);
+    }
+    if (filter.prefix() != null) {
+      conditions.add("LEFT(invocation_id, ?) = ?");
+      parameters.add(filter.prefix().length());
+      parameters.add(filter.prefix());
+    }
+    String where = conditions.isEmpty() ? "" : " WHERE " + String.join(" AND ", conditions);
+    VoltTable total = db.callAdmin("counting invocations", "@AdHoc", adHoc("SELECT COUNT(*) FROM "
+        + SystemSchema.INVOCATIONS + where, parameters)).getResults()[0];
+    long count = total.advanceRow() ? total.getLong(0) : 0;
+    if (after != null) {
+      conditions.add("(started_at < TO_TIMESTAMP(MICROSECOND, ?) OR (started_at = TO_TIMESTAMP(MICROSECOND, ?) "
+          + "AND invocation_id > ?))");
+      parameters.add(after.startedMicros());
+      parameters.add(after.startedMicros());
+      parameters.add(after.id());
+      where = " WHERE " + String.join(" AND ", conditions);
+    }
+    VoltTable t = db.callAdmin("listing invocations", "@AdHoc", adHoc(COLUMNS + " FROM " + SystemSchema.INVOCATIONS
+        + where + " ORDER BY started_at DESC, invocation_id LIMIT " + (limit + 1), parameters)).getResults()[0];
+    List<Execution> rows = new ArrayList<>();
+    while (t.advanceRow()) {
+      rows.add(execution(t));
+    }
+    Cursor next = null;
+    if (rows.size() > limit) {
+      rows = rows.subList(0, limit);
+      next = rows.get(limit - 1).cursor();
+    }
+    return new Page(List.copyOf(rows), count, next);
+  }
+
+  /**
+   * The logged invocation {@code id}; an ID without '/' not logged as such is also looked for as any caller's
+   * {@code IDENTITY/id} (where keys are required a client knows only its own part).
+   *
+   * @throws AmbiguousIdException if several callers started an invocation with that ID
+   */
+  public static Optional<Detail> find(ApiaryDatabase db, String id) {
+    String columns = COLUMNS + ", request, result FROM " + SystemSchema.INVOCATIONS;
+    VoltTable t = db.callAdmin("reading invocation " + id, "@AdHoc", columns + " WHERE invocation_id = ?", id)
+        .getResults()[0];
+    if (t.getRowCount() == 0 && !id.contains("/")) {
+      t = db.callAdmin("reading invocation */" + id, "@AdHoc", columns + " WHERE RIGHT(invocation_id, ?) = ? "
+          + "ORDER BY invocation_id LIMIT 10", id.length() + 1, "/" + id).getResults()[0];
+      if (t.getRowCount() > 1) {
+        List<String> ids = new ArrayList<>();
+        while (t.advanceRow()) {
+          ids.add(t.getString(0));
+        }
+        throw new AmbiguousIdException(id, ids);
+      }
+    }
+    if (!t.advanceRow()) {
+      return Optional.empty();
+    }
+    Execution e = execution(t);
+    byte[] request = t.getVarbinary(10);
+    byte[] result = t.getVarbinary(11);
+    return Optional.of(new Detail(e, request, t.wasNull() ? null : result));
+  }
+
+  /** How many logged invocations have each status (every status present, 0 if none). */
+  public static Map<String, Long> countsByStatus(ApiaryDatabase db) {
+    VoltTable t = db.callAdmin("counting invocations", "@AdHoc", "SELECT status, COUNT(*) FROM "
+        + SystemSchema.INVOCATIONS + " GROUP BY status").getResults()[0];
+    Map<String, Long> counts = new LinkedHashMap<>();
+    for (String s : STATUSES) {
+      counts.put(s, 0L);
+    }
+    while (t.advanceRow()) {
+      counts.put(t.getString(0), t.getLong(1));
+    }
+    return counts;
+  }
+
+  /** A registered graph version. */
+  public record GraphVersion(String name, int version, String registeredAt, RegisteredGraph graph) {}
+
+  /** Every registered graph version, by name then version; empty if nothing was deployed. */
+  public static List<GraphVersion> graphs(ApiaryDatabase db) {
+    if (!SystemSchema.tables(db).contains(SystemSchema.GRAPHS)) {
+      return List.of();
+    }
+    VoltTable t = db.callAdmin("reading registered graphs", "@AdHoc", "SELECT name, version, registered_at, "
+        + "definition FROM " + SystemSchema.GRAPHS + " ORDER BY name, version").getResults()[0];
+    List<GraphVersion> graphs = new ArrayList<>();
+    while (t.advanceRow()) {
+      String name = t.getString(0);
+      graphs.add(new GraphVersion(name, (int) t.getLong(1), t.getTimestampAsTimestamp(2).toString(),
+          Json.read(t.getVarbinary(3), RegisteredGraph.class, "graph '" + name + "'")));
+    }
+    return graphs;
+  }
+
+  /**
+   * A frontend with its lease as the database's clock sees it.
+   *
+   * @param leaseRemainingMs how long its lease runs on (negative: expired that long ago)
+   * @param running the invocations the log says it runs
+   */
+  public record Frontend(String id, String endpoint, long leaseRemainingMs, long running) {
+    public boolean live() {
+      return leaseRemainingMs >= 0;
+    }
+  }
+
+  /** Every frontend that ever held a lease, by endpoint. */
+  public static List<Frontend> frontends(ApiaryDatabase db) {
+    Set<String> tables = SystemSchema.tables(db);
+    if (!tables.contains(SystemSchema.FRONTENDS)) {
+      return List.of();
+    }
+    Map<String, Long> running = new TreeMap<>();
+    if (tables.contains(SystemSchema.INVOCATIONS)) {
+      VoltTable r = db.callAdmin("counting running invocations", "@AdHoc", "SELECT frontend, COUNT(*) FROM "
+          + SystemSchema.INVOCATIONS + " WHERE status = ? GROUP BY frontend", SystemSchema.STATUS_RUNNING)
+          .getResults()[0];
+      while (r.advanceRow()) {
+        running.put(r.getString(0), r.getLong(1));
+      }
+    }
+    VoltTable t = db.callAdmin("reading frontend leases", "@AdHoc", "SELECT frontend, endpoint, lease_expires_ms, "
+        + "SINCE_EPOCH(MILLISECOND, NOW) FROM " + SystemSchema.FRONTENDS + " ORDER BY endpoint").getResults()[0];
+    List<Frontend> frontends = new ArrayList<>();
+    while (t.advanceRow()) {
+      String id = t.getString(0);
+      frontends.add(new Frontend(id, t.getString(1), t.getLong(2) - t.getLong(3), running.getOrDefault(id, 0L)));
+    }
+    return frontends;
+  }
+
+  /** The database: VoltDB's version, its hosts, partitions and k-factor, and the addresses this client uses. */
+  /** Partitions with fewer than {@code kfactor + 1} copies, from VoltDB's topology (the multi-partition one aside). */
+  public static List<Long> unreplicatedPartitions(ApiaryDatabase db, int kfactor) {
+    VoltTable topo = db.callAdmin("reading the topology", "@Statistics", "TOPO", 0).getResults()[0];
+    List<Long> short_ = new java.util.ArrayList<>();
+    while (topo.advanceRow()) {
+      long partition = topo.getLong("Partition");
+      if (partition == MULTI_PARTITION_ID) {
+        continue;
+      }
+      String sites = topo.getString("Sites");
+      long copies = sites == null || sites.isBlank() ? 0 : sites.split(",").length;
+      if (copies < kfactor + 1) {
+        short_.add(partition);
+      }
+    }
+    return short_;
+  }
+
+  /** VoltDB's multi-partition initiator's partition ID, which {@code TOPO} lists beside the partitions. */
+  private static final long MULTI_PARTITION_ID = 16383;
+
+  public record Overview(String version, Set<Long> hosts, long partitions, String kfactor, List<String> addresses) {}
+
+  public static Overview overview(ApiaryDatabase db) {
+    VoltTable o = db.callAdmin("reading the database overview", "@SystemInformation", "OVERVIEW").getResults()[0];
+    Set<Long> hosts = new TreeSet<>();
+    String version = "?";
+    while (o.advanceRow()) {
+      hosts.add(o.getLong("HOST_ID"));
+      if ("VERSION".equals(o.getString("KEY"))) {
+        version = o.getString("VALUE");
+      }
+    }
+    VoltTable partitions = db.callAdmin("counting partitions", "@Statistics", "PARTITIONCOUNT", 0).getResults()[0];
+    long count = partitions.advanceRow() ? partitions.getLong("PARTITION_COUNT") : -1;
+    String kfactor = "?";
+    VoltTable deployment = db.callAdmin("reading the deployment", "@SystemInformation", "DEPLOYMENT").getResults()[0];
+    while (deployment.advanceRow()) {
+      if ("kfactor".equalsIgnoreCase(deployment.getString(0))) {
+        kfactor = deployment.getString(1);
+      }
+    }
+    return new Overview(version, hosts, count, kfactor, List.copyOf(db.clientAddresses()));
+  }
+
+  /**
+   * An invocation's function executions in the sink ({@code FunctionInvocations}: function_name, exec_id,
+   * partition_key, event_time, latency_us), oldest first; rows the capture still buffers are not there yet. A DuckDB
+   * file is opened read-only.
+   *
+   * @throws SQLException if the sink cannot be opened or read (a DuckDB file another process holds included)
+   */
+  public static List<Map<String, Object>> functions(String sinkUrl, String id, Duration timeout) throws SQLException {
+    Properties props = new Properties();
+    if (isDuckDb(sinkUrl)) {
+      props.setProperty("duckdb.read_only", "true");
+    }
+    try (ProvenanceSink opened = ProvenanceSink.open(sinkUrl, props, timeout)) {
+      return new ProvenanceQueries(opened.connection()).sql("SELECT function_name, exec_id, partition_key, "
+          + "event_time, latency_us FROM " + ProvenanceSchema.FUNCTION_INVOCATIONS + " WHERE execution_id = ? "
+          + "ORDER BY event_time, exec_id", id);
+    }
+  }
+
+  /** Whether {@code sinkUrl} names a DuckDB file (which one process at a time may open). */
+  public static boolean isDuckDb(String sinkUrl) {
+    return sinkUrl.regionMatches(true, 0, "jdbc:duckdb:", 0, "jdbc:duckdb:".length());
+  }
+
+  private static Execution execution(VoltTable t) {
+    long started = t.getLong(6);
+    long finished = t.getLong(7);
+    boolean running = t.wasNull();
+    return new Execution(t.getString(0), t.getString(1), t.getLong(2), t.getString(3), t.getString(4), t.getLong(5),
+        started, running ? 0 : finished, t.getLong(8), t.getLong(9));
+  }
+
+  /** {@code @AdHoc}'s parameters: the statement, then the values of its {@code ?}s. */
+  private static Object[] adHoc(String sql, List<Object> parameters) {
+    List<Object> all = new ArrayList<>(parameters.size() + 1);
+    all.add(sql);
+    all.addAll(parameters);
+    return all.toArray();
+  }
+}
