@@ -3,15 +3,14 @@ package com.example.shop;
 import org.apiary.LocalFunction;
 import org.apiary.Statement;
 
-/** Stores a taken payment in the customer's partition; returns the receipt. */
+/** Settles the customer's cart once its payment is taken (its lines are paid for: emptied); returns the receipt. */
 public class RecordPayment extends LocalFunction<Long> {
-  static final Statement INSERT = Statement.of(
-      "INSERT INTO payments (customer, order_ref, amount, receipt) VALUES (?, ?, ?, ?)");
+  static final Statement SETTLE = Statement.of("DELETE FROM carts WHERE customer = ?");
 
   @Override
   protected void run() {
     Payment p = retrieveInput("paid", Payment.class);
-    queueSQL(INSERT, partitionKey(), p.order(), p.amount(), p.receipt());
+    queueSQL(SETTLE, partitionKey());
     returnOutput(p.receipt());
   }
 }
