@@ -7,22 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.UUID;
 import org.apiary.FunctionFailedException;
 import org.apiary.client.ApiaryClient;
@@ -32,6 +25,7 @@ import org.apiary.database.ApiaryDatabase;
 import org.apiary.frontend.Credentials;
 import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
+import org.apiary.frontend.RawHttp;
 import org.apiary.frontend.TestGraphs;
 import org.apiary.internal.Json;
 import org.apiary.testing.DatabaseTest;
@@ -148,7 +142,7 @@ class ConsoleApiTest {
 
   @Test
   void aStoredScriptComesBackAsAJsonStringUnchanged() throws Exception {
-    Http.Response r = get("/api/executions/" + enc(SCRIPT));
+    RawHttp.Response r = get("/api/executions/" + enc(SCRIPT));
     JsonNode body = ok(r);
     assertEquals(SCRIPT, body.at("/execution/id").asText());
     assertTrue(r.header("content-type").startsWith("application/json"), r.headers().toString());
@@ -201,12 +195,12 @@ class ConsoleApiTest {
   @Test
   void keysAreRequiredWithTheRole() throws Exception {
     for (String path : List.of("/api/executions", "/api/executions/x", "/api/graphs", "/api/cluster")) {
-      Http.Response none = Http.send("GET", console.url() + path, null);
+      RawHttp.Response none = Http.send("GET", console.url() + path, null);
       assertEquals(401, none.status(), path);
       assertTrue(none.header("www-authenticate").startsWith("Bearer"), none.headers().toString());
       assertEquals(401, Http.send("GET", console.url() + path, "apiary_0123456789abcdef_"
           + "x".repeat(43)).status(), path);
-      Http.Response forbidden = Http.send("GET", console.url() + path, viewer);
+      RawHttp.Response forbidden = Http.send("GET", console.url() + path, viewer);
       assertEquals(403, forbidden.status(), path);
       assertTrue(forbidden.body().contains("admin"), forbidden.body());
     }
@@ -214,17 +208,17 @@ class ConsoleApiTest {
 
   @Test
   void unknownIdsBadFiltersAndOtherMethodsAreRefused() throws Exception {
-    Http.Response missing = get("/api/executions/" + enc(run + "never"));
+    RawHttp.Response missing = get("/api/executions/" + enc(run + "never"));
     assertEquals(404, missing.status());
     assertEquals(run + "never", json(missing).get("id").asText());
     assertTrue(json(missing).get("error").asText().contains(run + "never"));
     for (String[] bad : new String[][] {{"status", "sleeping"}, {"since", "yesterday"}, {"after", "bm90LWEtY3Vyc29y"}, {"colour", "red"}, {"graph", "g".repeat(65)}}) {
-      Http.Response r = get("/api/executions?" + bad[0] + "=" + bad[1]);
+      RawHttp.Response r = get("/api/executions?" + bad[0] + "=" + bad[1]);
       assertEquals(400, r.status(), String.join("=", bad) + ": " + r.body());
       assertEquals(bad[0], json(r).get("field").asText(), r.body());
     }
     for (String method : List.of("POST", "PUT", "DELETE")) {
-      Http.Response r = Http.send(method, console.url() + "/api/executions", admin);
+      RawHttp.Response r = Http.send(method, console.url() + "/api/executions", admin);
       assertEquals(405, r.status(), method);
       assertEquals("GET, HEAD", r.header("allow"));
     }
@@ -235,7 +229,7 @@ class ConsoleApiTest {
   void withTheSinkUnreachableExecutionsStillAnswerWithTheProblemNamed() throws Exception {
     String sink = "jdbc:postgresql://127.0.0.1:1/apiary?user=apiary&password=hunter2";
     try (ConsoleServer broken = ConsoleServer.start(db, ConsoleConfig.defaults(0).withSink(sink))) {
-      Http.Response r = Http.send("GET", broken.url() + "/api/executions?prefix=" + enc(run) + "&status=FAILED",
+      RawHttp.Response r = Http.send("GET", broken.url() + "/api/executions?prefix=" + enc(run) + "&status=FAILED",
           admin);
       JsonNode body = ok(r);
       assertEquals(1, body.get("total").asLong(), body.toString());
@@ -244,7 +238,7 @@ class ConsoleApiTest {
       assertEquals("sink", problems.get(0).get("source").asText());
       assertFalse(r.body().contains("hunter2"), "the sink's password is never shown: " + r.body());
 
-      Http.Response one = Http.send("GET", broken.url() + "/api/executions/" + enc(failedId), admin);
+      RawHttp.Response one = Http.send("GET", broken.url() + "/api/executions/" + enc(failedId), admin);
       JsonNode detail = ok(one);
       assertEquals("FAILED", detail.at("/execution/status").asText());
       assertEquals("sink", detail.at("/problems/0/source").asText(), detail.toString());
@@ -290,16 +284,16 @@ class ConsoleApiTest {
 
   // --- HTTP on a plain socket ---
 
-  private Http.Response get(String path) throws IOException {
+  private RawHttp.Response get(String path) throws IOException {
     return Http.send("GET", console.url() + path, admin);
   }
 
-  private static JsonNode ok(Http.Response r) throws IOException {
+  private static JsonNode ok(RawHttp.Response r) throws IOException {
     assertEquals(200, r.status(), r.body());
     return json(r);
   }
 
-  private static JsonNode json(Http.Response r) throws IOException {
+  private static JsonNode json(RawHttp.Response r) throws IOException {
     return Json.MAPPER.readTree(r.body());
   }
 
@@ -307,45 +301,11 @@ class ConsoleApiTest {
     return URLEncoder.encode(s, StandardCharsets.UTF_8);
   }
 
-  /** HTTP/1.0 with a bearer key on a plain socket (see RawHttp in apiary-frontend's tests). */
+  /** HTTP/1.0 with a bearer key on a plain socket ({@link RawHttp}); generous timeouts: the machine is shared. */
   static final class Http {
-    record Response(int status, Map<String, String> headers, String body) {
-      String header(String name) {
-        return headers.get(name);
-      }
-    }
-
-    static Response send(String method, String url, String key) throws IOException {
-      java.util.regex.Matcher m = java.util.regex.Pattern.compile("http://([^:/]+):(\\d+)(/.*)").matcher(url);
-      if (!m.matches()) {
-        throw new IllegalArgumentException(url);
-      }
-      try (Socket s = new Socket()) {
-        s.connect(new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2))), 5_000);
-        s.setSoTimeout(60_000); // generous: the machine is shared
-        OutputStream out = s.getOutputStream();
-        String head = method + " " + m.group(3) + " HTTP/1.0\r\nHost: " + m.group(1) + "\r\n"
-            + (key == null ? "" : "Authorization: Bearer " + key + "\r\n")
-            + (method.equals("GET") ? "" : "Content-Length: 0\r\n") + "\r\n";
-        out.write(head.getBytes(StandardCharsets.US_ASCII));
-        out.flush();
-        InputStream in = s.getInputStream();
-        ByteArrayOutputStream all = new ByteArrayOutputStream();
-        in.transferTo(all);
-        String text = all.toString(StandardCharsets.UTF_8);
-        int end = text.indexOf("\r\n\r\n");
-        if (end < 0) {
-          throw new IOException("no complete HTTP answer: " + text);
-        }
-        String[] lines = text.substring(0, end).split("\r\n");
-        Map<String, String> headers = new TreeMap<>();
-        for (int i = 1; i < lines.length; i++) {
-          int colon = lines[i].indexOf(':');
-          headers.put(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT),
-              lines[i].substring(colon + 1).trim());
-        }
-        return new Response(Integer.parseInt(lines[0].split(" ")[1]), headers, text.substring(end + 4));
-      }
+    static RawHttp.Response send(String method, String url, String key) throws IOException {
+      return RawHttp.send(method, url, key == null ? Map.of() : Map.of("Authorization", "Bearer " + key),
+          method.equals("GET") ? null : "", Duration.ofSeconds(60));
     }
   }
 }
