@@ -3,20 +3,16 @@ package org.apiary.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apiary.cli.CliProcesses.Result;
+import org.apiary.frontend.RawHttp;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -51,19 +47,20 @@ class ConsoleCommandTest {
     int port = Integer.parseInt(m.group(1));
     String key = Files.readAllLines(new ServiceDirectory(data).adminKey()).get(0).strip();
 
-    assertTrue(get(port, "/api/cluster", null).startsWith("HTTP/1.1 401"), "no key, no answer");
-    String cluster = get(port, "/api/cluster", key);
-    assertTrue(cluster.startsWith("HTTP/1.1 200"), cluster);
-    assertTrue(cluster.contains("\"live\":true"), cluster);
-    String graphs = get(port, "/api/graphs", key);
-    assertTrue(graphs.startsWith("HTTP/1.1 200"), graphs);
+    assertEquals(401, get(port, "/api/cluster", null).status(), "no key, no answer");
+    RawHttp.Response cluster = get(port, "/api/cluster", key);
+    assertEquals(200, cluster.status(), cluster.body());
+    assertTrue(cluster.body().contains("\"live\":true"), cluster.body());
+    RawHttp.Response graphs = get(port, "/api/graphs", key);
+    assertEquals(200, graphs.status(), graphs.body());
     Result listed = cli.run(Duration.ofSeconds(120), "executions", "list", "--json", "--data", data.toString());
     assertEquals(0, listed.exit(), listed.toString());
-    String executions = get(port, "/api/executions", key);
-    assertTrue(executions.startsWith("HTTP/1.1 200"), executions);
+    RawHttp.Response executions = get(port, "/api/executions", key);
+    assertEquals(200, executions.status(), executions.body());
     // Nothing was deployed or invoked: both say so (ServiceCommandLineTest and ConsoleApiTest cover a workload).
     assertTrue(listed.out().isBlank(), listed.toString());
-    assertTrue(executions.contains("\"executions\":[]") && executions.contains("\"total\":0"), executions);
+    assertTrue(executions.body().contains("\"executions\":[]") && executions.body().contains("\"total\":0"),
+        executions.body());
 
     console.destroy(); // SIGTERM: its shutdown hook closes it
     assertTrue(console.waitFor(30, TimeUnit.SECONDS), "the console exited");
@@ -72,19 +69,9 @@ class ConsoleCommandTest {
     assertTrue(service.waitFor(30, TimeUnit.SECONDS), "the service exited");
   }
 
-  /** The status line, headers and body of a GET on loopback, HTTP/1.0 on a plain socket. */
-  private static String get(int port, String path, String key) throws IOException {
-    try (Socket s = new Socket()) {
-      s.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
-      s.setSoTimeout(60_000);
-      OutputStream out = s.getOutputStream();
-      out.write(("GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n" + (key == null ? ""
-          : "Authorization: Bearer " + key + "\r\n") + "\r\n").getBytes(StandardCharsets.US_ASCII));
-      out.flush();
-      InputStream in = s.getInputStream();
-      ByteArrayOutputStream all = new ByteArrayOutputStream();
-      in.transferTo(all);
-      return all.toString(StandardCharsets.UTF_8);
-    }
+  /** A GET on loopback with the key ({@code null}: none), through the tests' raw HTTP client. */
+  private static RawHttp.Response get(int port, String path, String key) throws IOException {
+    return RawHttp.send("GET", "http://127.0.0.1:" + port + path,
+        key == null ? Map.of() : Map.of("Authorization", "Bearer " + key), null, Duration.ofSeconds(60));
   }
 }
