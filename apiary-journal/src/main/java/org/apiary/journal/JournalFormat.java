@@ -2,6 +2,7 @@ package org.apiary.journal;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
@@ -23,13 +24,18 @@ import java.util.zip.CRC32C;
  *               procedure (u16 length, UTF-8) | invocation ID (i16 length, -1 for none, UTF-8) |
  *               parameters (i32 length, bytes)
  * </pre>
+ * A RECORD with an empty procedure name is a <em>mark</em> (version 2): the multi-partition transaction whose
+ * transaction ID it holds executed at this place in {@code partition}'s order. A cluster's nodes write them, since a
+ * multi-partition transaction's own record is written only by the node that coordinated it.
  * The writer writes one GROUP frame before the records of each group it fsyncs together. After a crash only the last
  * group can be torn (a later group is written only after the one before it is on disk), which is how the reader
  * tells a torn tail from a damaged journal.
  */
 public final class JournalFormat {
   /** The format version this code writes and reads. */
-  public static final int VERSION = 1;
+  public static final int VERSION = 2;
+  /** The oldest format version this code reads (version 1 has no marks; otherwise the same). */
+  public static final int OLDEST_READABLE_VERSION = 1;
   /** The bytes of a segment's header. */
   public static final int HEADER_BYTES = 40;
   /** The bytes before each frame's body: its length and its checksum. */
@@ -80,9 +86,9 @@ public final class JournalFormat {
     if (stored != (int) crc(h, 0, HEADER_BYTES - 4)) {
       throw new IllegalArgumentException("its header's checksum does not match");
     }
-    if (version != VERSION) {
-      throw new IllegalArgumentException("it is in journal format version " + version + "; this Apiary reads version "
-          + VERSION);
+    if (version < OLDEST_READABLE_VERSION || version > VERSION) {
+      throw new IllegalArgumentException("it is in journal format version " + version + "; this Apiary reads versions "
+          + OLDEST_READABLE_VERSION + " to " + VERSION);
     }
     return new Header(timeline, segment, first);
   }
@@ -113,6 +119,45 @@ public final class JournalFormat {
     }
     out.putInt(parameters.length).put(parameters);
     out.finishFrame(start);
+  }
+
+  /**
+   * Encodes records as consecutive RECORD frames (the form a segment holds them in, without groups): how a recovery
+   * hands a batch of records to the database servers that replay them.
+   */
+  public static byte[] encodeRecords(List<JournalRecord> records) {
+    GrowableBuffer out = new GrowableBuffer(256);
+    for (JournalRecord r : records) {
+      writeRecord(out, r.sequence(), r.partition(), r.txnId(), r.uniqueId(), r.catalogVersion(), r.resultHash(),
+          r.procedure(), r.invocationId(), r.parameters());
+    }
+    return java.util.Arrays.copyOf(out.readable().array(), out.size());
+  }
+
+  /** Decodes what {@link #encodeRecords} encoded; frames are checksummed, and damage is an {@code IllegalArgumentException}. */
+  public static List<JournalRecord> decodeRecords(byte[] bytes) {
+    List<JournalRecord> records = new java.util.ArrayList<>();
+    ByteBuffer b = ByteBuffer.wrap(bytes);
+    while (b.hasRemaining()) {
+      if (b.remaining() < FRAME_PREFIX_BYTES) {
+        throw new IllegalArgumentException("a record batch ends inside a frame's prefix");
+      }
+      int length = b.getInt();
+      int crc = b.getInt();
+      if (length < 1 || length > b.remaining()) {
+        throw new IllegalArgumentException("a record batch holds a frame of " + length + " bytes where "
+            + b.remaining() + " remain");
+      }
+      if ((int) crc(bytes, b.position(), length) != crc) {
+        throw new IllegalArgumentException("a record in a batch fails its checksum");
+      }
+      if (!(decodeBody(bytes, b.position(), length) instanceof JournalRecord r)) {
+        throw new IllegalArgumentException("a record batch holds a frame that is not a record");
+      }
+      records.add(r);
+      b.position(b.position() + length);
+    }
+    return records;
   }
 
   /** A GROUP frame's contents. */

@@ -29,6 +29,19 @@ public record JournalRecord(long sequence, int partition, long txnId, long uniqu
     Objects.requireNonNull(parameters, "parameters");
   }
 
+  /**
+   * A mark: the multi-partition transaction {@code multiPartitionTxnId} executed at this place in {@code partition}'s
+   * order (its own record, with its procedure and parameters, is written by the node that coordinated it).
+   */
+  public static JournalRecord mark(long sequence, int partition, long multiPartitionTxnId, int catalogVersion) {
+    return new JournalRecord(sequence, partition, multiPartitionTxnId, 0, catalogVersion, 0, "", null, new byte[0]);
+  }
+
+  /** Whether this is a {@link #mark} rather than a transaction to run. */
+  public boolean isMark() {
+    return procedure.isEmpty();
+  }
+
   /** Whether this is a multi-partition transaction (a barrier on replay). */
   public boolean multiPartition() {
     return partition == MULTI_PARTITION;
@@ -48,6 +61,9 @@ public record JournalRecord(long sequence, int partition, long txnId, long uniqu
 
   @Override
   public String toString() {
+    if (isMark()) {
+      return "journal mark " + sequence + " (multi-partition transaction " + txnId + " on partition " + partition + ")";
+    }
     return "journal record " + sequence + " (" + procedure + ", partition " + partition + ", transaction " + txnId
         + (invocationId == null ? "" : ", invocation " + invocationId) + ")";
   }

@@ -187,6 +187,15 @@ public final class JournalWriter implements AutoCloseable {
     }
   }
 
+  /**
+   * Appends a {@link JournalRecord#mark mark}: the multi-partition transaction {@code multiPartitionTxnId} is
+   * executing now on {@code partition} (its site is blocked in it), so the mark falls between the partition's
+   * transactions before and after it.
+   */
+  public long appendMark(int partition, long multiPartitionTxnId, int catalogVersion) {
+    return append(partition, multiPartitionTxnId, 0, catalogVersion, 0, "", null, new byte[0]);
+  }
+
   /** The sequence of the newest record appended (not necessarily durable). */
   public long lastAppended() {
     synchronized (lock) {
