@@ -52,7 +52,9 @@ public final class SystemSchema {
    * Makes a failed or cancelled invocation running again under a frontend, deleting its recorded failures (version
    * 16; the administrator's).
    */
-  public static final String RESUME_INVOCATION = "ResumeInvocation";
+  public static final String RESUME_INVOCATION = "ResumeInvocationMarked";
+  /** Version 16's {@link #RESUME_INVOCATION}, which marks no partitions (version 17 replaced it). */
+  private static final String RESUME_INVOCATION_V16 = "ResumeInvocation";
   /**
    * An invocation's status alone (version 16): what a frontend reads, in the invocation's partition, before it starts
    * each function after an attempt's first ones, so that none starts once a cancel is stored.
@@ -116,11 +118,15 @@ public final class SystemSchema {
    * Moves every running invocation of a frontend to another (parameters: to, from), a multi-partition write: the
    * takeover of a dead frontend's invocations.
    */
-  public static final String REASSIGN_INVOCATIONS = "ReassignInvocations";
+  public static final String REASSIGN_INVOCATIONS = "ReassignInvocationsMarked";
   /** Records a deployed function ({@code StoreFunction}): parameters as the columns of {@link #FUNCTIONS}. */
-  public static final String STORE_FUNCTION = "StoreFunction";
+  public static final String STORE_FUNCTION = "StoreFunctionMarked";
   /** Stores a graph's next version ({@code StoreGraph}): parameters name, version, definition. */
-  public static final String STORE_GRAPH = "StoreGraph";
+  public static final String STORE_GRAPH = "StoreGraphMarked";
+  /** Version 13's multi-partition procedures, which mark no partitions (version 17 replaced them). */
+  private static final String REASSIGN_INVOCATIONS_V13 = "ReassignInvocations";
+  private static final String STORE_FUNCTION_V13 = "StoreFunction";
+  private static final String STORE_GRAPH_V13 = "StoreGraph";
   /** Version 6's unchecked denial recorder, which version 14 dropped for {@link #CHECK_AND_RECORD_DENIAL}. */
   private static final String RECORD_DENIAL_V6 = "RecordDenial";
   /**
@@ -133,21 +139,40 @@ public final class SystemSchema {
    * Moves {@link #RETENTION}'s cutoff forward by the database's clock ({@code AdvanceRetentionByClock}): parameter the
    * retention in milliseconds; returns the fence in microseconds since the epoch (0: none).
    */
-  public static final String ADVANCE_RETENTION_BY_CLOCK = "AdvanceRetentionByClock";
+  public static final String ADVANCE_RETENTION_BY_CLOCK = "AdvanceRetentionByClockMarked";
   /**
    * The shortest retention any frontend applies, set by the administrator: one row (id 0), {@code minimum_ms};
    * replicated. No row: {@code AdvanceRetentionByClock.MIN_RETENTION_MS}.
    */
   public static final String RETENTION_MINIMUM = "APIARY_RETENTION_MINIMUM";
   /** Sets {@link #RETENTION_MINIMUM} ({@code SetMinimumRetention}, the administrator's): parameter milliseconds. */
-  public static final String SET_MINIMUM_RETENTION = "SetMinimumRetention";
+  public static final String SET_MINIMUM_RETENTION = "SetMinimumRetentionMarked";
   /**
    * Stores an API key in {@link #CREDENTIALS} ({@code StoreCredential}, the administrator's, journaled): parameters key
    * ID, secret hash, identity, roles (or null), expiry in milliseconds from the transaction's time (0: never).
    */
-  public static final String STORE_CREDENTIAL = "StoreCredential";
+  public static final String STORE_CREDENTIAL = "StoreCredentialMarked";
   /** Revokes an API key ({@code RevokeCredential}, the administrator's, journaled): parameter key ID; returns 0 or 1. */
-  public static final String REVOKE_CREDENTIAL = "RevokeCredential";
+  public static final String REVOKE_CREDENTIAL = "RevokeCredentialMarked";
+  /**
+   * One row per partition ({@code pkey}, a key of the partition; {@code partition_id}; {@code mark}, always 0), filled
+   * only in a journaled cluster: a multi-partition write of every row calls a function once on every site, which is
+   * how such a transaction reaches every node's journal ({@link #PARTITION_MARK_SQL}, {@code JournalControl}).
+   */
+  public static final String PARTITIONS = "APIARY_PARTITIONS";
+  /**
+   * The statement of a {@code MarksPartitions} procedure (parameter: the transaction's ID): in a journaled cluster
+   * each node appends a mark of the transaction to its journal for every partition it holds; elsewhere the table is
+   * empty and nothing is called.
+   */
+  public static final String PARTITION_MARK_SQL = "UPDATE " + PARTITIONS
+      + " SET mark = apiary_journal_mark(partition_id, ?);";
+  /** A control operation of a journaled cluster's journals (parameters: operation, argument). */
+  public static final String JOURNAL_CONTROL = "JournalControl";
+  /** The records one partition replays next (parameters: a key of the partition, the encoded records). */
+  public static final String REPLAY_EXPECT = "ReplayExpect";
+  /** The multi-partition record replayed next (parameter: the encoded record). */
+  public static final String REPLAY_EXPECT_MULTI = "ReplayExpectMulti";
 
   /**
    * The procedures of this schema that the frontends' VoltDB role ({@code DatabaseUsers.FRONTEND_ROLE}) may call,
@@ -273,11 +298,11 @@ public final class SystemSchema {
               Step.createProcedure(EXPIRE_LEASE, "CREATE PROCEDURE PARTITION ON TABLE " + FRONTENDS
                   + " COLUMN frontend PARAMETER 0 FROM CLASS " + org.apiary.runtime.procedure.ExpireLease.class.getName()
                   + ";"),
-              Step.createProcedure(REASSIGN_INVOCATIONS, "CREATE PROCEDURE FROM CLASS "
+              Step.createProcedure(REASSIGN_INVOCATIONS_V13, "CREATE PROCEDURE FROM CLASS "
                   + org.apiary.runtime.procedure.ReassignInvocations.class.getName() + ";"),
-              Step.createProcedure(STORE_GRAPH, "CREATE PROCEDURE FROM CLASS "
+              Step.createProcedure(STORE_GRAPH_V13, "CREATE PROCEDURE FROM CLASS "
                   + org.apiary.runtime.procedure.StoreGraph.class.getName() + ";"),
-              Step.createProcedure(STORE_FUNCTION, "CREATE PROCEDURE FROM CLASS "
+              Step.createProcedure(STORE_FUNCTION_V13, "CREATE PROCEDURE FROM CLASS "
                   + org.apiary.runtime.procedure.StoreFunction.class.getName() + ";"))),
       new Migration(14, "Least privilege for frontends (issue 45): the role "
           + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " loses ALLPROC and may call only the procedures a "
@@ -303,8 +328,47 @@ public final class SystemSchema {
                   + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " PARTITION ON TABLE " + INVOCATIONS
                   + " COLUMN invocation_id PARAMETER 0 AS SELECT status FROM " + INVOCATIONS
                   + " WHERE invocation_id = ?;"),
-              Step.createProcedure(RESUME_INVOCATION, "CREATE PROCEDURE FROM CLASS "
-                  + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))));
+              Step.createProcedure(RESUME_INVOCATION_V16, "CREATE PROCEDURE FROM CLASS "
+                  + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))),
+      new Migration(17, "A journaled cluster (issue 40): " + PARTITIONS + " and the functions through which a "
+          + "multi-partition transaction marks its place in every node's journal; the journal's control and replay "
+          + "procedures; every multi-partition procedure of Apiary's again as one that marks partitions (the unused "
+          + "AdvanceRetention dropped)", version17()));
+
+  private static List<Step> version17() {
+    String allow = " ALLOW " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE;
+    String functions = org.apiary.runtime.journal.JournalFunctions.class.getName();
+    List<Step> steps = new ArrayList<>();
+    steps.add(new Step(c -> c.tables().contains(PARTITIONS) ? List.of() : List.of(
+        "CREATE TABLE " + PARTITIONS + " (pkey INTEGER NOT NULL, partition_id INTEGER NOT NULL, mark INTEGER DEFAULT 0 "
+            + "NOT NULL, PRIMARY KEY (pkey));",
+        "PARTITION TABLE " + PARTITIONS + " ON COLUMN pkey;",
+        "CREATE FUNCTION apiary_journal_mark FROM METHOD " + functions + ".mark;",
+        "CREATE FUNCTION apiary_journal_control FROM METHOD " + functions + ".control;")));
+    steps.add(Step.createProcedure(JOURNAL_CONTROL, "CREATE PROCEDURE FROM CLASS "
+        + org.apiary.runtime.procedure.JournalControl.class.getName() + ";"));
+    steps.add(Step.createProcedure(REPLAY_EXPECT, "CREATE PROCEDURE PARTITION ON TABLE " + PARTITIONS
+        + " COLUMN pkey PARAMETER 0 FROM CLASS " + org.apiary.runtime.procedure.ReplayExpect.class.getName() + ";"));
+    steps.add(Step.createProcedure(REPLAY_EXPECT_MULTI, "CREATE PROCEDURE FROM CLASS "
+        + org.apiary.runtime.procedure.ReplayExpectMulti.class.getName() + ";"));
+    steps.add(Step.dropProcedure(ADVANCE_RETENTION));
+    Map<String, Class<?>> marked = new java.util.LinkedHashMap<>();
+    marked.put(REASSIGN_INVOCATIONS_V13, org.apiary.runtime.procedure.ReassignInvocationsMarked.class);
+    marked.put(STORE_GRAPH_V13, org.apiary.runtime.procedure.StoreGraphMarked.class);
+    marked.put(STORE_FUNCTION_V13, org.apiary.runtime.procedure.StoreFunctionMarked.class);
+    marked.put("AdvanceRetentionByClock", org.apiary.runtime.procedure.AdvanceRetentionByClockMarked.class);
+    marked.put("SetMinimumRetention", org.apiary.runtime.procedure.SetMinimumRetentionMarked.class);
+    marked.put("StoreCredential", org.apiary.runtime.procedure.StoreCredentialMarked.class);
+    marked.put("RevokeCredential", org.apiary.runtime.procedure.RevokeCredentialMarked.class);
+    marked.put(RESUME_INVOCATION_V16, org.apiary.runtime.procedure.ResumeInvocationMarked.class);
+    marked.forEach((old, cls) -> {
+      steps.add(Step.dropProcedure(old));
+      boolean frontendCalls = FRONTEND_PROCEDURES.contains(cls.getSimpleName());
+      steps.add(Step.createProcedure(cls.getSimpleName(), "CREATE PROCEDURE" + (frontendCalls ? allow : "")
+          + " FROM CLASS " + cls.getName() + ";"));
+    });
+    return steps;
+  }
 
   private static List<Step> version15() {
     List<Step> steps = new ArrayList<>();

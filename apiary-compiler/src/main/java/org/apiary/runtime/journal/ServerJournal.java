@@ -182,6 +182,117 @@ public final class ServerJournal {
     });
   }
 
+  // ---- a cluster node ----------------------------------------------------------------------------------------
+
+  /** {@link #control} operations, sent by the cluster's recovery and checkpoints through {@code JournalControl}. */
+  public static final int START_WRITING = 1;
+  /** See {@link #control}. */
+  public static final int CHECKPOINT_BEGINS = 2;
+  /** See {@link #control}. */
+  public static final int CHECKPOINT_DONE = 3;
+
+  private volatile org.apiary.journal.JournalDirectory nodeDirectory;
+  private volatile JournalWriter.Settings nodeSettings;
+  private final Map<Long, Long> checkpointStarts = new ConcurrentHashMap<>();
+
+  /**
+   * Installs the journal of a cluster node ({@link JournaledNode}): it replays until the cluster's recovery tells it
+   * ({@link #START_WRITING}) which timeline to write, and it {@link #marksPartitions marks partitions}.
+   */
+  public static ServerJournal installForNode(org.apiary.journal.JournalDirectory directory,
+                                             JournalWriter.Settings settings) {
+    ServerJournal j = installForReplay();
+    j.nodeDirectory = directory;
+    j.nodeSettings = settings;
+    j.directory = directory.path();
+    return j;
+  }
+
+  /**
+   * Whether multi-partition transactions mark their place in each partition's journal: in a cluster node, where a
+   * multi-partition transaction's record is written by its coordinator's node only.
+   */
+  public boolean marksPartitions() {
+    return nodeDirectory != null;
+  }
+
+  /**
+   * Appends a mark: multi-partition transaction {@code txnId} is running on {@code partition}, whose site is blocked
+   * in it (called there, from {@code apiary_journal_mark}). Nothing while replaying: the replayed transaction's
+   * marks are in the journal being replayed.
+   *
+   * @throws JournalUnavailableException if the journal takes no records now; the transaction then rolls back
+   */
+  public void mark(int partition, long txnId) {
+    JournalWriter w = writer;
+    if (w != null && !replaying) {
+      w.appendMark(partition, txnId, catalogVersion());
+    }
+  }
+
+  /**
+   * A control operation of the cluster's journal, run on every site of every node while each is blocked in the same
+   * multi-partition transaction (so every node acts at the same place in its partitions' orders):
+   * {@link #START_WRITING} timeline {@code arg} (recovery checkpointed it; older timelines are deleted),
+   * {@link #CHECKPOINT_BEGINS} checkpoint {@code arg} (the node notes its last record: everything up to it will be in
+   * the checkpoint's snapshot), {@link #CHECKPOINT_DONE} (the snapshot is complete: segments before the noted record
+   * are deleted). Repeats on the node's other sites do nothing.
+   */
+  public synchronized void control(int operation, long arg) {
+    if (nodeDirectory == null) {
+      return; // not a cluster node's journal
+    }
+    switch (operation) {
+      case START_WRITING -> {
+        JournalWriter w = writer;
+        if (w != null && w.timeline() == arg) {
+          return;
+        }
+        if (w != null) {
+          throw new IllegalStateException("the journal already writes timeline " + Long.toHexString(w.timeline())
+              + "; it was asked to start " + Long.toHexString(arg));
+        }
+        startWriting(JournalWriter.start(nodeDirectory, arg, 1, nodeSettings), nodeDirectory.path());
+        nodeDirectory.deleteTimelinesOtherThan(arg);
+      }
+      case CHECKPOINT_BEGINS -> {
+        JournalWriter w = writer;
+        if (w != null) {
+          checkpointStarts.putIfAbsent(arg, w.lastAppended());
+        }
+      }
+      case CHECKPOINT_DONE -> {
+        Long before = checkpointStarts.remove(arg);
+        JournalWriter w = writer;
+        if (before != null && w != null) {
+          w.deleteSegmentsBefore(before + 1);
+        }
+      }
+      default -> throw new IllegalArgumentException("unknown journal control operation " + operation);
+    }
+  }
+
+  /** Closes a node's writer and releases its directory (the node's JVM is stopping). */
+  public void closeNode(java.time.Duration timeout) {
+    try {
+      JournalWriter w = writer;
+      if (w != null) {
+        w.close(timeout);
+      }
+    } finally {
+      if (nodeDirectory != null) {
+        nodeDirectory.close();
+      }
+    }
+  }
+
+  /** Queues each of the encoded records ({@code JournalFormat.encodeRecords}) as the next its partition must run. */
+  public void expectBatch(byte[] encoded) {
+    for (JournalRecord r : org.apiary.journal.JournalFormat.decodeRecords(encoded)) {
+      expectNext(r);
+    }
+  }
+
   // ---- replay -----------------------------------------------------------------------------------------------
 
   /** Queues {@code record} as the next transaction its partition must run (called by recovery before sending it). */

@@ -132,9 +132,18 @@ public abstract class FunctionProcedure extends JournaledProcedure {
    * @param invocation the encoded {@link Invocation}
    * @return one table with one row holding the encoded outputs
    */
+  /** Whether the running transaction will be journaled (it writes, or records its outputs). */
+  private boolean journaling;
+
+  @Override
+  protected boolean journalsThisTransaction() {
+    return journaling;
+  }
+
   protected final VoltTable[] runFunction(Object partitionKey, byte[] invocation) {
     long started = System.nanoTime();
     Invocation call = Invocation.fromBytes(invocation);
+    journaling = writes || call.record();
     // A global function's record lives in the partition its invocation ID hashes to.
     Object recordKey = partitionKey != null ? partitionKey : call.invocationId();
     if (call.exactlyOnce() && (call.record() ? findRecorded == null : writes)) {

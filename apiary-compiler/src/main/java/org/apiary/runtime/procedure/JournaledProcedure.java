@@ -26,6 +26,8 @@ public abstract class JournaledProcedure extends VoltProcedure {
   private long drawn;
   private Random random;
   private JournalRecord replaying;
+  /** The unique ID of the transaction whose partitions were last marked (see {@link MarksPartitions}). */
+  private long markedFor = Long.MIN_VALUE;
 
   /** Sets the drawn values up once per transaction (VoltDB reuses a procedure instance across transactions). */
   private void begin() {
@@ -39,6 +41,40 @@ public abstract class JournaledProcedure extends VoltProcedure {
     replaying = journal != null && journal.replaying() ? journal.expect(partition(), procedureName(), parameters())
         : null;
     drawn = replaying != null ? replaying.uniqueId() : real;
+  }
+
+  /**
+   * Runs a batch; a multi-partition procedure that {@link MarksPartitions marks partitions} adds its mark to its final
+   * batch (the transaction's last, so every partition's site is blocked in it), and the mark's result is not
+   * returned. A batch cannot follow a final one, so this is where the mark goes.
+   */
+  @Override
+  public VoltTable[] voltExecuteSQL(boolean isFinalSQL) {
+    if (!isFinalSQL || !needsMark()) {
+      return super.voltExecuteSQL(isFinalSQL);
+    }
+    voltQueueSQL(((MarksPartitions) this).partitionMark(), transaction().txnId);
+    VoltTable[] all = super.voltExecuteSQL(true);
+    markedFor = drawnFor;
+    return java.util.Arrays.copyOf(all, all.length - 1);
+  }
+
+  private boolean needsMark() {
+    ServerJournal journal = ServerJournal.current();
+    if (!(this instanceof MarksPartitions) || journal == null || !journal.marksPartitions()
+        || transaction().isSinglePartition() || !journalsThisTransaction()) {
+      return false;
+    }
+    begin();
+    return markedFor != drawnFor;
+  }
+
+  /**
+   * Whether this transaction will be journaled (it writes): only then does a multi-partition one mark partitions.
+   * Procedures that always write need not override it.
+   */
+  protected boolean journalsThisTransaction() {
+    return true;
   }
 
   /** The unique ID this transaction draws: VoltDB's, or on replay the first run's. */
@@ -95,6 +131,9 @@ public abstract class JournaledProcedure extends VoltProcedure {
     }
     if (journal.replaying()) {
       return; // a transaction recovery runs besides the replay (none do): nothing to compare it with
+    }
+    if (needsMark()) { // it ran no final batch: the mark is one of its own
+      voltExecuteSQL(true);
     }
     TransactionState txn = transaction();
     try {

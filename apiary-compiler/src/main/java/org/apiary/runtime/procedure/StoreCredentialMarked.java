@@ -1,0 +1,19 @@
+package org.apiary.runtime.procedure;
+
+import org.apiary.runtime.SystemSchema;
+import org.voltdb.SQLStmt;
+
+/** {@link StoreCredential}, marking its place in every partition's journal in a journaled cluster ({@link MarksPartitions}). */
+public class StoreCredentialMarked extends StoreCredential implements MarksPartitions {
+  public final SQLStmt partitionMark = new SQLStmt(SystemSchema.PARTITION_MARK_SQL);
+
+  @Override
+  public SQLStmt partitionMark() {
+    return partitionMark;
+  }
+
+  @Override
+  public long run(String keyId, byte[] secretSha256, String identity, String roles, long expiresInMillis) {
+    return super.run(keyId, secretSha256, identity, roles, expiresInMillis);
+  }
+}
