@@ -2,6 +2,7 @@ package org.apiary.database;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import org.apiary.journal.JournalMode;
 
 /**
  * What {@link LocalCluster} starts: VoltDB server processes on this machine. Immutable; validated on construction.
@@ -22,6 +23,13 @@ import java.time.Duration;
  * @param users VoltDB's security on with these users ({@link DatabaseUsers}; the cluster's own processes connect as
  *     its administrator), or {@code null} (the default) for a cluster anyone who reaches its loopback ports may use.
  *     With a data directory, the users of its first start stay
+ * @param journal with a data directory: {@link JournalMode#ASYNCHRONOUS} journals every committed write on every node
+ *     (the nodes' journals; a crash of every node loses at most the last fsync interval's work, not what came after
+ *     the last snapshot), and checkpoints replace VoltDB's automatic snapshots; {@link JournalMode#NONE} (the
+ *     default) keeps the snapshots alone. {@link JournalMode#SYNCHRONOUS} is not available for clusters yet. Fixed by
+ *     the directory's first start
+ * @param acceptJournalLoss with a journal: start even if a journal is damaged before its tail (or the nodes'
+ *     journals cannot be merged), from what precedes the damage, saying what was dropped
  */
 public record ClusterConfig(
     int hosts,
@@ -31,7 +39,9 @@ public record ClusterConfig(
     Path dataDirectory,
     Duration snapshotInterval,
     Duration startTimeout,
-    DatabaseUsers users) {
+    DatabaseUsers users,
+    JournalMode journal,
+    boolean acceptJournalLoss) {
 
   /** Default time to wait for a cluster to start. */
   public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(120);
@@ -46,38 +56,68 @@ public record ClusterConfig(
     if (startTimeout == null || startTimeout.isNegative() || startTimeout.isZero()) {
       throw new IllegalArgumentException("startTimeout must be positive, got " + startTimeout);
     }
+    if (journal == null) {
+      throw new IllegalArgumentException("journal must be a mode (NONE for none), not null");
+    }
+    if (journal == JournalMode.SYNCHRONOUS) {
+      throw new IllegalArgumentException("a cluster's journal cannot be synchronous yet (replies do not wait for "
+          + "another process's disk): use ASYNCHRONOUS, which loses at most the last fsync interval's work when "
+          + "every node crashes at once");
+    }
+
   }
 
   /** A cluster in a temporary directory, without provenance, with the default timeouts. */
   public static ClusterConfig of(int hosts, int sitesPerHost, int kfactor) {
     return new ClusterConfig(hosts, sitesPerHost, kfactor, null, null, DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL,
-        DEFAULT_START_TIMEOUT, null);
+        DEFAULT_START_TIMEOUT, null, JournalMode.NONE, false);
   }
 
   /** This configuration with provenance captured into {@code value}'s sink ({@code null}: none). */
   public ClusterConfig withProvenance(ProvenanceConfig value) {
-    return new ClusterConfig(hosts, sitesPerHost, kfactor, value, dataDirectory, snapshotInterval, startTimeout, users);
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, value, dataDirectory, snapshotInterval, startTimeout,
+        users, journal, acceptJournalLoss);
   }
 
   /** This configuration with the cluster kept in {@code directory}, durable as {@link #dataDirectory()} says. */
   public ClusterConfig withDataDirectory(Path directory) {
-    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, directory, snapshotInterval, startTimeout, users);
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, directory, snapshotInterval, startTimeout,
+        users, journal, acceptJournalLoss);
   }
 
   /** This configuration with automatic snapshots every {@code interval} (whole seconds, at least 1 s). */
   public ClusterConfig withSnapshotInterval(Duration interval) {
-    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, interval, startTimeout, users);
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, interval, startTimeout,
+        users, journal, acceptJournalLoss);
   }
 
   /** This configuration with another start timeout. */
   public ClusterConfig withStartTimeout(Duration timeout) {
-    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, snapshotInterval, timeout, users);
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, snapshotInterval, timeout,
+        users, journal, acceptJournalLoss);
   }
 
   /** This configuration with VoltDB's security on and {@code value}'s users ({@code null}: security off). */
   public ClusterConfig withUsers(DatabaseUsers value) {
     return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, snapshotInterval, startTimeout,
-        value);
+        value, journal, acceptJournalLoss);
+  }
+
+  /** This configuration with the journal in mode {@code mode} (see {@link #journal()}). */
+  public ClusterConfig withJournal(JournalMode mode) {
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, snapshotInterval, startTimeout,
+        users, mode, acceptJournalLoss);
+  }
+
+  /** This configuration starting past a damaged journal, or not (see {@link #acceptJournalLoss()}). */
+  public ClusterConfig withAcceptJournalLoss(boolean accept) {
+    return new ClusterConfig(hosts, sitesPerHost, kfactor, provenance, dataDirectory, snapshotInterval, startTimeout,
+        users, journal, accept);
+  }
+
+  /** Whether every node journals (see {@link #journal()}). */
+  public boolean isJournaled() {
+    return journal != JournalMode.NONE;
   }
 
   /** Whether the cluster's data outlives its processes: it has a data directory. */

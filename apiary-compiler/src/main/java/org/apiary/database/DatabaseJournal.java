@@ -151,29 +151,43 @@ final class DatabaseJournal implements AutoCloseable {
     return server.writer();
   }
 
-  private record Marker(long timeline, String nonce, int catalogVersion) {}
+  record Marker(long timeline, String nonce, int catalogVersion) {}
 
   private void ensureCheckpointTable() {
-    VoltTable tables = call("listing tables", "@SystemCatalog", "TABLES").getResults()[0];
+    ensureCheckpointTable(admin);
+  }
+
+  /** Creates {@value #CHECKPOINT} unless it exists. */
+  static void ensureCheckpointTable(Client admin) {
+    VoltTable tables = call(admin, "listing tables", "@SystemCatalog", "TABLES").getResults()[0];
     while (tables.advanceRow()) {
       if (CHECKPOINT.equalsIgnoreCase(tables.getString("TABLE_NAME"))) {
         return;
       }
     }
-    call("creating the journal's checkpoint table", "@AdHoc", "CREATE TABLE " + CHECKPOINT
+    call(admin, "creating the journal's checkpoint table", "@AdHoc", "CREATE TABLE " + CHECKPOINT
         + " (id TINYINT NOT NULL, timeline BIGINT NOT NULL, nonce VARCHAR(128) NOT NULL, catalog_version INTEGER NOT "
         + "NULL, PRIMARY KEY (id));");
   }
 
   private Marker readMarker() {
-    VoltTable t = call("reading the journal's checkpoint", "@AdHoc", "SELECT timeline, nonce, catalog_version FROM "
+    return readMarker(admin);
+  }
+
+  /** The checkpoint the restored database names, or {@code null}. */
+  static Marker readMarker(Client admin) {
+    VoltTable t = call(admin, "reading the journal's checkpoint", "@AdHoc", "SELECT timeline, nonce, catalog_version FROM "
         + CHECKPOINT + " WHERE id = 0;").getResults()[0];
     return t.advanceRow() ? new Marker(t.getLong(0), t.getString(1), (int) t.getLong(2)) : null;
   }
 
   /** Per partition, the last transaction ID the snapshot {@code nonce} holds. */
   private Map<Integer, Long> cutoffs(String nonce) {
-    File digest = Snapshots.snapshotDirectory(root).resolve(nonce + "-host_0.digest").toFile();
+    return cutoffs(Snapshots.snapshotDirectory(root).resolve(nonce + "-host_0.digest").toFile(), nonce);
+  }
+
+  /** Per partition, the last transaction ID the snapshot {@code nonce} holds, as its digest {@code digest} says. */
+  static Map<Integer, Long> cutoffs(File digest, String nonce) {
     try {
       JSONObject json = SnapshotUtil.CRCCheck(digest, new org.voltcore.logging.VoltLogger("HOST"));
       if (json == null) {
@@ -313,7 +327,7 @@ final class DatabaseJournal implements AutoCloseable {
     }
   }
 
-  private static Object[] parameters(JournalRecord r) {
+  static Object[] parameters(JournalRecord r) {
     try {
       return ParameterSet.fromByteBuffer(ByteBuffer.wrap(r.parameters())).toArray();
     } catch (IOException e) {
@@ -358,6 +372,11 @@ final class DatabaseJournal implements AutoCloseable {
 
   /** Deletes every snapshot in the snapshot directory but {@code keep}: the journal covers what came after it. */
   private void deleteSnapshotsOtherThan(String keep) {
+    deleteSnapshotsOtherThan(root, keep);
+  }
+
+  /** Deletes every snapshot in {@code root}'s snapshot directory but {@code keep}. */
+  static void deleteSnapshotsOtherThan(Path root, String keep) {
     Path dir = Snapshots.snapshotDirectory(root);
     if (!Files.isDirectory(dir)) {
       return;
@@ -422,6 +441,10 @@ final class DatabaseJournal implements AutoCloseable {
   }
 
   private ClientResponse call(String what, String procedure, Object... params) {
+    return call(admin, what, procedure, params);
+  }
+
+  static ClientResponse call(Client admin, String what, String procedure, Object... params) {
     try {
       return admin.callProcedure(procedure, params);
     } catch (ProcCallException e) {

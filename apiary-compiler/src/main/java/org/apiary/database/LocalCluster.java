@@ -101,6 +101,8 @@ public final class LocalCluster implements AutoCloseable {
   private final Path directory;
   private final List<Node> nodes;
   private final ClusterConfig config;
+  /** The cluster's journal, once recovery opened the cluster; {@code null} for a cluster without one. */
+  private ClusterJournal journal;
 
   private LocalCluster(Path directory, List<Node> nodes, ClusterConfig config) {
     this.directory = directory;
@@ -165,6 +167,9 @@ public final class LocalCluster implements AutoCloseable {
 
   private static LocalCluster startOnce(ClusterConfig config) {
     int hosts = config.hosts();
+    if (config.isJournaled() && !config.isDurable()) {
+      throw new IllegalArgumentException("a journaled cluster needs a data directory");
+    }
     Path dir;
     boolean initialized;
     try {
@@ -174,9 +179,12 @@ public final class LocalCluster implements AutoCloseable {
       OwnerOnlyFile.restrictTree(dir);
       initialized = initializedNodes(dir, hosts);
       if (!initialized) {
+        // A journaled cluster checkpoints itself; VoltDB's automatic snapshots would carry no checkpoint marker.
         Deployments.write(dir.resolve("deployment.xml"), Deployments.cluster(hosts, config.sitesPerHost(),
             config.kfactor(), config.provenance(), dir.resolve("provenance-spill"),
-            config.isDurable() ? config.snapshotInterval() : null, config.users()));
+            config.isDurable() && !config.isJournaled() ? config.snapshotInterval() : null, config.users()));
+      } else {
+        checkJournalAsBefore(dir, config);
       }
     } catch (IOException e) {
       throw new DatabaseException("cannot prepare a directory for the cluster: " + e.getMessage(), e);
@@ -196,11 +204,19 @@ public final class LocalCluster implements AutoCloseable {
       for (int i = 0; i < hosts; i++) {
         Node node = new Node(i, ports[5 * i + 1], ports[5 * i + 2], ports[5 * i], dir.resolve("node" + i),
             dir.resolve("node" + i + ".log"));
-        node.process = launch(loopbackArguments(node, List.of("127.0.0.1:" + ports[0]), hosts, ports[5 * i + 3],
-            ports[5 * i + 4]), node.log);
+        List<String> args = new ArrayList<>(loopbackArguments(node, List.of("127.0.0.1:" + ports[0]), hosts,
+            ports[5 * i + 3], ports[5 * i + 4]));
+        if (config.isJournaled()) {
+          args.add("paused"); // clients wait until the journals' replay is done
+        }
+        node.process = launch(args, node.log, config);
         nodes.add(node);
       }
       cluster.awaitReady(timeout);
+      if (config.isJournaled()) {
+        cluster.journal = ClusterJournal.recover(config, nodes.stream().map(Node::root).toList(),
+            nodes.get(0).adminAddress(), DatabaseUsers.adminOf(config.users()));
+      }
       OwnerOnlyFile.restrictTree(dir);
       return cluster;
     } catch (IOException | RuntimeException e) {
@@ -210,6 +226,23 @@ public final class LocalCluster implements AutoCloseable {
       String message = "the VoltDB cluster did not start: " + e.getMessage() + logs;
       DatabaseException failure = new DatabaseException(message, e);
       throw exited ? new NodeExited(failure) : failure;
+    }
+  }
+
+  /**
+   * Refuses to start a cluster directory with a journal setting other than its first start's: without its journal
+   * a journaled cluster would silently lose what its journals hold past the last checkpoint; with one, a cluster
+   * whose deployment takes automatic snapshots would restore snapshots that name no checkpoint.
+   */
+  private static void checkJournalAsBefore(Path dir, ClusterConfig config) {
+    for (int i = 0; i < config.hosts(); i++) {
+      Path root = dir.resolve("node" + i);
+      if (config.isJournaled()) {
+        DatabaseJournal.checkNoAutomaticSnapshots(root);
+      } else if (org.apiary.journal.JournalDirectory.holdsSegments(ClusterJournal.directoryOf(root))) {
+        throw new DatabaseException(dir + " holds a journaled cluster (node " + i + " has a journal): start it with "
+            + "its journal, or its journaled work since the last checkpoint would be lost");
+      }
     }
   }
 
@@ -240,6 +273,10 @@ public final class LocalCluster implements AutoCloseable {
   public static Node rejoin(ClusterConfig config, int index, List<String> liveInternalAddresses) {
     if (!config.isDurable()) {
       throw new IllegalArgumentException("only a cluster with a data directory can have a node rejoin");
+    }
+    if (config.isJournaled()) {
+      throw new UnsupportedOperationException("a node of a journaled cluster cannot rejoin yet (its journal would "
+          + "miss what ran while it was down); stop the cluster cleanly and start it again");
     }
     if (index < 0 || index >= config.hosts() || liveInternalAddresses.isEmpty()) {
       throw new IllegalArgumentException("node " + index + " of " + config.hosts() + " rejoining "
@@ -362,6 +399,19 @@ public final class LocalCluster implements AutoCloseable {
         .start();
   }
 
+  /** {@link #launch(List, Path)} for a node of a cluster configured as {@code config} (journaled or not). */
+  private static Process launch(List<String> voltArgs, Path log, ClusterConfig config) throws IOException {
+    if (!config.isJournaled()) {
+      return launch(voltArgs, log);
+    }
+    Path root = Path.of(voltArgs.get(voltArgs.indexOf("voltdbroot") + 1));
+    List<String> cmd = serverCommand(voltArgs, "1g");
+    int main = cmd.indexOf("org.voltdb.VoltDB");
+    cmd.set(main, org.apiary.runtime.journal.JournaledNode.class.getName());
+    cmd.addAll(main, ClusterJournal.nodeJvmFlags(root, config.journal()));
+    return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+  }
+
   /**
    * The command that runs {@code org.voltdb.VoltDB} with {@code voltArgs}: this JVM's {@code java} and class path
    * (Apiary's runtime and Jackson for the procedures), {@link #VOLTDB_JVM_FLAGS} and {@code -Xmx} {@code maxHeap}
@@ -462,6 +512,11 @@ public final class LocalCluster implements AutoCloseable {
         .withLogin(adminLogin());
   }
 
+  /** The cluster's journal ({@code null} if it has none), for tests. */
+  ClusterJournal journal() {
+    return journal;
+  }
+
   /** What this cluster was started with. */
   public ClusterConfig clusterConfig() {
     return config;
@@ -491,6 +546,18 @@ public final class LocalCluster implements AutoCloseable {
   private void stopCleanly() {
     List<String> alive = nodes.stream().filter(Node::isAlive).map(n -> "127.0.0.1:" + n.adminPort).toList();
     Duration timeout = config.startTimeout();
+    if (journal != null) {
+      // A last checkpoint holds everything; a stop snapshot besides it would name no checkpoint.
+      try {
+        journal.checkpointForStop();
+      } finally {
+        journal.close();
+        journal = null;
+      }
+      Snapshots.shutdown(alive, timeout, adminLogin());
+      awaitExit(timeout);
+      return;
+    }
     String nonce = Snapshots.saveForStop(alive, timeout, timeout, true, adminLogin());
     awaitExit(timeout);
     for (Node n : nodes) {
@@ -543,6 +610,10 @@ public final class LocalCluster implements AutoCloseable {
 
   /** Kills every node still alive; deletes the directory unless it is the configured data directory. */
   private void killAndClean() {
+    if (journal != null) {
+      journal.close();
+      journal = null;
+    }
     for (Node n : nodes) {
       try {
         n.kill();

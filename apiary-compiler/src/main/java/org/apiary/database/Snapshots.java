@@ -96,23 +96,7 @@ final class Snapshots {
             + "and will restart from its last automatic snapshot:" + failures);
       }
       if (shutdown) {
-        // The answer is the lost connection as the servers exit. Waiting for it keeps close() from racing the
-        // request out of the client's queue, which would leave the servers running.
-        CompletableFuture<ClientResponse> answered = new CompletableFuture<>();
-        try {
-          client.callProcedure(answered::complete, "@Shutdown");
-        } catch (IOException e) {
-          throw new DatabaseException("could not ask VoltDB to shut down: " + e.getMessage(), e);
-        }
-        try {
-          answered.get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-          // No answer within the bound: the caller waits for the processes to exit, and stops them if they do not.
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        } catch (ExecutionException e) {
-          throw new IllegalStateException("the @Shutdown callback never completes exceptionally", e);
-        }
+        shutdown(client, callTimeout);
       }
       return nonce;
     } finally {
@@ -121,6 +105,41 @@ final class Snapshots {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+    }
+  }
+
+  /** Asks the servers at {@code adminAddresses} to shut down, without a snapshot (see {@link #shutdown(Client, Duration)}). */
+  static void shutdown(List<String> adminAddresses, Duration timeout, DatabaseLogin login) {
+    Client client = ApiaryDatabase.connect(adminAddresses, timeout, timeout, login);
+    try {
+      shutdown(client, timeout);
+    } finally {
+      try {
+        client.close();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Asks the servers to shut down and waits, at most {@code callTimeout}, for the connection they drop as they exit. */
+  private static void shutdown(Client client, Duration callTimeout) {
+    // The answer is the lost connection as the servers exit. Waiting for it keeps close() from racing the
+    // request out of the client's queue, which would leave the servers running.
+    CompletableFuture<ClientResponse> answered = new CompletableFuture<>();
+    try {
+      client.callProcedure(answered::complete, "@Shutdown");
+    } catch (IOException e) {
+      throw new DatabaseException("could not ask VoltDB to shut down: " + e.getMessage(), e);
+    }
+    try {
+      answered.get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      // No answer within the bound: the caller waits for the processes to exit, and stops them if they do not.
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("the @Shutdown callback never completes exceptionally", e);
     }
   }
 

@@ -97,7 +97,9 @@ public final class SystemSchema {
    * Moves {@link #RETENTION}'s cutoff forward to any cutoff, never back ({@code AdvanceRetention}): the
    * administrator's since version 14 (frontends use {@link #ADVANCE_RETENTION_BY_CLOCK}).
    */
-  public static final String ADVANCE_RETENTION = "AdvanceRetention";
+  public static final String ADVANCE_RETENTION = "AdvanceRetentionMarked";
+  /** Version 12's {@link #ADVANCE_RETENTION}, which marks no partitions (version 17 replaced it). */
+  private static final String ADVANCE_RETENTION_V12 = "AdvanceRetention";
   /** What a recorded execution reads to learn retention's cutoff (milliseconds since the epoch; no row: none yet). */
   public static final String RETENTION_FENCE_SQL = "SELECT SINCE_EPOCH(MILLISECOND, cutoff) FROM " + RETENTION
       + " WHERE id = 0;";
@@ -167,6 +169,8 @@ public final class SystemSchema {
    */
   public static final String PARTITION_MARK_SQL = "UPDATE " + PARTITIONS
       + " SET mark = apiary_journal_mark(partition_id, ?);";
+  /** The SQL functions the system schema defines (VoltDB's user-defined functions). */
+  public static final List<String> FUNCTIONS_DEFINED = List.of("apiary_journal_mark", "apiary_journal_control");
   /** A control operation of a journaled cluster's journals (parameters: operation, argument). */
   public static final String JOURNAL_CONTROL = "JournalControl";
   /** The records one partition replays next (parameters: a key of the partition, the encoded records). */
@@ -332,8 +336,8 @@ public final class SystemSchema {
                   + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))),
       new Migration(17, "A journaled cluster (issue 40): " + PARTITIONS + " and the functions through which a "
           + "multi-partition transaction marks its place in every node's journal; the journal's control and replay "
-          + "procedures; every multi-partition procedure of Apiary's again as one that marks partitions (the unused "
-          + "AdvanceRetention dropped)", version17()));
+          + "procedures; every multi-partition procedure of Apiary's again as one that marks partitions",
+          version17()));
 
   private static List<Step> version17() {
     String allow = " ALLOW " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE;
@@ -351,8 +355,8 @@ public final class SystemSchema {
         + " COLUMN pkey PARAMETER 0 FROM CLASS " + org.apiary.runtime.procedure.ReplayExpect.class.getName() + ";"));
     steps.add(Step.createProcedure(REPLAY_EXPECT_MULTI, "CREATE PROCEDURE FROM CLASS "
         + org.apiary.runtime.procedure.ReplayExpectMulti.class.getName() + ";"));
-    steps.add(Step.dropProcedure(ADVANCE_RETENTION));
     Map<String, Class<?>> marked = new java.util.LinkedHashMap<>();
+    marked.put(ADVANCE_RETENTION_V12, org.apiary.runtime.procedure.AdvanceRetentionMarked.class);
     marked.put(REASSIGN_INVOCATIONS_V13, org.apiary.runtime.procedure.ReassignInvocationsMarked.class);
     marked.put(STORE_GRAPH_V13, org.apiary.runtime.procedure.StoreGraphMarked.class);
     marked.put(STORE_FUNCTION_V13, org.apiary.runtime.procedure.StoreFunctionMarked.class);
@@ -462,7 +466,7 @@ public final class SystemSchema {
     List<Step> steps = new ArrayList<>(List.of(
         Step.createTable(RETENTION, "CREATE TABLE " + RETENTION + " (id TINYINT NOT NULL, cutoff TIMESTAMP NOT NULL, "
             + "PRIMARY KEY (id));"),
-        Step.createProcedure(ADVANCE_RETENTION, "CREATE PROCEDURE FROM CLASS "
+        Step.createProcedure(ADVANCE_RETENTION_V12, "CREATE PROCEDURE FROM CLASS "
             + org.apiary.runtime.procedure.AdvanceRetention.class.getName() + ";"),
         Step.createProcedure(GET_INVOCATION, "CREATE PROCEDURE " + GET_INVOCATION + " PARTITION ON TABLE "
             + INVOCATIONS + " COLUMN invocation_id PARAMETER 0 AS SELECT invocation_id, graph, graph_version, "

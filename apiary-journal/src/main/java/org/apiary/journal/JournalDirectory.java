@@ -106,6 +106,11 @@ public final class JournalDirectory implements AutoCloseable {
     return list(path);
   }
 
+  /** Whether {@code dir} holds journal segments (a server journaled there). */
+  public static boolean holdsSegments(Path dir) {
+    return !list(dir).isEmpty();
+  }
+
   static List<SegmentName> list(Path dir) {
     List<SegmentName> found = new ArrayList<>();
     if (!Files.isDirectory(dir)) {

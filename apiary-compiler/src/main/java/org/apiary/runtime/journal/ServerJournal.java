@@ -185,6 +185,8 @@ public final class ServerJournal {
   // ---- a cluster node ----------------------------------------------------------------------------------------
 
   /** {@link #control} operations, sent by the cluster's recovery and checkpoints through {@code JournalControl}. */
+  public static final int NOTHING = 0;
+  /** See {@link #control}. */
   public static final int START_WRITING = 1;
   /** See {@link #control}. */
   public static final int CHECKPOINT_BEGINS = 2;
@@ -243,6 +245,7 @@ public final class ServerJournal {
       return; // not a cluster node's journal
     }
     switch (operation) {
+      case NOTHING -> { }
       case START_WRITING -> {
         JournalWriter w = writer;
         if (w != null && w.timeline() == arg) {

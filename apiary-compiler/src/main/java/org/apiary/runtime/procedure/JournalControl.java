@@ -3,6 +3,8 @@ package org.apiary.runtime.procedure;
 import org.apiary.runtime.SystemSchema;
 import org.voltdb.SQLStmt;
 import org.voltdb.VoltProcedure;
+import org.voltdb.VoltTable;
+import org.voltdb.VoltType;
 
 /**
  * A control operation of a journaled cluster's journals ({@code ServerJournal.control}), run on every site of every
@@ -13,9 +15,16 @@ public class JournalControl extends VoltProcedure {
   public final SQLStmt control = new SQLStmt("UPDATE " + SystemSchema.PARTITIONS
       + " SET mark = apiary_journal_control(?, ?, partition_id);");
 
-  /** @return how many partitions it reached (the table's rows) */
-  public long run(int operation, long arg) {
+  /**
+   * @return one row: {@code partitions}, how many partitions it reached (the table's rows), and
+   *     {@code catalog_version}, the version of the catalog it ran under
+   */
+  public VoltTable run(int operation, long arg) {
     voltQueueSQL(control, operation, arg);
-    return voltExecuteSQL(true)[0].asScalarLong();
+    long reached = voltExecuteSQL(true)[0].asScalarLong();
+    VoltTable result = new VoltTable(new VoltTable.ColumnInfo("partitions", VoltType.BIGINT),
+        new VoltTable.ColumnInfo("catalog_version", VoltType.INTEGER));
+    result.addRow(reached, org.apiary.runtime.journal.ServerJournal.catalogVersion());
+    return result;
   }
 }

@@ -1,0 +1,465 @@
+package org.apiary.database;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.apiary.DatabaseException;
+import org.apiary.journal.JournalException;
+import org.apiary.journal.JournalFormat;
+import org.apiary.journal.JournalMerge;
+import org.apiary.journal.JournalMode;
+import org.apiary.journal.JournalReader;
+import org.apiary.journal.JournalRecord;
+import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.journal.JournaledNode;
+import org.apiary.runtime.journal.ServerJournal;
+import org.voltdb.VoltTable;
+import org.voltdb.client.Client;
+import org.voltdb.client.ClientResponse;
+
+/**
+ * The journal of a {@link LocalCluster} with a data directory: every node journals the partitions it holds (replicas
+ * included) into {@code nodeN/journal} ({@link JournaledNode}), and a multi-partition transaction marks its place in
+ * each of them. This is the cluster's side: recovery when it starts (merge every node's journal after the restored
+ * checkpoint with {@link JournalMerge}, replay it through one connection, checkpoint into a new timeline, open the
+ * cluster to clients) and the checkpoints while it runs, every snapshot interval and at once after a catalog change.
+ *
+ * <p>A checkpoint is as for one server ({@link DatabaseJournal}), told to every node through {@code JournalControl},
+ * a multi-partition transaction that reaches every site: before the marker and snapshot each node notes its last
+ * record, and once the snapshot is complete it deletes the segments before it. The records the snapshot already
+ * holds are told apart by the transaction IDs of its digests.
+ */
+final class ClusterJournal implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(ClusterJournal.class.getName());
+  /** Replayed transactions in flight at once, all on one connection (so each partition keeps its order). */
+  private static final int REPLAY_WINDOW = 256;
+  /** Records handed to a partition's replicas per {@code ReplayExpect}. */
+  private static final int EXPECT_BATCH = 64;
+  /** How often the checkpointer looks for a catalog change (a deployment from any process). */
+  private static final long CATALOG_POLL_MS = 200;
+
+  private final ClusterConfig config;
+  private final List<Path> nodeRoots;
+  private final Client admin;
+  private final Object checkpointLock = new Object();
+  private volatile boolean closed;
+  private Thread checkpointer;
+  private long timeline;
+  private long checkpoints;
+  private volatile Recovery recovery = new Recovery(0, 0, 0, 0);
+
+  /**
+   * What the last start's recovery replayed.
+   *
+   * @param records records replayed
+   * @param multiPartition of them, multi-partition transactions (each replayed alone, at its marks)
+   * @param alreadyInSnapshot records the restored checkpoint held
+   * @param unmatchedMarks marks of multi-partition transactions that rolled back
+   */
+  record Recovery(long records, long multiPartition, long alreadyInSnapshot, long unmatchedMarks) {}
+
+  /** What the last start's recovery replayed. */
+  Recovery recovery() {
+    return recovery;
+  }
+
+  /** Checkpoints taken since the cluster started, recovery's included. */
+  long checkpoints() {
+    synchronized (checkpointLock) {
+      return checkpoints;
+    }
+  }
+
+  private ClusterJournal(ClusterConfig config, List<Path> nodeRoots, Client admin) {
+    this.config = config;
+    this.nodeRoots = List.copyOf(nodeRoots);
+    this.admin = admin;
+  }
+
+  /** Each node's journal directory. */
+  static Path directoryOf(Path nodeRoot) {
+    return nodeRoot.resolve("journal");
+  }
+
+  /** The JVM flags that make a node's JVM a journaled node ({@link JournaledNode}, its main class). */
+  static List<String> nodeJvmFlags(Path nodeRoot, JournalMode mode) {
+    return List.of("-D" + JournaledNode.DIRECTORY_PROPERTY + "=" + directoryOf(nodeRoot),
+        "-D" + JournaledNode.MODE_PROPERTY + "=" + mode.name().toLowerCase(java.util.Locale.ROOT));
+  }
+
+  /**
+   * Recovers a cluster whose nodes started paused: replays what the restored checkpoint lacks, checkpoints into a
+   * new timeline (every node starts writing it), opens the cluster to clients and starts the checkpointer.
+   *
+   * @param adminAddress one node's admin address: every replayed call goes through it, in journal order
+   */
+  static ClusterJournal recover(ClusterConfig config, List<Path> nodeRoots, String adminAddress,
+                                DatabaseLogin login) {
+    Client admin = ApiaryDatabase.connect(List.of(adminAddress), config.startTimeout(), config.startTimeout(), login);
+    ClusterJournal journal = new ClusterJournal(config, nodeRoots, admin);
+    try {
+      journal.recover(adminAddress, login);
+      return journal;
+    } catch (RuntimeException e) {
+      journal.close();
+      throw e;
+    }
+  }
+
+  private void recover(String adminAddress, DatabaseLogin login) {
+    // The journal's tables, functions and procedures are the system schema's (a paused cluster takes catalog
+    // changes on its admin port).
+    try (ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.external(adminAddress).withLogin(login)
+        .withTimeouts(config.startTimeout(), config.startTimeout()))) {
+      SystemSchema.ensure(db);
+    }
+    DatabaseJournal.ensureCheckpointTable(admin);
+    Map<Integer, Integer> keys = fillPartitions();
+    DatabaseJournal.Marker marker = DatabaseJournal.readMarker(admin);
+    Map<Path, Map<Long, JournalReader.Timeline>> found = new HashMap<>();
+    for (Path root : nodeRoots) {
+      Path dir = directoryOf(root);
+      found.put(root, Files.isDirectory(dir) ? JournalReader.scan(dir, config.acceptJournalLoss()) : Map.of());
+      found.get(root).values().forEach(t -> t.notes().forEach(n -> LOG.log(System.Logger.Level.WARNING,
+          "journal of " + root.getFileName() + ": " + n)));
+    }
+    if (marker == null) {
+      long records = found.values().stream().flatMap(m -> m.values().stream())
+          .mapToLong(JournalReader.Timeline::records).sum();
+      if (records > 0 && !config.acceptJournalLoss()) {
+        throw new DatabaseException("the cluster's journals hold " + records + " records, but the restored database "
+            + "names no checkpoint they follow (its snapshot is missing or predates the journal); start with "
+            + "--accept-journal-loss to start from the snapshot alone and drop them");
+      }
+    } else {
+      replay(marker, found, keys);
+    }
+    checkpoint(new SecureRandom().nextLong() & Long.MAX_VALUE, true);
+    DatabaseJournal.call(admin, "opening the cluster to clients", "@Resume");
+    checkpointer = new Thread(this::checkpointEveryInterval, "apiary-cluster-journal-checkpoints");
+    checkpointer.setDaemon(true);
+    checkpointer.start();
+  }
+
+  /**
+   * Gives {@value SystemSchema#PARTITIONS} one row per partition (what a multi-partition write of it reaches every
+   * site with) and returns, per partition, a key that VoltDB routes to it.
+   */
+  private Map<Integer, Integer> fillPartitions() {
+    VoltTable t = DatabaseJournal.call(admin, "listing the partitions", "@GetPartitionKeys", "INTEGER")
+        .getResults()[0];
+    Map<Integer, Integer> keys = new HashMap<>();
+    while (t.advanceRow()) {
+      int partition = (int) t.getLong(0);
+      int key = (int) t.getLong(1);
+      keys.put(partition, key);
+      DatabaseJournal.call(admin, "recording partition " + partition, "@AdHoc", "UPSERT INTO "
+          + SystemSchema.PARTITIONS + " (pkey, partition_id, mark) VALUES (" + key + ", " + partition + ", 0);");
+    }
+    return keys;
+  }
+
+  private void replay(DatabaseJournal.Marker marker, Map<Path, Map<Long, JournalReader.Timeline>> found,
+                      Map<Integer, Integer> keys) {
+    List<List<JournalRecord>> nodes = new ArrayList<>();
+    long afterCatalogChange = 0;
+    for (Path root : nodeRoots) {
+      JournalReader.Timeline t = found.get(root).get(marker.timeline());
+      List<JournalRecord> records = new ArrayList<>();
+      if (t != null) {
+        JournalReader.forEach(t, records::add);
+      }
+      int before = records.size();
+      // A record under a catalog newer than the checkpoint's ran after a deployment no checkpoint holds: it
+      // cannot run on the restored catalog.
+      records.removeIf(r -> r.catalogVersion() > marker.catalogVersion());
+      afterCatalogChange += before - records.size();
+      nodes.add(records);
+    }
+    Map<Integer, Long> cutoffs = cutoffs(marker.nonce());
+    JournalMerge.Plan plan;
+    try {
+      plan = JournalMerge.plan(nodes, cutoffs, config.acceptJournalLoss());
+    } catch (JournalException e) {
+      throw new DatabaseException("recovery stopped: " + e.getMessage() + "; the cluster was not opened, and its "
+          + "journals and snapshots are as they were", e);
+    }
+    plan.notes().forEach(n -> LOG.log(System.Logger.Level.WARNING, "journal: " + n));
+    if (afterCatalogChange > 0) {
+      LOG.log(System.Logger.Level.WARNING, "journal: dropped " + afterCatalogChange + " records of transactions "
+          + "that ran after a catalog change (a deployment) no checkpoint holds");
+    }
+    LOG.log(System.Logger.Level.INFO, "journal: replaying " + plan.records() + " records of timeline "
+        + Long.toHexString(marker.timeline()) + " from " + nodeRoots.size() + " nodes' journals ("
+        + plan.alreadyInSnapshot() + " the snapshot holds, " + plan.unmatchedMarks() + " marks of rolled-back "
+        + "multi-partition transactions)");
+    Replay replay = new Replay(plan.records());
+    for (JournalMerge.Step step : plan.steps()) {
+      if (step instanceof JournalMerge.Barrier barrier) {
+        replay.drain();
+        replay.expectAndSend(null, List.of(barrier.record()), keys);
+        replay.drain();
+      } else {
+        for (Map.Entry<Integer, List<JournalRecord>> e : ((JournalMerge.Partitions) step).records().entrySet()) {
+          List<JournalRecord> list = e.getValue();
+          for (int from = 0; from < list.size(); from += EXPECT_BATCH) {
+            replay.expectAndSend(e.getKey(), list.subList(from, Math.min(list.size(), from + EXPECT_BATCH)), keys);
+          }
+        }
+      }
+    }
+    replay.drain();
+    if (replay.failure.get() != null) {
+      throw new DatabaseException("recovery stopped: " + replay.failure.get() + "; the cluster was not opened, and "
+          + "its journals and snapshots are as they were");
+    }
+    recovery = new Recovery(replay.done.get(), plan.steps().stream().filter(s -> s instanceof JournalMerge.Barrier)
+        .count(), plan.alreadyInSnapshot(), plan.unmatchedMarks());
+    double seconds = Math.max(1e-9, (System.nanoTime() - replay.started) / 1e9);
+    LOG.log(System.Logger.Level.INFO, String.format("journal: replayed %d records in %.1f s (%.0f/s)", replay.done.get(),
+        seconds, replay.done.get() / seconds));
+  }
+
+  /** Per partition, the last transaction ID the checkpoint {@code nonce} holds: the most any node's digest says. */
+  private Map<Integer, Long> cutoffs(String nonce) {
+    Map<Integer, Long> cutoffs = new HashMap<>();
+    for (Path root : nodeRoots) {
+      Path dir = Snapshots.snapshotDirectory(root);
+      if (!Files.isDirectory(dir)) {
+        continue;
+      }
+      try (Stream<Path> files = Files.list(dir)) {
+        for (Path f : files.filter(f -> f.getFileName().toString().startsWith(nonce + "-host_")
+            && f.getFileName().toString().endsWith(".digest")).toList()) {
+          DatabaseJournal.cutoffs(f.toFile(), nonce).forEach((p, id) -> cutoffs.merge(p, id, Math::max));
+        }
+      } catch (IOException e) {
+        throw new DatabaseException("cannot list the snapshots in " + dir + ": " + e.getMessage(), e);
+      }
+    }
+    if (cutoffs.isEmpty()) {
+      throw new DatabaseException("no node holds the digest of the restored checkpoint " + nonce);
+    }
+    return cutoffs;
+  }
+
+  /**
+   * One replay in progress: every call on one connection, in plan order, up to {@link #REPLAY_WINDOW} in flight;
+   * before a batch of a partition's records, {@code ReplayExpect} tells every replica of the partition what they
+   * are (a multi-partition record: {@code ReplayExpectMulti}, to the node coordinating it).
+   */
+  private final class Replay {
+    final long total;
+    final Semaphore window = new Semaphore(REPLAY_WINDOW);
+    final AtomicReference<String> failure = new AtomicReference<>();
+    final AtomicLong done = new AtomicLong();
+    final long started = System.nanoTime();
+    long lastReport = started;
+
+    Replay(long total) {
+      this.total = total;
+    }
+
+    /** Hands {@code records} (of {@code partition}; {@code null}: one multi-partition record) over, then sends them. */
+    void expectAndSend(Integer partition, List<JournalRecord> records, Map<Integer, Integer> keys) {
+      if (failure.get() != null) {
+        return;
+      }
+      byte[] encoded = JournalFormat.encodeRecords(records);
+      if (partition == null) {
+        send("handing over " + records.get(0), false, SystemSchema.REPLAY_EXPECT_MULTI, encoded);
+      } else {
+        Integer key = keys.get(partition);
+        if (key == null) {
+          throw new DatabaseException("the journal holds records of partition " + partition + ", which the cluster "
+              + "does not have");
+        }
+        send("handing over records of partition " + partition, false, SystemSchema.REPLAY_EXPECT, key, encoded);
+      }
+      for (JournalRecord r : records) {
+        send(r.toString(), true, r.procedure(), DatabaseJournal.parameters(r));
+      }
+    }
+
+    private void send(String what, boolean counts, String procedure, Object... params) {
+      acquire(window, 1);
+      try {
+        boolean queued = admin.callProcedure(response -> {
+          if (response.getStatus() != ClientResponse.SUCCESS) {
+            failure.compareAndSet(null, what + " failed when run again: " + response.getStatusString());
+          }
+          if (counts) {
+            done.incrementAndGet();
+          }
+          window.release();
+        }, procedure, params);
+        if (!queued) {
+          throw new DatabaseException("recovery could not queue " + what);
+        }
+      } catch (IOException e) {
+        throw new DatabaseException("recovery lost its connection to the cluster while replaying " + what + ": "
+            + e.getMessage(), e);
+      }
+      long now = System.nanoTime();
+      if (now - lastReport > TimeUnit.SECONDS.toNanos(5)) {
+        lastReport = now;
+        LOG.log(System.Logger.Level.INFO, String.format("journal: replayed %d of %d records (%.0f/s)", done.get(),
+            total, done.get() / ((now - started) / 1e9)));
+      }
+    }
+
+    void drain() {
+      acquire(window, REPLAY_WINDOW);
+      window.release(REPLAY_WINDOW);
+    }
+  }
+
+  private void acquire(Semaphore window, int permits) {
+    Duration timeout = config.startTimeout();
+    try {
+      if (!window.tryAcquire(permits, timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        throw new DatabaseException("recovery got no answer from the cluster within " + timeout
+            + " while replaying the journal");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DatabaseException("interrupted while replaying the journal", e);
+    }
+  }
+
+  private void checkpointEveryInterval() {
+    long interval = config.snapshotInterval().toNanos();
+    long last = System.nanoTime();
+    String catalog = catalogChecksum();
+    String lastFailure = null;
+    long lastFailureLogged = 0;
+    while (!closed) {
+      try {
+        Thread.sleep(CATALOG_POLL_MS);
+      } catch (InterruptedException e) {
+        return;
+      }
+      try {
+        String now = catalogChecksum();
+        if (now.equals(catalog) && System.nanoTime() - last < interval) {
+          continue;
+        }
+        last = System.nanoTime();
+        checkpoint(0, false);
+        catalog = now;
+        lastFailure = null;
+      } catch (RuntimeException e) {
+        // Said once, and again every minute while it goes on (the nodes may be down for a while).
+        boolean again = String.valueOf(e.getMessage()).equals(lastFailure);
+        if (!closed && (!again || System.nanoTime() - lastFailureLogged > TimeUnit.MINUTES.toNanos(1))) {
+          lastFailure = String.valueOf(e.getMessage());
+          lastFailureLogged = System.nanoTime();
+          LOG.log(System.Logger.Level.WARNING, "a cluster journal checkpoint failed (every node's journal keeps its "
+              + "records since the last one, so nothing is lost; it is tried again" + (again ? ", and failed the "
+              + "same way since" : "") + "): " + e.getMessage());
+        }
+      }
+    }
+  }
+
+  /** The cluster's catalog checksums ({@code @SystemInformation OVERVIEW}'s {@code CATALOGCRC}): a deployment changes them. */
+  private String catalogChecksum() {
+    VoltTable t = DatabaseJournal.call(admin, "reading the catalog's checksum", "@SystemInformation", "OVERVIEW")
+        .getResults()[0];
+    java.util.TreeMap<Long, String> crcs = new java.util.TreeMap<>();
+    while (t.advanceRow()) {
+      if ("CATALOGCRC".equals(t.getString("KEY"))) {
+        crcs.put(t.getLong("HOST_ID"), t.getString("VALUE"));
+      }
+    }
+    return crcs.toString();
+  }
+
+  /**
+   * Takes a checkpoint: each node notes its last record, the marker names the snapshot, the snapshot is taken on
+   * every node, then each node deletes the journal segments and every node the snapshots it made redundant.
+   *
+   * @param start whether this is recovery's checkpoint, after which every node writes {@code newTimeline}
+   */
+  private void checkpoint(long newTimeline, boolean start) {
+    synchronized (checkpointLock) {
+      long id = ++checkpoints;
+      if (start) {
+        timeline = newTimeline;
+      }
+      VoltTable begun = control(start ? ServerJournal.NOTHING : ServerJournal.CHECKPOINT_BEGINS, id);
+      int catalog = (int) begun.getLong("catalog_version");
+      String nonce = DatabaseJournal.CHECKPOINT_PREFIX + Long.toHexString(timeline) + "_" + System.currentTimeMillis();
+      DatabaseJournal.call(admin, "marking the journal's checkpoint", "@AdHoc", "UPSERT INTO "
+          + DatabaseJournal.CHECKPOINT + " (id, timeline, nonce, catalog_version) VALUES (0, " + timeline + ", '"
+          + nonce + "', " + catalog + ");");
+      VoltTable result = DatabaseJournal.call(admin, "the journal's checkpoint snapshot", "@SnapshotSave",
+          "{nonce:\"" + nonce + "\",block:true,format:\"native\"}").getResults()[0];
+      StringBuilder failures = new StringBuilder();
+      while (result.advanceRow()) {
+        if (!"SUCCESS".equals(result.getString("RESULT"))) {
+          failures.append("\n  host ").append(result.getLong("HOST_ID")).append(": ")
+              .append(result.getString("ERR_MSG"));
+        }
+      }
+      if (failures.length() > 0) {
+        throw new DatabaseException("the checkpoint snapshot " + nonce + " failed:" + failures);
+      }
+      control(start ? ServerJournal.START_WRITING : ServerJournal.CHECKPOINT_DONE, start ? timeline : id);
+      for (Path root : nodeRoots) {
+        DatabaseJournal.deleteSnapshotsOtherThan(root, nonce);
+      }
+    }
+  }
+
+  /** Runs {@code JournalControl} (operation 0: none, only the catalog version) and checks it reached every partition. */
+  private VoltTable control(int operation, long arg) {
+    VoltTable t = DatabaseJournal.call(admin, "the journal's control operation " + operation,
+        SystemSchema.JOURNAL_CONTROL, operation, arg).getResults()[0];
+    t.advanceRow();
+    return t;
+  }
+
+  /**
+   * The checkpoint of a clean stop: pauses the cluster (client writes are refused from here on), drains what
+   * provenance's export holds, checkpoints. A failure leaves the journals whole, so the next start replays them.
+   */
+  void checkpointForStop() {
+    closed = true;
+    if (checkpointer != null) {
+      checkpointer.interrupt();
+    }
+    DatabaseJournal.call(admin, "pausing the cluster before its stop checkpoint", "@Pause");
+    Snapshots.drainExport(admin, Duration.ofSeconds(30));
+    checkpoint(0, false);
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    if (checkpointer != null) {
+      checkpointer.interrupt();
+      try {
+        checkpointer.join(TimeUnit.SECONDS.toMillis(30));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    try {
+      admin.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
