@@ -19,6 +19,7 @@ import org.apiary.database.ClusterConfig;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.LocalCluster;
 import org.apiary.database.ProvenanceConfig;
+import org.apiary.journal.JournalMode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -82,6 +83,12 @@ public final class ClusterCommand implements Runnable {
         + "the most losing every node at once can lose (default " + DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL_SECONDS
         + "); fixed by the first start on DIR.")
     Long snapshotIntervalSeconds;
+
+    @Option(names = "--journal", paramLabel = "MODE", description = "On the first start: none (the default: a crash "
+        + "of every node at once loses what came after the last snapshot) or asynchronous (every node journals every "
+        + "committed write and fsyncs at least every 100 ms, so such a crash loses at most that; checkpoints replace "
+        + "the automatic snapshots). Fixed by the first start on DIR.")
+    String journal;
 
     @Option(names = "--secure", description = "VoltDB's security on (the default since issue 41: see --insecure), "
         + "kept for scripts that say so.")
@@ -158,9 +165,11 @@ public final class ClusterCommand implements Runnable {
             .withUsers(users.orElse(null))
             .withDataDirectory(dir.root())
             .withSnapshotInterval(Duration.ofSeconds(settings.snapshotIntervalSeconds()))
-            .withStartTimeout(Duration.ofSeconds(timeoutSeconds));
+            .withStartTimeout(Duration.ofSeconds(timeoutSeconds))
+            .withJournal(settings.journalMode());
         out.println("apiary cluster: starting " + settings.nodes() + " VoltDB node(s) in " + dir.root() + " (k-factor "
-            + settings.kfactor() + ", " + settings.sitesPerHost() + " sites per node, a snapshot every "
+            + settings.kfactor() + ", " + settings.sitesPerHost() + " sites per node, "
+            + (settings.journalMode() == JournalMode.NONE ? "a snapshot" : "journaled, a checkpoint") + " every "
             + settings.snapshotIntervalSeconds() + " s; provenance " + (settings.provenance() == null
             ? "not captured" : "captured into " + settings.provenance()) + ")");
         out.flush();
@@ -224,7 +233,7 @@ public final class ClusterCommand implements Runnable {
       ClusterDirectory.Settings settings = dir.readSettings().orElseThrow(() -> new CliException(dir.root()
           + " has a running cluster's state but no " + ClusterDirectory.SETTINGS + ": cannot tell how it was started"));
       if (nodes != null || kfactor != null || sitesPerHost != null || snapshotIntervalSeconds != null || sink != null
-          || secure || insecure) {
+          || secure || insecure || journal != null) {
         throw new CliException("the cluster in " + dir.root() + " runs with node(s) down: `cluster start --data "
             + dir.root() + "` alone starts them again (they rejoin); it takes no other option", 2, null);
       }
@@ -251,7 +260,11 @@ public final class ClusterCommand implements Runnable {
         out.flush();
         LocalCluster.Node rejoined;
         try {
-          rejoined = LocalCluster.rejoin(config, n.index(), mesh);
+          rejoined = LocalCluster.rejoin(config.withJournal(settings.journalMode()), n.index(), mesh);
+        } catch (UnsupportedOperationException e) {
+          throw new CliException("node " + n.index() + " of the cluster in " + dir.root() + " cannot rejoin: "
+              + e.getMessage() + " (`apiary cluster stop --data " + dir.root() + "`, then `apiary cluster start --data "
+              + dir.root() + "`)", e);
         } catch (DatabaseException e) {
           throw new CliException("node " + n.index() + " did not rejoin the cluster in " + dir.root() + " (the live "
               + "nodes run on; its log is " + n.log() + "): " + e.getMessage(), e);
@@ -309,6 +322,22 @@ public final class ClusterCommand implements Runnable {
       dir.deleteState();
     }
 
+    /** The mode {@code --journal} names (none if not given); synchronous is refused for clusters, saying why. */
+    private JournalMode journalMode() {
+      JournalMode mode;
+      try {
+        mode = journal == null ? JournalMode.NONE : JournalMode.parse(journal);
+      } catch (IllegalArgumentException e) {
+        throw new CliException("--journal: " + e.getMessage(), 2, null);
+      }
+      if (mode == JournalMode.SYNCHRONOUS) {
+        throw new CliException("--journal synchronous is not available for clusters yet (a reply would have to wait "
+            + "for other processes' disks): use asynchronous, which loses at most the last 100 ms of work when every "
+            + "node crashes at once", 2, null);
+      }
+      return mode;
+    }
+
     private ClusterDirectory.Settings settings(ClusterDirectory dir) {
       Optional<ClusterDirectory.Settings> existing = dir.readSettings();
       if (existing.isPresent()) {
@@ -317,6 +346,11 @@ public final class ClusterCommand implements Runnable {
         same("--kfactor", kfactor, s.kfactor(), dir);
         same("--sites-per-host", sitesPerHost, s.sitesPerHost(), dir);
         same("--snapshot-interval-s", snapshotIntervalSeconds, s.snapshotIntervalSeconds(), dir);
+        if (journal != null && journalMode() != s.journalMode()) {
+          throw new CliException(dir.root() + " holds a cluster first started with journal "
+              + s.journalMode().name().toLowerCase(java.util.Locale.ROOT) + ": start it without --journal, or use a "
+              + "new directory", 2, null);
+        }
         if (sink != null && !sink.equals(s.provenance())) {
           throw new CliException(dir.root() + " holds a cluster first started with provenance " + (s.provenance()
               == null ? "not captured" : "captured into " + s.provenance()) + ", and VoltDB keeps that in its node "
@@ -334,7 +368,7 @@ public final class ClusterCommand implements Runnable {
       ClusterDirectory.Settings s = new ClusterDirectory.Settings(nodes == null ? 3 : nodes,
           kfactor == null ? 1 : kfactor, sitesPerHost == null ? 2 : sitesPerHost,
           snapshotIntervalSeconds == null ? DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL_SECONDS : snapshotIntervalSeconds,
-          sink);
+          sink, journalMode().name().toLowerCase(java.util.Locale.ROOT));
       if (sink != null && sink.startsWith("jdbc:duckdb:") && s.nodes() > 1) {
         throw new CliException("a DuckDB file is one process's, and every node of a cluster loads into the sink: "
             + "give --sink a PostgreSQL or Vertica URL for " + s.nodes() + " nodes", 2, null);
@@ -452,10 +486,20 @@ public final class ClusterCommand implements Runnable {
       Duration timeout = Duration.ofSeconds(timeoutSeconds);
       List<String> problems = new ArrayList<>();
       String nonce = null;
+      boolean journaled = dir.readSettings().map(ClusterDirectory.Settings::journalMode)
+          .orElse(JournalMode.NONE) != JournalMode.NONE;
       try {
-        nonce = LocalCluster.snapshotAndShutdown(alive.stream().map(ClusterDirectory.Node::adminAddress).toList(),
-            timeout, dir.readDatabaseUsers().map(org.apiary.database.DatabaseUsers::admin).orElse(null));
-        out.println("apiary cluster stop: saved the stop snapshot " + nonce + "; the nodes are shutting down");
+        List<String> admins = alive.stream().map(ClusterDirectory.Node::adminAddress).toList();
+        org.apiary.database.DatabaseLogin login = dir.readDatabaseUsers()
+            .map(org.apiary.database.DatabaseUsers::admin).orElse(null);
+        if (journaled) {
+          LocalCluster.checkpointAndShutdown(admins, timeout, login);
+          nonce = "";
+          out.println("apiary cluster stop: took the last checkpoint; the nodes are shutting down");
+        } else {
+          nonce = LocalCluster.snapshotAndShutdown(admins, timeout, login);
+          out.println("apiary cluster stop: saved the stop snapshot " + nonce + "; the nodes are shutting down");
+        }
         out.flush();
       } catch (DatabaseException e) {
         problems.add("the clean stop failed (" + e.getMessage() + "); the next start restores the newest automatic "
@@ -489,7 +533,7 @@ public final class ClusterCommand implements Runnable {
             .map(n -> String.valueOf(n.pid())).toList()) + " of the cluster in " + dir.root() + " are still alive");
       }
       dir.deleteState();
-      if (nonce != null) {
+      if (nonce != null && !journaled) {
         for (ClusterDirectory.Node n : state.nodes()) {
           LocalCluster.keepOnlyStopSnapshot(Path.of(n.root()), nonce);
         }

@@ -86,8 +86,16 @@ final class ClusterDirectory {
    * @param snapshotIntervalSeconds seconds between automatic snapshots
    * @param provenance the JDBC URL every node captures provenance into, or {@code null} if none does (its password
    *     is in the nodes' deployment only, readable by the owner alone)
+   * @param journal the journal's mode ({@code none} or {@code asynchronous}; {@code null}, from a release before it:
+   *     none)
    */
-  record Settings(int nodes, int kfactor, int sitesPerHost, long snapshotIntervalSeconds, String provenance) {}
+  record Settings(int nodes, int kfactor, int sitesPerHost, long snapshotIntervalSeconds, String provenance,
+                  String journal) {
+    /** The journal's mode. */
+    org.apiary.journal.JournalMode journalMode() {
+      return journal == null ? org.apiary.journal.JournalMode.NONE : org.apiary.journal.JournalMode.parse(journal);
+    }
+  }
 
   private final Path root;
 

@@ -67,6 +67,10 @@ public final class StatusCommand implements Callable<Integer> {
       }
       out.println("  provenance: " + dir.readSettings().map(ClusterDirectory.Settings::provenance)
           .map(url -> "captured into " + url).orElse("not captured"));
+      out.println("  journal: " + dir.readSettings().map(ClusterDirectory.Settings::journalMode)
+          .map(m -> m == org.apiary.journal.JournalMode.NONE ? "none (a crash of every node loses what came after "
+              + "the last snapshot)" : m.name().toLowerCase(java.util.Locale.ROOT) + ", on every node")
+          .orElse("none"));
       spillRoot = dir.provenanceSpill();
     } else if (target.data != null) {
       ServiceDirectory dir = new ServiceDirectory(target.data);

@@ -18,11 +18,9 @@ import org.apiary.DatabaseException;
 import org.apiary.journal.JournalException;
 import org.apiary.journal.JournalFormat;
 import org.apiary.journal.JournalMerge;
-import org.apiary.journal.JournalMode;
 import org.apiary.journal.JournalReader;
 import org.apiary.journal.JournalRecord;
 import org.apiary.runtime.SystemSchema;
-import org.apiary.runtime.journal.JournaledNode;
 import org.apiary.runtime.journal.ServerJournal;
 import org.voltdb.VoltTable;
 import org.voltdb.client.Client;
@@ -33,12 +31,11 @@ import org.voltdb.client.ClientResponse;
  * included) into {@code nodeN/journal} ({@link JournaledNode}), and a multi-partition transaction marks its place in
  * each of them. This is the cluster's side: recovery when it starts (merge every node's journal after the restored
  * checkpoint with {@link JournalMerge}, replay it through one connection, checkpoint into a new timeline, open the
- * cluster to clients) and the checkpoints while it runs, every snapshot interval and at once after a catalog change.
+ * cluster to clients) and the last checkpoint of a clean stop.
  *
- * <p>A checkpoint is as for one server ({@link DatabaseJournal}), told to every node through {@code JournalControl},
- * a multi-partition transaction that reaches every site: before the marker and snapshot each node notes its last
- * record, and once the snapshot is complete it deletes the segments before it. The records the snapshot already
- * holds are told apart by the transaction IDs of its digests.
+ * <p>Checkpoints are {@link ClusterCheckpoints}': recovery's here, then the cluster's own ({@link NodeCheckpointer},
+ * in a node), which a clean stop asks for one. The records a checkpoint's snapshot already holds are told apart by
+ * the transaction IDs of its digests.
  */
 final class ClusterJournal implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(ClusterJournal.class.getName());
@@ -46,17 +43,10 @@ final class ClusterJournal implements AutoCloseable {
   private static final int REPLAY_WINDOW = 256;
   /** Records handed to a partition's replicas per {@code ReplayExpect}. */
   private static final int EXPECT_BATCH = 64;
-  /** How often the checkpointer looks for a catalog change (a deployment from any process). */
-  private static final long CATALOG_POLL_MS = 200;
 
   private final ClusterConfig config;
   private final List<Path> nodeRoots;
   private final Client admin;
-  private final Object checkpointLock = new Object();
-  private volatile boolean closed;
-  private Thread checkpointer;
-  private long timeline;
-  private long checkpoints;
   private volatile Recovery recovery = new Recovery(0, 0, 0, 0);
 
   /**
@@ -74,13 +64,6 @@ final class ClusterJournal implements AutoCloseable {
     return recovery;
   }
 
-  /** Checkpoints taken since the cluster started, recovery's included. */
-  long checkpoints() {
-    synchronized (checkpointLock) {
-      return checkpoints;
-    }
-  }
-
   private ClusterJournal(ClusterConfig config, List<Path> nodeRoots, Client admin) {
     this.config = config;
     this.nodeRoots = List.copyOf(nodeRoots);
@@ -92,10 +75,28 @@ final class ClusterJournal implements AutoCloseable {
     return nodeRoot.resolve("journal");
   }
 
-  /** The JVM flags that make a node's JVM a journaled node ({@link JournaledNode}, its main class). */
-  static List<String> nodeJvmFlags(Path nodeRoot, JournalMode mode) {
-    return List.of("-D" + JournaledNode.DIRECTORY_PROPERTY + "=" + directoryOf(nodeRoot),
-        "-D" + JournaledNode.MODE_PROPERTY + "=" + mode.name().toLowerCase(java.util.Locale.ROOT));
+  /**
+   * The JVM flags that make a node's JVM a journaled node ({@link JournaledNode}, its main class).
+   *
+   * @param users the owner-only file of the cluster's users, or {@code null} where its security is off
+   */
+  static List<String> nodeJvmFlags(Path nodeRoot, ClusterConfig config, Path users) {
+    Path secret = nodeRoot.resolveSibling("journal-secret");
+    if (!Files.exists(secret)) {
+      try {
+        OwnerOnlyFile.write(secret, Long.toString(new SecureRandom().nextLong() | 1));
+      } catch (IOException e) {
+        throw new DatabaseException("cannot write the cluster's journal secret to " + secret + ": " + e.getMessage(), e);
+      }
+    }
+    List<String> flags = new ArrayList<>(List.of("-D" + JournaledNode.DIRECTORY_PROPERTY + "=" + directoryOf(nodeRoot),
+        "-D" + JournaledNode.SECRET_PROPERTY + "=" + secret,
+        "-D" + JournaledNode.MODE_PROPERTY + "=" + config.journal().name().toLowerCase(java.util.Locale.ROOT),
+        "-D" + JournaledNode.INTERVAL_PROPERTY + "=" + config.snapshotInterval().toMillis()));
+    if (users != null) {
+      flags.add("-D" + JournaledNode.USERS_PROPERTY + "=" + users);
+    }
+    return flags;
   }
 
   /**
@@ -145,11 +146,8 @@ final class ClusterJournal implements AutoCloseable {
     } else {
       replay(marker, found, keys);
     }
-    checkpoint(new SecureRandom().nextLong() & Long.MAX_VALUE, true);
+    ClusterCheckpoints.take(admin, new SecureRandom().nextLong() & Long.MAX_VALUE, true);
     DatabaseJournal.call(admin, "opening the cluster to clients", "@Resume");
-    checkpointer = new Thread(this::checkpointEveryInterval, "apiary-cluster-journal-checkpoints");
-    checkpointer.setDaemon(true);
-    checkpointer.start();
   }
 
   /**
@@ -229,6 +227,15 @@ final class ClusterJournal implements AutoCloseable {
     double seconds = Math.max(1e-9, (System.nanoTime() - replay.started) / 1e9);
     LOG.log(System.Logger.Level.INFO, String.format("journal: replayed %d records in %.1f s (%.0f/s)", replay.done.get(),
         seconds, replay.done.get() / seconds));
+  }
+
+  /** The cluster's journal secret, from its owner-only file (see {@link ServerJournal#secret()}). */
+  static long readSecret(Path file) {
+    try {
+      return Long.parseLong(Files.readString(file).strip());
+    } catch (IOException | NumberFormatException e) {
+      throw new DatabaseException("cannot read the cluster's journal secret from " + file + ": " + e.getMessage(), e);
+    }
   }
 
   /** Per partition, the last transaction ID the checkpoint {@code nonce} holds: the most any node's digest says. */
@@ -338,124 +345,23 @@ final class ClusterJournal implements AutoCloseable {
     }
   }
 
-  private void checkpointEveryInterval() {
-    long interval = config.snapshotInterval().toNanos();
-    long last = System.nanoTime();
-    String catalog = catalogChecksum();
-    String lastFailure = null;
-    long lastFailureLogged = 0;
-    while (!closed) {
-      try {
-        Thread.sleep(CATALOG_POLL_MS);
-      } catch (InterruptedException e) {
-        return;
-      }
-      try {
-        String now = catalogChecksum();
-        if (now.equals(catalog) && System.nanoTime() - last < interval) {
-          continue;
-        }
-        last = System.nanoTime();
-        checkpoint(0, false);
-        catalog = now;
-        lastFailure = null;
-      } catch (RuntimeException e) {
-        // Said once, and again every minute while it goes on (the nodes may be down for a while).
-        boolean again = String.valueOf(e.getMessage()).equals(lastFailure);
-        if (!closed && (!again || System.nanoTime() - lastFailureLogged > TimeUnit.MINUTES.toNanos(1))) {
-          lastFailure = String.valueOf(e.getMessage());
-          lastFailureLogged = System.nanoTime();
-          LOG.log(System.Logger.Level.WARNING, "a cluster journal checkpoint failed (every node's journal keeps its "
-              + "records since the last one, so nothing is lost; it is tried again" + (again ? ", and failed the "
-              + "same way since" : "") + "): " + e.getMessage());
-        }
-      }
-    }
-  }
-
-  /** The cluster's catalog checksums ({@code @SystemInformation OVERVIEW}'s {@code CATALOGCRC}): a deployment changes them. */
-  private String catalogChecksum() {
-    VoltTable t = DatabaseJournal.call(admin, "reading the catalog's checksum", "@SystemInformation", "OVERVIEW")
-        .getResults()[0];
-    java.util.TreeMap<Long, String> crcs = new java.util.TreeMap<>();
-    while (t.advanceRow()) {
-      if ("CATALOGCRC".equals(t.getString("KEY"))) {
-        crcs.put(t.getLong("HOST_ID"), t.getString("VALUE"));
-      }
-    }
-    return crcs.toString();
-  }
-
-  /**
-   * Takes a checkpoint: each node notes its last record, the marker names the snapshot, the snapshot is taken on
-   * every node, then each node deletes the journal segments and every node the snapshots it made redundant.
-   *
-   * @param start whether this is recovery's checkpoint, after which every node writes {@code newTimeline}
-   */
-  private void checkpoint(long newTimeline, boolean start) {
-    synchronized (checkpointLock) {
-      long id = ++checkpoints;
-      if (start) {
-        timeline = newTimeline;
-      }
-      VoltTable begun = control(start ? ServerJournal.NOTHING : ServerJournal.CHECKPOINT_BEGINS, id);
-      int catalog = (int) begun.getLong("catalog_version");
-      String nonce = DatabaseJournal.CHECKPOINT_PREFIX + Long.toHexString(timeline) + "_" + System.currentTimeMillis();
-      DatabaseJournal.call(admin, "marking the journal's checkpoint", "@AdHoc", "UPSERT INTO "
-          + DatabaseJournal.CHECKPOINT + " (id, timeline, nonce, catalog_version) VALUES (0, " + timeline + ", '"
-          + nonce + "', " + catalog + ");");
-      VoltTable result = DatabaseJournal.call(admin, "the journal's checkpoint snapshot", "@SnapshotSave",
-          "{nonce:\"" + nonce + "\",block:true,format:\"native\"}").getResults()[0];
-      StringBuilder failures = new StringBuilder();
-      while (result.advanceRow()) {
-        if (!"SUCCESS".equals(result.getString("RESULT"))) {
-          failures.append("\n  host ").append(result.getLong("HOST_ID")).append(": ")
-              .append(result.getString("ERR_MSG"));
-        }
-      }
-      if (failures.length() > 0) {
-        throw new DatabaseException("the checkpoint snapshot " + nonce + " failed:" + failures);
-      }
-      control(start ? ServerJournal.START_WRITING : ServerJournal.CHECKPOINT_DONE, start ? timeline : id);
-      for (Path root : nodeRoots) {
-        DatabaseJournal.deleteSnapshotsOtherThan(root, nonce);
-      }
-    }
-  }
-
-  /** Runs {@code JournalControl} (operation 0: none, only the catalog version) and checks it reached every partition. */
-  private VoltTable control(int operation, long arg) {
-    VoltTable t = DatabaseJournal.call(admin, "the journal's control operation " + operation,
-        SystemSchema.JOURNAL_CONTROL, operation, arg).getResults()[0];
-    t.advanceRow();
-    return t;
-  }
-
   /**
    * The checkpoint of a clean stop: pauses the cluster (client writes are refused from here on), drains what
    * provenance's export holds, checkpoints. A failure leaves the journals whole, so the next start replays them.
    */
   void checkpointForStop() {
-    closed = true;
-    if (checkpointer != null) {
-      checkpointer.interrupt();
-    }
+    checkpointForStop(admin, config.startTimeout());
+  }
+
+  /** {@link #checkpointForStop()} through {@code admin}, waiting at most {@code timeout} for the checkpoint. */
+  static void checkpointForStop(Client admin, Duration timeout) {
     DatabaseJournal.call(admin, "pausing the cluster before its stop checkpoint", "@Pause");
     Snapshots.drainExport(admin, Duration.ofSeconds(30));
-    checkpoint(0, false);
+    ClusterCheckpoints.request(admin, timeout);
   }
 
   @Override
   public void close() {
-    closed = true;
-    if (checkpointer != null) {
-      checkpointer.interrupt();
-      try {
-        checkpointer.join(TimeUnit.SECONDS.toMillis(30));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
     try {
       admin.close();
     } catch (InterruptedException e) {

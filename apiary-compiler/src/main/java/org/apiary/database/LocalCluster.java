@@ -407,8 +407,15 @@ public final class LocalCluster implements AutoCloseable {
     Path root = Path.of(voltArgs.get(voltArgs.indexOf("voltdbroot") + 1));
     List<String> cmd = serverCommand(voltArgs, "1g");
     int main = cmd.indexOf("org.voltdb.VoltDB");
-    cmd.set(main, org.apiary.runtime.journal.JournaledNode.class.getName());
-    cmd.addAll(main, ClusterJournal.nodeJvmFlags(root, config.journal()));
+    cmd.set(main, JournaledNode.class.getName());
+    Path users = null;
+    if (config.users() != null) {
+      users = root.resolveSibling("cluster-users.properties");
+      if (!Files.exists(users)) {
+        config.users().writeTo(users); // owner-only: each node's checkpointer connects as the administrator
+      }
+    }
+    cmd.addAll(main, ClusterJournal.nodeJvmFlags(root, config, users));
     return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
   }
 
@@ -598,6 +605,28 @@ public final class LocalCluster implements AutoCloseable {
    */
   public static String snapshotAndShutdown(List<String> adminAddresses, Duration timeout, DatabaseLogin login) {
     return Snapshots.saveForStop(adminAddresses, timeout, timeout, true, login);
+  }
+
+  /**
+   * The clean stop of a journaled cluster whose server processes this JVM may not have started (see
+   * {@link #snapshotAndShutdown}): pauses client writes, has the cluster take a last checkpoint (a stop snapshot
+   * beside it would name no checkpoint) and asks the servers to shut down, without waiting for them to exit.
+   *
+   * @throws DatabaseException if the nodes cannot be reached or paused, or no checkpoint completed within
+   *     {@code timeout} (the cluster is then not asked to shut down; its journals hold everything since the last one)
+   */
+  public static void checkpointAndShutdown(List<String> adminAddresses, Duration timeout, DatabaseLogin login) {
+    org.voltdb.client.Client admin = ApiaryDatabase.connect(adminAddresses, timeout, timeout, login);
+    try {
+      ClusterJournal.checkpointForStop(admin, timeout);
+    } finally {
+      try {
+        admin.close();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    Snapshots.shutdown(adminAddresses, timeout, login);
   }
 
   /**

@@ -163,12 +163,13 @@ public final class SystemSchema {
    */
   public static final String PARTITIONS = "APIARY_PARTITIONS";
   /**
-   * The statement of a {@code MarksPartitions} procedure (parameter: the transaction's ID): in a journaled cluster
+   * The statement of a {@code MarksPartitions} procedure (parameters: the transaction's ID, the journal's secret):
+   * in a journaled cluster
    * each node appends a mark of the transaction to its journal for every partition it holds; elsewhere the table is
    * empty and nothing is called.
    */
   public static final String PARTITION_MARK_SQL = "UPDATE " + PARTITIONS
-      + " SET mark = apiary_journal_mark(partition_id, ?);";
+      + " SET mark = apiary_journal_mark(partition_id, ?, ?);";
   /** The SQL functions the system schema defines (VoltDB's user-defined functions). */
   public static final List<String> FUNCTIONS_DEFINED = List.of("apiary_journal_mark", "apiary_journal_control");
   /** A control operation of a journaled cluster's journals (parameters: operation, argument). */
@@ -347,6 +348,9 @@ public final class SystemSchema {
         "CREATE TABLE " + PARTITIONS + " (pkey INTEGER NOT NULL, partition_id INTEGER NOT NULL, mark INTEGER DEFAULT 0 "
             + "NOT NULL, PRIMARY KEY (pkey));",
         "PARTITION TABLE " + PARTITIONS + " ON COLUMN pkey;",
+        // Functions left by a database whose tables were dropped by hand would refuse to be defined again.
+        "DROP FUNCTION apiary_journal_mark IF EXISTS;",
+        "DROP FUNCTION apiary_journal_control IF EXISTS;",
         "CREATE FUNCTION apiary_journal_mark FROM METHOD " + functions + ".mark;",
         "CREATE FUNCTION apiary_journal_control FROM METHOD " + functions + ".control;")));
     steps.add(Step.createProcedure(JOURNAL_CONTROL, "CREATE PROCEDURE FROM CLASS "

@@ -10,22 +10,24 @@ public class JournalFunctions {
   /** VoltDB instantiates the class. */
   public JournalFunctions() {}
 
-  /** {@code apiary_journal_mark(partition, txnId)}: see {@link ServerJournal#mark}. */
-  public int mark(int partition, long txnId) {
+  /** {@code apiary_journal_mark(partition, txnId, secret)}: see {@link ServerJournal#mark}. */
+  public int mark(int partition, long txnId, long secret) {
     ServerJournal j = ServerJournal.current();
     if (j != null) {
+      j.checkCaller(secret);
       j.mark(partition, txnId);
     }
     return 0;
   }
 
   /**
-   * {@code apiary_journal_control(operation, arg, partition)}: see {@link ServerJournal#control} (the partition only
-   * makes the call depend on the row, so that it is made on every site).
+   * {@code apiary_journal_control(operation, arg, partition, secret)}: see {@link ServerJournal#control} (the
+   * partition only makes the call depend on the row, so that it is made on every site).
    */
-  public int control(int operation, long arg, int partition) {
+  public int control(int operation, long arg, int partition, long secret) {
     ServerJournal j = ServerJournal.current();
     if (j != null) {
+      j.checkCaller(secret);
       j.control(operation, arg);
     }
     return 0;

@@ -192,20 +192,35 @@ public final class ServerJournal {
   public static final int CHECKPOINT_BEGINS = 2;
   /** See {@link #control}. */
   public static final int CHECKPOINT_DONE = 3;
+  /** See {@link #control}. */
+  public static final int CHECKPOINT_REQUESTED = 4;
 
   private volatile org.apiary.journal.JournalDirectory nodeDirectory;
   private volatile JournalWriter.Settings nodeSettings;
+  private volatile java.util.function.LongConsumer checkpointDone;
+  private volatile long secret;
+  private volatile boolean checkpointRequested;
   private final Map<Long, Long> checkpointStarts = new ConcurrentHashMap<>();
+  private long lastCheckpointDone = -1;
 
   /**
-   * Installs the journal of a cluster node ({@link JournaledNode}): it replays until the cluster's recovery tells it
-   * ({@link #START_WRITING}) which timeline to write, and it {@link #marksPartitions marks partitions}.
+   * Installs the journal of a cluster node ({@code org.apiary.database.JournaledNode}): it replays until the
+   * cluster's recovery tells it ({@link #START_WRITING}) which timeline to write, and it
+   * {@link #marksPartitions marks partitions}.
+   *
+   * @param checkpointDone called once per completed checkpoint with its ID (the node deletes its snapshots that
+   *     the checkpoint made redundant)
+   * @param secret the cluster's journal secret: the journal's SQL functions act only for a caller that passes it
+   *     (Apiary's own procedures), not for any user who may run a query
    */
   public static ServerJournal installForNode(org.apiary.journal.JournalDirectory directory,
-                                             JournalWriter.Settings settings) {
+                                             JournalWriter.Settings settings,
+                                             java.util.function.LongConsumer checkpointDone, long secret) {
     ServerJournal j = installForReplay();
+    j.secret = secret;
     j.nodeDirectory = directory;
     j.nodeSettings = settings;
+    j.checkpointDone = checkpointDone;
     j.directory = directory.path();
     return j;
   }
@@ -216,6 +231,23 @@ public final class ServerJournal {
    */
   public boolean marksPartitions() {
     return nodeDirectory != null;
+  }
+
+  /** The secret Apiary's procedures pass to the journal's SQL functions (0 outside a cluster node). */
+  public long secret() {
+    return secret;
+  }
+
+  /**
+   * Refuses a call of the journal's SQL functions that did not come from Apiary's own procedures: anyone who may
+   * query could otherwise append marks or have every node delete its snapshots.
+   *
+   * @throws IllegalArgumentException if {@code token} is not the cluster's secret
+   */
+  public void checkCaller(long token) {
+    if (nodeDirectory != null && token != secret) {
+      throw new IllegalArgumentException("the journal's functions are Apiary's own; this call was refused");
+    }
   }
 
   /**
@@ -237,8 +269,10 @@ public final class ServerJournal {
    * multi-partition transaction (so every node acts at the same place in its partitions' orders):
    * {@link #START_WRITING} timeline {@code arg} (recovery checkpointed it; older timelines are deleted),
    * {@link #CHECKPOINT_BEGINS} checkpoint {@code arg} (the node notes its last record: everything up to it will be in
-   * the checkpoint's snapshot), {@link #CHECKPOINT_DONE} (the snapshot is complete: segments before the noted record
-   * are deleted). Repeats on the node's other sites do nothing.
+   * the checkpoint's snapshot), {@link #CHECKPOINT_DONE} checkpoint {@code arg} (its snapshot is complete: segments
+   * before the noted record, and the node's older snapshots, are deleted), {@link #CHECKPOINT_REQUESTED} (the
+   * cluster's checkpointer takes one as soon as it can; see {@link #takeCheckpointRequest}). Repeats on the node's
+   * other sites do nothing.
    */
   public synchronized void control(int operation, long arg) {
     if (nodeDirectory == null) {
@@ -265,14 +299,27 @@ public final class ServerJournal {
         }
       }
       case CHECKPOINT_DONE -> {
+        if (arg == lastCheckpointDone) {
+          return;
+        }
+        lastCheckpointDone = arg;
         Long before = checkpointStarts.remove(arg);
         JournalWriter w = writer;
         if (before != null && w != null) {
           w.deleteSegmentsBefore(before + 1);
         }
+        checkpointDone.accept(arg);
       }
+      case CHECKPOINT_REQUESTED -> checkpointRequested = true;
       default -> throw new IllegalArgumentException("unknown journal control operation " + operation);
     }
+  }
+
+  /** Whether a checkpoint was requested since the last call (and clears the request). */
+  public boolean takeCheckpointRequest() {
+    boolean requested = checkpointRequested;
+    checkpointRequested = false;
+    return requested;
   }
 
   /** Closes a node's writer and releases its directory (the node's JVM is stopping). */

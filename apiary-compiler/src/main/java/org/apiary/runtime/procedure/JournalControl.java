@@ -13,14 +13,15 @@ import org.voltdb.VoltType;
  */
 public class JournalControl extends VoltProcedure {
   public final SQLStmt control = new SQLStmt("UPDATE " + SystemSchema.PARTITIONS
-      + " SET mark = apiary_journal_control(?, ?, partition_id);");
+      + " SET mark = apiary_journal_control(?, ?, partition_id, ?);");
 
   /**
    * @return one row: {@code partitions}, how many partitions it reached (the table's rows), and
    *     {@code catalog_version}, the version of the catalog it ran under
    */
   public VoltTable run(int operation, long arg) {
-    voltQueueSQL(control, operation, arg);
+    org.apiary.runtime.journal.ServerJournal journal = org.apiary.runtime.journal.ServerJournal.current();
+    voltQueueSQL(control, operation, arg, journal == null ? 0L : journal.secret());
     long reached = voltExecuteSQL(true)[0].asScalarLong();
     VoltTable result = new VoltTable(new VoltTable.ColumnInfo("partitions", VoltType.BIGINT),
         new VoltTable.ColumnInfo("catalog_version", VoltType.INTEGER));

@@ -53,7 +53,7 @@ public abstract class JournaledProcedure extends VoltProcedure {
     if (!isFinalSQL || !needsMark()) {
       return super.voltExecuteSQL(isFinalSQL);
     }
-    voltQueueSQL(((MarksPartitions) this).partitionMark(), transaction().txnId);
+    voltQueueSQL(((MarksPartitions) this).partitionMark(), transaction().txnId, ServerJournal.current().secret());
     VoltTable[] all = super.voltExecuteSQL(true);
     markedFor = drawnFor;
     return java.util.Arrays.copyOf(all, all.length - 1);

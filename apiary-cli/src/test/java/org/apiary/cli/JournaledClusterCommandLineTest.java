@@ -1,0 +1,90 @@
+package org.apiary.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apiary.cli.CliProcesses.Result;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * `apiary cluster start --journal asynchronous` (issue 40, item 4): every node journals; an API key created after the
+ * start's checkpoint (a journaled multi-partition write, `StoreCredential`) is there after every node was SIGKILLed
+ * and the cluster started again on its directory; `status` says the journal's mode; `cluster stop` ends with a last
+ * checkpoint; the directory keeps its first start's journal setting.
+ */
+class JournaledClusterCommandLineTest {
+  private static final Duration CLUSTER = Duration.ofSeconds(150);
+  private static final Duration COMMAND = Duration.ofSeconds(45);
+
+  @TempDir
+  Path work;
+
+  @RegisterExtension
+  final CliProcesses cli = new CliProcesses();
+
+  @AfterEach
+  void killTheNodesLeft() {
+    String under = work.toAbsolutePath().toString();
+    List<ProcessHandle> left = new ArrayList<>();
+    ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
+        .filter(h -> h.info().commandLine().orElse("").contains(under)).forEach(left::add);
+    for (ProcessHandle node : left) {
+      node.destroyForcibly();
+      node.onExit().completeOnTimeout(null, 30, TimeUnit.SECONDS).join();
+    }
+  }
+
+  @Test
+  @Timeout(value = 480, unit = TimeUnit.SECONDS) // a bound for a slow machine; about 90 s on two cores
+  void aJournaledClusterKeepsWhatItsNodesJournaledThroughAllOfThemBeingKilled() throws Exception {
+    Path dir = work.resolve("cluster");
+    Result started = cli.run(CLUSTER, "cluster", "start", "--nodes", "2", "--kfactor", "1", "--sites-per-host", "2",
+        "--journal", "asynchronous", "--data", dir.toString());
+    assertEquals(0, started.exit(), started.toString());
+    assertTrue(started.out().contains("journaled, a checkpoint every"), started.toString());
+    Result status = cli.run(COMMAND, "status", "--data", dir.toString());
+    assertTrue(status.out().contains("journal: asynchronous, on every node"), status.toString());
+
+    Result created = cli.run(COMMAND, "credentials", "create", "--identity", "alice", "--data", dir.toString());
+    assertEquals(0, created.exit(), created.toString());
+    Thread.sleep(1_000); // asynchronous: on disk within the fsync interval (100 ms)
+    ClusterDirectory.State state = new ClusterDirectory(dir).readState().orElseThrow();
+    for (ClusterDirectory.Node n : state.nodes()) {
+      ProcessHandle node = ProcessHandle.of(n.pid()).orElseThrow();
+      node.destroyForcibly();
+      node.onExit().get(30, TimeUnit.SECONDS);
+    }
+    for (int i = 0; i < 2; i++) {
+      try (var files = Files.list(dir.resolve("node" + i).resolve("journal"))) {
+        assertTrue(files.anyMatch(f -> f.getFileName().toString().startsWith("journal-")), "node " + i + " journals");
+      }
+    }
+
+    Result restarted = cli.run(CLUSTER, "cluster", "start", "--data", dir.toString());
+    assertEquals(0, restarted.exit(), restarted.toString());
+    Result listed = cli.run(COMMAND, "credentials", "list", "--data", dir.toString());
+    assertTrue(listed.out().contains("alice"), "the key created after the last checkpoint was replayed from the "
+        + "journals: " + listed);
+
+    Result stopped = cli.run(Duration.ofSeconds(120), "cluster", "stop", "--data", dir.toString());
+    assertEquals(0, stopped.exit(), stopped.toString());
+    assertTrue(stopped.out().contains("took the last checkpoint"), stopped.toString());
+    Result unjournaled = cli.run(COMMAND, "cluster", "start", "--journal", "none", "--data", dir.toString());
+    assertEquals(2, unjournaled.exit(), unjournaled.toString());
+    assertTrue(unjournaled.err().contains("first started with journal asynchronous"), unjournaled.toString());
+    Result synchronous = cli.run(COMMAND, "cluster", "start", "--journal", "synchronous", "--data",
+        work.resolve("other").toString());
+    assertEquals(2, synchronous.exit(), synchronous.toString());
+    assertTrue(synchronous.err().contains("not available for clusters yet"), synchronous.toString());
+  }
+}
