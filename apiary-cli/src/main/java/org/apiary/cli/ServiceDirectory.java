@@ -10,12 +10,11 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Optional;
+import org.apiary.runtime.journal.JournalStatusReport;
 
 /**
  * The data directory of an {@code apiary start} service and the files it keeps there:
@@ -31,8 +30,8 @@ import java.util.Optional;
  *       that ends otherwise (SIGKILL, a crash, VoltDB exiting) leaves it behind, stale: it describes the running
  *       service only while the process that holds {@value #LOCK} is the one it names, so a reused pid never makes a
  *       stale file look alive ({@link #runningState()}); the next start replaces it, saying so;</li>
- *   <li>{@value #JOURNAL_STATUS}: the journal's mode, size and durable lag, rewritten every
- *       {@link #STATUS_INTERVAL} (the journal's writer lives in the service's process, so this is how
+ *   <li>{@code journal-status.json} ({@link JournalStatusReport}): the journal's mode, size and durable lag,
+ *       rewritten every 2 s (the journal's writer lives in the service's process, so this is how
  *       {@code apiary status} learns it); removed on a clean stop;</li>
  *   <li>{@code database/provenance-spill/server-.../}{@value org.apiary.runtime.provenance.BacklogReport#FILE}: the
  *       provenance spooler's backlog, written by the database server itself
@@ -51,9 +50,6 @@ final class ServiceDirectory {
   static final String DATABASE_USERS = "database-users.properties";
   /** The frontends' database login alone, for frontends on other hosts (a cluster's, from {@code --secure}). */
   static final String FRONTEND_DATABASE_USER = "frontend-database-user.properties";
-  static final String JOURNAL_STATUS = "journal-status.json";
-  /** How often the service rewrites {@value #JOURNAL_STATUS}. */
-  static final java.time.Duration STATUS_INTERVAL = java.time.Duration.ofSeconds(2);
   /** Where the embedded database's servers spill provenance and report their backlog, under {@value #DATABASE}. */
   static final String PROVENANCE_SPILL = "provenance-spill";
 
@@ -175,29 +171,11 @@ final class ServiceDirectory {
   }
 
   void deleteJournalStatus() {
-    delete(root.resolve(JOURNAL_STATUS));
+    delete(root.resolve(JournalStatusReport.FILE));
   }
 
-  /**
-   * What the service writes to {@value #JOURNAL_STATUS}: its journal writer's counters.
-   *
-   * @param mode synchronous or asynchronous
-   * @param durable the sequence of the last record on disk
-   * @param durableLag records appended but not yet on disk
-   * @param bytes bytes written since the service started
-   * @param segments segment files of the current timeline
-   * @param failure why the journal refuses writes, or {@code null}
-   * @param at when the counters were taken (ISO-8601)
-   */
-  record JournalStatus(String mode, long durable, long durableLag, long groups, long records, long bytes, int segments,
-                       String failure, String at) {}
-
-  Optional<JournalStatus> readJournalStatus() {
-    return read(root.resolve(JOURNAL_STATUS), JournalStatus.class);
-  }
-
-  void writeJournalStatus(JournalStatus status) {
-    write(root.resolve(JOURNAL_STATUS), status);
+  Optional<JournalStatusReport> readJournalStatus() {
+    return JournalStatusReport.readFrom(root);
   }
 
   private static void delete(Path file) {
@@ -303,15 +281,9 @@ final class ServiceDirectory {
   }
 
   static void write(Path file, Object value) {
-    Path temp = file.resolveSibling(file.getFileName() + ".tmp");
     try {
       Files.createDirectories(file.getParent());
-      Files.write(temp, JSON.writeValueAsBytes(value));
-      try {
-        Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-      } catch (AtomicMoveNotSupportedException e) {
-        Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
-      }
+      org.apiary.database.OwnerOnlyFile.replaceAtomically(file, JSON.writeValueAsBytes(value));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
     }

@@ -23,6 +23,7 @@ import org.apiary.frontend.FrontendServer;
 import org.apiary.runtime.SystemSchema;
 import picocli.CommandLine.Command;
 import org.apiary.journal.JournalMode;
+import org.apiary.runtime.journal.JournalStatusReport;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -358,8 +359,7 @@ public final class StartCommand implements Callable<Integer> {
     }
 
     /**
-     * Writes the journal's status to {@value ServiceDirectory#JOURNAL_STATUS} every
-     * {@link ServiceDirectory#STATUS_INTERVAL}: its writer runs in this process (the embedded database's), so this is
+     * Writes the journal's status ({@link JournalStatusReport}) every {@link JournalStatusReport#INTERVAL}: its writer runs in this process (the embedded database's), so this is
      * how {@code apiary status} can tell. (The provenance backlog is reported by the database server itself.)
      */
     private void reportJournal() {
@@ -371,18 +371,13 @@ public final class StartCommand implements Callable<Integer> {
       synchronized (this) {
         journalReporter = reporter;
       }
-      long every = ServiceDirectory.STATUS_INTERVAL.toMillis();
+      long every = JournalStatusReport.INTERVAL.toMillis();
       String[] lastFailure = new String[1]; // said once until it changes: a full disk would repeat it every 2 s
       reporter.scheduleWithFixedDelay(() -> {
         String failure = null;
         try {
-          org.apiary.runtime.journal.ServerJournal journal = org.apiary.runtime.journal.ServerJournal.current();
-          if (journal != null && journal.writer() != null) {
-            org.apiary.journal.JournalWriter.Status j = journal.writer().status();
-            dir.writeJournalStatus(new ServiceDirectory.JournalStatus(j.mode().name().toLowerCase(
-                java.util.Locale.ROOT), j.durable(), j.durableLag(), j.groups(), j.records(), j.bytes(), j.segments(),
-                j.failure(), Instant.now().toString()));
-          }
+          JournalStatusReport.of(org.apiary.runtime.journal.ServerJournal.current())
+              .ifPresent(r -> r.writeTo(dir.root()));
         } catch (RuntimeException e) {
           failure = "apiary: could not report the journal's status in " + dir.root() + ": " + e.getMessage();
         }

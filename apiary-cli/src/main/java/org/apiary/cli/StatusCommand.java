@@ -93,7 +93,7 @@ public final class StatusCommand implements Callable<Integer> {
       provenanceBacklog(db, spillRoot, serverNames);
     }
     if (cluster) {
-      out.println("journal: none (a cluster keeps its data by k-safety and automatic snapshots)");
+      clusterJournal(new ClusterDirectory(target.data));
     } else {
       journal(target.data == null ? null : new ServiceDirectory(target.data));
     }
@@ -213,7 +213,7 @@ public final class StatusCommand implements Callable<Integer> {
       out.println("journal: known only to the database's process (with --data DIR, `apiary start` reports it)");
       return;
     }
-    Optional<ServiceDirectory.JournalStatus> reported = service.readJournalStatus();
+    Optional<org.apiary.runtime.journal.JournalStatusReport> reported = service.readJournalStatus();
     if (reported.isEmpty()) {
       String mode = service.readSettings().map(s -> s.journalMode().name().toLowerCase(java.util.Locale.ROOT))
           .orElse("unknown");
@@ -221,12 +221,34 @@ public final class StatusCommand implements Callable<Integer> {
           + "snapshot)" : " (not reported yet: the service is starting or stopped)"));
       return;
     }
-    ServiceDirectory.JournalStatus j = reported.get();
+    out.println("journal: " + describe(reported.get()));
+  }
+
+  /** A journal's report in one line: mode, durable lag, size, age, and why it refuses writes if it does. */
+  private static String describe(org.apiary.runtime.journal.JournalStatusReport j) {
     long age = Duration.between(Instant.parse(j.at()), Instant.now()).toMillis();
-    out.println("journal: " + j.mode() + ", " + j.durableLag() + " record(s) not yet on disk, " + j.records()
+    return j.mode() + ", " + j.durableLag() + " record(s) not yet on disk, " + j.records()
         + " written since the start in " + j.groups() + " group(s), " + j.bytes() + " bytes, " + j.segments()
         + " segment(s); as reported " + seconds(Math.max(0, age)) + " ago" + (j.failure() == null ? ""
-        : "; REFUSING WRITES: " + j.failure()));
+        : "; REFUSING WRITES: " + j.failure());
+  }
+
+  /** Each node's journal as the node last reported it (a journaled cluster's). */
+  private void clusterJournal(ClusterDirectory dir) {
+    Optional<ClusterDirectory.State> state = dir.readState();
+    boolean journaled = dir.readSettings().map(ClusterDirectory.Settings::journalMode)
+        .map(m -> m != org.apiary.journal.JournalMode.NONE).orElse(false);
+    if (!journaled || state.isEmpty()) {
+      out.println("journal: none (a cluster keeps its data by k-safety and automatic snapshots; a crash of every "
+          + "node loses what came after the last one)");
+      return;
+    }
+    for (ClusterDirectory.Node n : state.get().nodes()) {
+      Optional<org.apiary.runtime.journal.JournalStatusReport> r =
+          org.apiary.runtime.journal.JournalStatusReport.readFrom(Path.of(n.root()));
+      out.println("journal of node " + n.index() + ": " + r.map(StatusCommand::describe)
+          .orElse("not reported yet (the node is starting, recovering or stopped)"));
+    }
   }
 
   private static String seconds(long millis) {

@@ -54,13 +54,16 @@ class JournaledClusterCommandLineTest {
     assertTrue(started.out().contains("journaled, a checkpoint every"), started.toString());
     Result status = cli.run(COMMAND, "status", "--data", dir.toString());
     assertTrue(status.out().contains("journal: asynchronous, on every node"), status.toString());
+    assertTrue(status.out().contains("journal of node 0: ") && status.out().contains("journal of node 1: "),
+        status.toString());
 
     Result created = cli.run(COMMAND, "credentials", "create", "--identity", "alice", "--data", dir.toString());
     assertEquals(0, created.exit(), created.toString());
     Thread.sleep(1_000); // asynchronous: on disk within the fsync interval (100 ms)
     ClusterDirectory.State state = new ClusterDirectory(dir).readState().orElseThrow();
     for (ClusterDirectory.Node n : state.nodes()) {
-      ProcessHandle node = ProcessHandle.of(n.pid()).orElseThrow();
+      ProcessHandle node = ProcessHandle.of(n.pid()).orElseThrow(() -> new AssertionError("node " + n.index()
+          + " died before the test killed it; its log ends:\n" + tail(Path.of(n.log()))));
       node.destroyForcibly();
       node.onExit().get(30, TimeUnit.SECONDS);
     }
@@ -86,5 +89,14 @@ class JournaledClusterCommandLineTest {
         work.resolve("other").toString());
     assertEquals(2, synchronous.exit(), synchronous.toString());
     assertTrue(synchronous.err().contains("not available for clusters yet"), synchronous.toString());
+  }
+
+  private static String tail(Path log) {
+    try {
+      List<String> lines = Files.readAllLines(log);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    } catch (java.io.IOException e) {
+      return "(unreadable: " + e.getMessage() + ")";
+    }
   }
 }

@@ -58,7 +58,7 @@ public final class JournaledNode {
             ClusterCheckpoints.nonce(ServerJournal.current().writer().timeline(), id)), secret);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> journal.closeNode(Duration.ofSeconds(5)),
         "apiary-journal-close"));
-    Thread checkpointer = new Thread(new NodeCheckpointer(interval, login), "apiary-journal-checkpointer");
+    Thread checkpointer = new Thread(new NodeCheckpointer(interval, login, root), "apiary-journal-checkpointer");
     checkpointer.setDaemon(true);
     checkpointer.start();
     org.voltdb.VoltDB.main(args);

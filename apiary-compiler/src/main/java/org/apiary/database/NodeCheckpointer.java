@@ -12,7 +12,8 @@ import org.voltdb.client.Client;
  * (another takes over when that node dies): once recovery has opened the cluster, it checkpoints every snapshot
  * interval, at once after a catalog change (a deployment: the records after it cannot be replayed on an older
  * catalog), and when asked ({@link ClusterCheckpoints#request}). It reaches the cluster as a client of its own
- * node's admin port.
+ * node's admin port. Every node's also writes its journal's status to its root
+ * ({@link org.apiary.runtime.journal.JournalStatusReport}), for {@code apiary status}.
  */
 final class NodeCheckpointer implements Runnable {
   private static final System.Logger LOG = System.getLogger(NodeCheckpointer.class.getName());
@@ -20,11 +21,32 @@ final class NodeCheckpointer implements Runnable {
 
   private final Duration interval;
   private final DatabaseLogin login;
+  private final java.nio.file.Path root;
   private Client admin;
+  private long lastReport;
+  private String lastReportFailure;
 
-  NodeCheckpointer(Duration interval, DatabaseLogin login) {
+  NodeCheckpointer(Duration interval, DatabaseLogin login, java.nio.file.Path root) {
     this.interval = interval;
     this.login = login;
+    this.root = root;
+  }
+
+  /** Writes the journal's status every {@code JournalStatusReport.INTERVAL}; a failure is said once until it changes. */
+  private void report(ServerJournal journal) {
+    if (System.nanoTime() - lastReport < org.apiary.runtime.journal.JournalStatusReport.INTERVAL.toNanos()) {
+      return;
+    }
+    lastReport = System.nanoTime();
+    try {
+      org.apiary.runtime.journal.JournalStatusReport.of(journal).ifPresent(r -> r.writeTo(root));
+      lastReportFailure = null;
+    } catch (java.io.UncheckedIOException e) {
+      if (!String.valueOf(e.getMessage()).equals(lastReportFailure)) {
+        lastReportFailure = String.valueOf(e.getMessage());
+        LOG.log(System.Logger.Level.WARNING, e.getMessage() + " (said again only if it changes)");
+      }
+    }
   }
 
   @Override
@@ -43,6 +65,7 @@ final class NodeCheckpointer implements Runnable {
       if (journal == null || journal.writer() == null) {
         continue; // recovery has not finished
       }
+      report(journal);
       int now = ServerJournal.catalogVersion();
       if (catalog < 0) { // recovery's checkpoint holds the catalog as it is
         catalog = now;

@@ -32,6 +32,23 @@ public final class OwnerOnlyFile {
     Files.writeString(file, content);
   }
 
+  /**
+   * Replaces {@code file} by one holding {@code content} atomically where the file system can (a reader sees the old
+   * file or the new one, never a part), owner-only: written to a temporary file beside it, then moved over it. For
+   * reports another process reads while they are rewritten.
+   */
+  public static void replaceAtomically(Path file, byte[] content) throws IOException {
+    Path temp = file.resolveSibling(file.getFileName() + ".tmp");
+    create(temp);
+    Files.write(temp, content);
+    try {
+      Files.move(temp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+          java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    } catch (java.nio.file.AtomicMoveNotSupportedException e) {
+      Files.move(temp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+  }
+
   /** Deletes {@code file} if it exists and creates it empty, mode {@code rw-------} where the file system has modes. */
   public static void create(Path file) throws IOException {
     Files.deleteIfExists(file);

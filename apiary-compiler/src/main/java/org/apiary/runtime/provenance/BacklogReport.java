@@ -2,11 +2,9 @@ package org.apiary.runtime.provenance;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import org.apiary.database.OwnerOnlyFile;
@@ -44,16 +42,9 @@ public record BacklogReport(String server, long pid, long rowsInMemory, long row
   /** Replaces the report in {@code serverSpillDirectory} atomically, owner-only (it names the server's paths). */
   void writeTo(Path serverSpillDirectory) {
     Path file = serverSpillDirectory.resolve(FILE);
-    Path temp = serverSpillDirectory.resolve(FILE + ".tmp");
     try {
       OwnerOnlyFile.createDirectory(serverSpillDirectory);
-      OwnerOnlyFile.create(temp);
-      Files.write(temp, Json.MAPPER.writeValueAsBytes(this));
-      try {
-        Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-      } catch (AtomicMoveNotSupportedException e) {
-        Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
-      }
+      OwnerOnlyFile.replaceAtomically(file, Json.MAPPER.writeValueAsBytes(this));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the provenance backlog report " + file + ": " + e.getMessage(), e);
     }
