@@ -48,10 +48,15 @@ public record CompiledFunction(
    * procedure).
    */
   public String createProcedureDdl() {
+    return createProcedureDdl(procedureClass);
+  }
+
+  /** {@link #createProcedureDdl()} with the procedure's code in class {@code cls} (a generated variant of its own). */
+  String createProcedureDdl(String cls) {
     String allow = "CREATE PROCEDURE ALLOW " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE;
     return kind == FunctionKind.LOCAL
         ? allow + " PARTITION ON TABLE " + partitionTable + " COLUMN " + partitionColumn
-            + " PARAMETER 0 FROM CLASS " + procedureClass
-        : allow + " FROM CLASS " + procedureClass;
+            + " PARAMETER 0 FROM CLASS " + cls
+        : allow + " FROM CLASS " + cls;
   }
 }

@@ -23,6 +23,8 @@ public final class Deployer {
     // FunctionCatalog.load creates Apiary's system tables on first use.
     Map<String, FunctionCatalog.Entry> deployed = FunctionCatalog.load(db).entries();
     Set<String> procedures = SystemSchema.procedures(db);
+    // A journaled cluster runs a global function as the class that marks its place in every partition's journal.
+    boolean journaledCluster = SystemSchema.tables(db).contains(SystemSchema.PARTITIONS);
 
     List<String> drops = new ArrayList<>();
     List<String> creates = new ArrayList<>();
@@ -36,7 +38,8 @@ public final class Deployer {
         drops.add("DROP PROCEDURE " + f.name() + ";");
       }
       if (!exists || !samePartitioning) {
-        creates.add(f.createProcedureDdl() + ";");
+        creates.add((journaledCluster && f.kind() != FunctionKind.LOCAL
+            ? f.createProcedureDdl(ProcedureSource.markedClassName(f.name())) : f.createProcedureDdl()) + ";");
       }
     }
     if (!drops.isEmpty()) {

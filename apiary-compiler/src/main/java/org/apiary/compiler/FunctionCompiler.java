@@ -294,6 +294,9 @@ public final class FunctionCompiler {
       anchors.add(cls);
       String keyParam = f.keyType() == null ? null : f.keyType().procedureParameterType();
       sources.put(f.procedureClass(), ProcedureSource.generate(f, cls.getCanonicalName(), keyParam));
+      if (f.kind() != FunctionKind.LOCAL) { // what a journaled cluster runs instead (ClusterJournal)
+        sources.put(ProcedureSource.markedClassName(f.name()), ProcedureSource.generateMarked(f.name()));
+      }
     }
     ProcedureJar jar = new ProcedureJar();
     if (!sources.isEmpty()) {

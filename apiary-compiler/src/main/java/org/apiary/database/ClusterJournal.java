@@ -124,6 +124,7 @@ final class ClusterJournal implements AutoCloseable {
     try (ApiaryDatabase db = ApiaryDatabase.open(DatabaseConfig.external(adminAddress).withLogin(login)
         .withTimeouts(config.startTimeout(), config.startTimeout()))) {
       SystemSchema.ensure(db);
+      ensureJournalSchema(db);
     }
     DatabaseJournal.ensureCheckpointTable(admin);
     Map<Integer, Integer> keys = fillPartitions();
@@ -148,6 +149,78 @@ final class ClusterJournal implements AutoCloseable {
     }
     ClusterCheckpoints.take(admin, new SecureRandom().nextLong() & Long.MAX_VALUE, true);
     DatabaseJournal.call(admin, "opening the cluster to clients", "@Resume");
+  }
+
+  /** Apiary's multi-partition procedures, as a journaled cluster runs them (see {@link SystemSchema#markedClass}). */
+  private static final List<Class<?>> MARKED = List.of(
+      org.apiary.runtime.procedure.marked.AdvanceRetention.class,
+      org.apiary.runtime.procedure.marked.AdvanceRetentionByClock.class,
+      org.apiary.runtime.procedure.marked.ReassignInvocations.class,
+      org.apiary.runtime.procedure.marked.ResumeInvocation.class,
+      org.apiary.runtime.procedure.marked.RevokeCredential.class,
+      org.apiary.runtime.procedure.marked.SetMinimumRetention.class,
+      org.apiary.runtime.procedure.marked.StoreCredential.class,
+      org.apiary.runtime.procedure.marked.StoreFunction.class,
+      org.apiary.runtime.procedure.marked.StoreGraph.class);
+
+  /**
+   * What only a journaled cluster has, kept out of the system schema's migrations because VoltDB's SQL functions
+   * break later catalog updates in a JVM that also compiles (as an embedded database's tests and applications do):
+   * {@value SystemSchema#PARTITIONS}, the journal's functions and procedures; then Apiary's multi-partition procedures
+   * and every deployed global function again as the classes that mark their place in every partition's journal (each
+   * start: a newer Apiary may have created them again unmarked).
+   */
+  private void ensureJournalSchema(ApiaryDatabase db) {
+    String allow = " ALLOW " + DatabaseUsers.FRONTEND_ROLE;
+    java.util.Set<String> procedures = SystemSchema.procedures(db);
+    List<String> ddl = new ArrayList<>();
+    if (!SystemSchema.tables(db).contains(SystemSchema.PARTITIONS)) {
+      String functions = org.apiary.runtime.journal.JournalFunctions.class.getName();
+      ddl.addAll(List.of("CREATE TABLE " + SystemSchema.PARTITIONS + " (pkey INTEGER NOT NULL, partition_id INTEGER "
+              + "NOT NULL, mark INTEGER DEFAULT 0 NOT NULL, PRIMARY KEY (pkey));",
+          "PARTITION TABLE " + SystemSchema.PARTITIONS + " ON COLUMN pkey;",
+          "CREATE FUNCTION apiary_journal_mark FROM METHOD " + functions + ".mark;",
+          "CREATE FUNCTION apiary_journal_control FROM METHOD " + functions + ".control;"));
+    }
+    if (!procedures.contains(SystemSchema.JOURNAL_CONTROL)) {
+      ddl.add("CREATE PROCEDURE FROM CLASS " + org.apiary.runtime.procedure.JournalControl.class.getName() + ";");
+    }
+    if (!procedures.contains(SystemSchema.REPLAY_EXPECT)) {
+      ddl.add("CREATE PROCEDURE PARTITION ON TABLE " + SystemSchema.PARTITIONS + " COLUMN pkey PARAMETER 0 FROM CLASS "
+          + org.apiary.runtime.procedure.ReplayExpect.class.getName() + ";");
+    }
+    if (!procedures.contains(SystemSchema.REPLAY_EXPECT_MULTI)) {
+      ddl.add("CREATE PROCEDURE FROM CLASS " + org.apiary.runtime.procedure.ReplayExpectMulti.class.getName() + ";");
+    }
+    for (Class<?> marked : MARKED) {
+      String name = marked.getSimpleName();
+      if (procedures.contains(name)) {
+        ddl.add("DROP PROCEDURE " + name + ";");
+        ddl.add("CREATE PROCEDURE" + (SystemSchema.FRONTEND_PROCEDURES.contains(name) ? allow : "") + " FROM CLASS "
+            + marked.getName() + ";");
+      }
+    }
+    db.loadSchema(String.join("\n", ddl));
+    VoltTable globals = db.callAdmin("listing global functions", "@AdHoc", "SELECT name, procedure_class FROM "
+        + SystemSchema.FUNCTIONS + " WHERE kind = 'GLOBAL';").getResults()[0];
+    List<String> functions = new ArrayList<>();
+    while (globals.advanceRow()) {
+      String name = globals.getString(0);
+      if (procedures.contains(name)) {
+        functions.add("DROP PROCEDURE " + name + ";");
+        functions.add("CREATE PROCEDURE" + allow + " FROM CLASS " + SystemSchema.markedClass(globals.getString(1))
+            + ";");
+      }
+    }
+    if (!functions.isEmpty()) {
+      try {
+        db.loadSchema(String.join("\n", functions));
+      } catch (DatabaseException e) {
+        LOG.log(System.Logger.Level.WARNING, "journal: the global functions could not be made to mark their place "
+            + "in the partitions' journals (deployed by an older Apiary? deploy them again): " + e.getMessage()
+            + "; a crash of every node with one of their writes in the journals stops the recovery");
+      }
+    }
   }
 
   /**

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.apiary.DatabaseException;
-import org.apiary.runtime.SystemSchema;
 import org.apiary.runtime.provenance.ServerProvenance;
 import org.voltdb.ServerThread;
 import org.voltdb.VoltDB;
@@ -53,11 +52,6 @@ final class EmbeddedServer implements AutoCloseable {
     if (!RUNNING.compareAndSet(false, true)) {
       throw new DatabaseException("an embedded VoltDB is already running in this process, and VoltDB runs at most one "
           + "per process: share that ApiaryDatabase (or close it first), or connect with DatabaseConfig.external(...)");
-    }
-    // VoltDB keeps the SQL functions a catalog defined in a JVM-wide registry that outlives its server: an earlier
-    // server in this process left Apiary's there, and a new catalog defining them again would be refused.
-    for (String function : SystemSchema.FUNCTIONS_DEFINED) {
-      org.hsqldb_voltpatches.FunctionForVoltDB.deregisterUserDefinedFunction(function);
     }
     try {
       return config.isDurable() ? startDurable(config) : startTemporary(config);

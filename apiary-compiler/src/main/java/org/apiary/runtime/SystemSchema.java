@@ -52,9 +52,7 @@ public final class SystemSchema {
    * Makes a failed or cancelled invocation running again under a frontend, deleting its recorded failures (version
    * 16; the administrator's).
    */
-  public static final String RESUME_INVOCATION = "ResumeInvocationMarked";
-  /** Version 16's {@link #RESUME_INVOCATION}, which marks no partitions (version 17 replaced it). */
-  private static final String RESUME_INVOCATION_V16 = "ResumeInvocation";
+  public static final String RESUME_INVOCATION = "ResumeInvocation";
   /**
    * An invocation's status alone (version 16): what a frontend reads, in the invocation's partition, before it starts
    * each function after an attempt's first ones, so that none starts once a cancel is stored.
@@ -97,9 +95,7 @@ public final class SystemSchema {
    * Moves {@link #RETENTION}'s cutoff forward to any cutoff, never back ({@code AdvanceRetention}): the
    * administrator's since version 14 (frontends use {@link #ADVANCE_RETENTION_BY_CLOCK}).
    */
-  public static final String ADVANCE_RETENTION = "AdvanceRetentionMarked";
-  /** Version 12's {@link #ADVANCE_RETENTION}, which marks no partitions (version 17 replaced it). */
-  private static final String ADVANCE_RETENTION_V12 = "AdvanceRetention";
+  public static final String ADVANCE_RETENTION = "AdvanceRetention";
   /** What a recorded execution reads to learn retention's cutoff (milliseconds since the epoch; no row: none yet). */
   public static final String RETENTION_FENCE_SQL = "SELECT SINCE_EPOCH(MILLISECOND, cutoff) FROM " + RETENTION
       + " WHERE id = 0;";
@@ -120,15 +116,11 @@ public final class SystemSchema {
    * Moves every running invocation of a frontend to another (parameters: to, from), a multi-partition write: the
    * takeover of a dead frontend's invocations.
    */
-  public static final String REASSIGN_INVOCATIONS = "ReassignInvocationsMarked";
+  public static final String REASSIGN_INVOCATIONS = "ReassignInvocations";
   /** Records a deployed function ({@code StoreFunction}): parameters as the columns of {@link #FUNCTIONS}. */
-  public static final String STORE_FUNCTION = "StoreFunctionMarked";
+  public static final String STORE_FUNCTION = "StoreFunction";
   /** Stores a graph's next version ({@code StoreGraph}): parameters name, version, definition. */
-  public static final String STORE_GRAPH = "StoreGraphMarked";
-  /** Version 13's multi-partition procedures, which mark no partitions (version 17 replaced them). */
-  private static final String REASSIGN_INVOCATIONS_V13 = "ReassignInvocations";
-  private static final String STORE_FUNCTION_V13 = "StoreFunction";
-  private static final String STORE_GRAPH_V13 = "StoreGraph";
+  public static final String STORE_GRAPH = "StoreGraph";
   /** Version 6's unchecked denial recorder, which version 14 dropped for {@link #CHECK_AND_RECORD_DENIAL}. */
   private static final String RECORD_DENIAL_V6 = "RecordDenial";
   /**
@@ -141,24 +133,25 @@ public final class SystemSchema {
    * Moves {@link #RETENTION}'s cutoff forward by the database's clock ({@code AdvanceRetentionByClock}): parameter the
    * retention in milliseconds; returns the fence in microseconds since the epoch (0: none).
    */
-  public static final String ADVANCE_RETENTION_BY_CLOCK = "AdvanceRetentionByClockMarked";
+  public static final String ADVANCE_RETENTION_BY_CLOCK = "AdvanceRetentionByClock";
   /**
    * The shortest retention any frontend applies, set by the administrator: one row (id 0), {@code minimum_ms};
    * replicated. No row: {@code AdvanceRetentionByClock.MIN_RETENTION_MS}.
    */
   public static final String RETENTION_MINIMUM = "APIARY_RETENTION_MINIMUM";
   /** Sets {@link #RETENTION_MINIMUM} ({@code SetMinimumRetention}, the administrator's): parameter milliseconds. */
-  public static final String SET_MINIMUM_RETENTION = "SetMinimumRetentionMarked";
+  public static final String SET_MINIMUM_RETENTION = "SetMinimumRetention";
   /**
    * Stores an API key in {@link #CREDENTIALS} ({@code StoreCredential}, the administrator's, journaled): parameters key
    * ID, secret hash, identity, roles (or null), expiry in milliseconds from the transaction's time (0: never).
    */
-  public static final String STORE_CREDENTIAL = "StoreCredentialMarked";
+  public static final String STORE_CREDENTIAL = "StoreCredential";
   /** Revokes an API key ({@code RevokeCredential}, the administrator's, journaled): parameter key ID; returns 0 or 1. */
-  public static final String REVOKE_CREDENTIAL = "RevokeCredentialMarked";
+  public static final String REVOKE_CREDENTIAL = "RevokeCredential";
   /**
-   * One row per partition ({@code pkey}, a key of the partition; {@code partition_id}; {@code mark}, always 0), filled
-   * only in a journaled cluster: a multi-partition write of every row calls a function once on every site, which is
+   * One row per partition ({@code pkey}, a key of the partition; {@code partition_id}; {@code mark}, always 0), only in
+   * a journaled cluster (created with the journal's functions and procedures by {@code ClusterJournal}, not by a
+   * migration: VoltDB's SQL functions break catalog updates in a JVM that also compiles, as embedded tests do): a multi-partition write of every row calls a function once on every site, which is
    * how such a transaction reaches every node's journal ({@link #PARTITION_MARK_SQL}, {@code JournalControl}).
    */
   public static final String PARTITIONS = "APIARY_PARTITIONS";
@@ -170,8 +163,17 @@ public final class SystemSchema {
    */
   public static final String PARTITION_MARK_SQL = "UPDATE " + PARTITIONS
       + " SET mark = apiary_journal_mark(partition_id, ?, ?);";
-  /** The SQL functions the system schema defines (VoltDB's user-defined functions). */
-  public static final List<String> FUNCTIONS_DEFINED = List.of("apiary_journal_mark", "apiary_journal_control");
+  /**
+   * The class a journaled cluster runs a multi-partition procedure of class {@code className} as: the same simple name
+   * (so the same procedure name) in the package's {@code marked} subpackage, adding the statement that marks its place
+   * in every partition's journal ({@code MarksPartitions}). Apiary's are in {@code org.apiary.runtime.procedure.marked};
+   * a global function's is generated beside it ({@code apiary.generated.marked}).
+   */
+  public static String markedClass(String className) {
+    int dot = className.lastIndexOf('.');
+    return className.substring(0, dot) + ".marked" + className.substring(dot);
+  }
+
   /** A control operation of a journaled cluster's journals (parameters: operation, argument). */
   public static final String JOURNAL_CONTROL = "JournalControl";
   /** The records one partition replays next (parameters: a key of the partition, the encoded records). */
@@ -303,11 +305,11 @@ public final class SystemSchema {
               Step.createProcedure(EXPIRE_LEASE, "CREATE PROCEDURE PARTITION ON TABLE " + FRONTENDS
                   + " COLUMN frontend PARAMETER 0 FROM CLASS " + org.apiary.runtime.procedure.ExpireLease.class.getName()
                   + ";"),
-              Step.createProcedure(REASSIGN_INVOCATIONS_V13, "CREATE PROCEDURE FROM CLASS "
+              Step.createProcedure(REASSIGN_INVOCATIONS, "CREATE PROCEDURE FROM CLASS "
                   + org.apiary.runtime.procedure.ReassignInvocations.class.getName() + ";"),
-              Step.createProcedure(STORE_GRAPH_V13, "CREATE PROCEDURE FROM CLASS "
+              Step.createProcedure(STORE_GRAPH, "CREATE PROCEDURE FROM CLASS "
                   + org.apiary.runtime.procedure.StoreGraph.class.getName() + ";"),
-              Step.createProcedure(STORE_FUNCTION_V13, "CREATE PROCEDURE FROM CLASS "
+              Step.createProcedure(STORE_FUNCTION, "CREATE PROCEDURE FROM CLASS "
                   + org.apiary.runtime.procedure.StoreFunction.class.getName() + ";"))),
       new Migration(14, "Least privilege for frontends (issue 45): the role "
           + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " loses ALLPROC and may call only the procedures a "
@@ -333,50 +335,8 @@ public final class SystemSchema {
                   + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " PARTITION ON TABLE " + INVOCATIONS
                   + " COLUMN invocation_id PARAMETER 0 AS SELECT status FROM " + INVOCATIONS
                   + " WHERE invocation_id = ?;"),
-              Step.createProcedure(RESUME_INVOCATION_V16, "CREATE PROCEDURE FROM CLASS "
-                  + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))),
-      new Migration(17, "A journaled cluster (issue 40): " + PARTITIONS + " and the functions through which a "
-          + "multi-partition transaction marks its place in every node's journal; the journal's control and replay "
-          + "procedures; every multi-partition procedure of Apiary's again as one that marks partitions",
-          version17()));
-
-  private static List<Step> version17() {
-    String allow = " ALLOW " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE;
-    String functions = org.apiary.runtime.journal.JournalFunctions.class.getName();
-    List<Step> steps = new ArrayList<>();
-    steps.add(new Step(c -> c.tables().contains(PARTITIONS) ? List.of() : List.of(
-        "CREATE TABLE " + PARTITIONS + " (pkey INTEGER NOT NULL, partition_id INTEGER NOT NULL, mark INTEGER DEFAULT 0 "
-            + "NOT NULL, PRIMARY KEY (pkey));",
-        "PARTITION TABLE " + PARTITIONS + " ON COLUMN pkey;",
-        // Functions left by a database whose tables were dropped by hand would refuse to be defined again.
-        "DROP FUNCTION apiary_journal_mark IF EXISTS;",
-        "DROP FUNCTION apiary_journal_control IF EXISTS;",
-        "CREATE FUNCTION apiary_journal_mark FROM METHOD " + functions + ".mark;",
-        "CREATE FUNCTION apiary_journal_control FROM METHOD " + functions + ".control;")));
-    steps.add(Step.createProcedure(JOURNAL_CONTROL, "CREATE PROCEDURE FROM CLASS "
-        + org.apiary.runtime.procedure.JournalControl.class.getName() + ";"));
-    steps.add(Step.createProcedure(REPLAY_EXPECT, "CREATE PROCEDURE PARTITION ON TABLE " + PARTITIONS
-        + " COLUMN pkey PARAMETER 0 FROM CLASS " + org.apiary.runtime.procedure.ReplayExpect.class.getName() + ";"));
-    steps.add(Step.createProcedure(REPLAY_EXPECT_MULTI, "CREATE PROCEDURE FROM CLASS "
-        + org.apiary.runtime.procedure.ReplayExpectMulti.class.getName() + ";"));
-    Map<String, Class<?>> marked = new java.util.LinkedHashMap<>();
-    marked.put(ADVANCE_RETENTION_V12, org.apiary.runtime.procedure.AdvanceRetentionMarked.class);
-    marked.put(REASSIGN_INVOCATIONS_V13, org.apiary.runtime.procedure.ReassignInvocationsMarked.class);
-    marked.put(STORE_GRAPH_V13, org.apiary.runtime.procedure.StoreGraphMarked.class);
-    marked.put(STORE_FUNCTION_V13, org.apiary.runtime.procedure.StoreFunctionMarked.class);
-    marked.put("AdvanceRetentionByClock", org.apiary.runtime.procedure.AdvanceRetentionByClockMarked.class);
-    marked.put("SetMinimumRetention", org.apiary.runtime.procedure.SetMinimumRetentionMarked.class);
-    marked.put("StoreCredential", org.apiary.runtime.procedure.StoreCredentialMarked.class);
-    marked.put("RevokeCredential", org.apiary.runtime.procedure.RevokeCredentialMarked.class);
-    marked.put(RESUME_INVOCATION_V16, org.apiary.runtime.procedure.ResumeInvocationMarked.class);
-    marked.forEach((old, cls) -> {
-      steps.add(Step.dropProcedure(old));
-      boolean frontendCalls = FRONTEND_PROCEDURES.contains(cls.getSimpleName());
-      steps.add(Step.createProcedure(cls.getSimpleName(), "CREATE PROCEDURE" + (frontendCalls ? allow : "")
-          + " FROM CLASS " + cls.getName() + ";"));
-    });
-    return steps;
-  }
+              Step.createProcedure(RESUME_INVOCATION, "CREATE PROCEDURE FROM CLASS "
+                  + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))));
 
   private static List<Step> version15() {
     List<Step> steps = new ArrayList<>();
@@ -470,7 +430,7 @@ public final class SystemSchema {
     List<Step> steps = new ArrayList<>(List.of(
         Step.createTable(RETENTION, "CREATE TABLE " + RETENTION + " (id TINYINT NOT NULL, cutoff TIMESTAMP NOT NULL, "
             + "PRIMARY KEY (id));"),
-        Step.createProcedure(ADVANCE_RETENTION_V12, "CREATE PROCEDURE FROM CLASS "
+        Step.createProcedure(ADVANCE_RETENTION, "CREATE PROCEDURE FROM CLASS "
             + org.apiary.runtime.procedure.AdvanceRetention.class.getName() + ";"),
         Step.createProcedure(GET_INVOCATION, "CREATE PROCEDURE " + GET_INVOCATION + " PARTITION ON TABLE "
             + INVOCATIONS + " COLUMN invocation_id PARAMETER 0 AS SELECT invocation_id, graph, graph_version, "

@@ -48,7 +48,7 @@ class FrontendPrivilegesTest {
   /** Apiary's procedures a frontend calls (besides the user functions'); every other one is refused to it. */
   static final Set<String> FRONTEND_PROCEDURES = Set.of(
       "InvocationLogBatch", "ApiaryReadInvocation", "ClaimInvocation", "RenewLease", "ExpireLease",
-      "ReassignInvocationsMarked", "AdvanceRetentionByClockMarked", "FencedSweepInteger", "FencedSweepVarchar",
+      "ReassignInvocations", "AdvanceRetentionByClock", "FencedSweepInteger", "FencedSweepVarchar",
       "FencedSweepVarbinary", "FencedExpireInvocations", "RecordFailureInteger", "RecordFailureVarchar",
       "RecordFailureVarbinary", "ApiaryGetRecorded_INTEGER", "ApiaryGetRecorded_VARCHAR",
       "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
@@ -218,7 +218,7 @@ class FrontendPrivilegesTest {
       client.invoke(logged);
       long before = System.currentTimeMillis();
       for (long retention : new long[] {-TEN_YEARS_MS, Long.MIN_VALUE, 0L, 1L}) {
-        long fenceMicros = asFrontend.callAdmin("advancing", "AdvanceRetentionByClockMarked", retention)
+        long fenceMicros = asFrontend.callAdmin("advancing", "AdvanceRetentionByClock", retention)
             .getResults()[0].asScalarLong();
         assertTrue(fenceMicros / 1000L <= System.currentTimeMillis() - 1000L, "retention " + retention
             + " put the fence at " + fenceMicros + " us");
@@ -231,7 +231,7 @@ class FrontendPrivilegesTest {
       admin.callAdmin("fence back", "@AdHoc", "DELETE FROM " + SystemSchema.RETENTION);
       InvocationLog.setMinimumRetention(admin, Duration.ofHours(1));
       try {
-        long atMinimum = asFrontend.callAdmin("advancing", "AdvanceRetentionByClockMarked", 1L).getResults()[0]
+        long atMinimum = asFrontend.callAdmin("advancing", "AdvanceRetentionByClock", 1L).getResults()[0]
             .asScalarLong() / 1000L;
         assertTrue(atMinimum <= System.currentTimeMillis() - 3_600_000L, "the fence passed the minimum: " + atMinimum);
         assertTrue(atMinimum >= before - 3_700_000L, "the fence lags the minimum by more than a minute and a "

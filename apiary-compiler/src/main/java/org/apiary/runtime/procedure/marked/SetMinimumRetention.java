@@ -1,13 +1,14 @@
-package org.apiary.runtime.procedure;
+package org.apiary.runtime.procedure.marked;
 
 import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.procedure.MarksPartitions;
 import org.voltdb.SQLStmt;
 
 /**
- * {@link SetMinimumRetention}, marking its place in every partition's journal in a journaled cluster
+ * {@link org.apiary.runtime.procedure.SetMinimumRetention}, marking its place in every partition's journal in a journaled cluster
  * ({@link MarksPartitions}).
  */
-public class SetMinimumRetentionMarked extends SetMinimumRetention implements MarksPartitions {
+public class SetMinimumRetention extends org.apiary.runtime.procedure.SetMinimumRetention implements MarksPartitions {
   public final SQLStmt partitionMark = new SQLStmt(SystemSchema.PARTITION_MARK_SQL);
 
   @Override

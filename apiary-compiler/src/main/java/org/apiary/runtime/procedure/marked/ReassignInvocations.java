@@ -1,13 +1,14 @@
-package org.apiary.runtime.procedure;
+package org.apiary.runtime.procedure.marked;
 
 import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.procedure.MarksPartitions;
 import org.voltdb.SQLStmt;
 
 /**
- * {@link ReassignInvocations}, marking its place in every partition's journal in a journaled cluster
+ * {@link org.apiary.runtime.procedure.ReassignInvocations}, marking its place in every partition's journal in a journaled cluster
  * ({@link MarksPartitions}).
  */
-public class ReassignInvocationsMarked extends ReassignInvocations implements MarksPartitions {
+public class ReassignInvocations extends org.apiary.runtime.procedure.ReassignInvocations implements MarksPartitions {
   public final SQLStmt partitionMark = new SQLStmt(SystemSchema.PARTITION_MARK_SQL);
 
   @Override

@@ -1,13 +1,14 @@
-package org.apiary.runtime.procedure;
+package org.apiary.runtime.procedure.marked;
 
 import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.procedure.MarksPartitions;
 import org.voltdb.SQLStmt;
 
 /**
- * {@link StoreCredential}, marking its place in every partition's journal in a journaled cluster
+ * {@link org.apiary.runtime.procedure.StoreCredential}, marking its place in every partition's journal in a journaled cluster
  * ({@link MarksPartitions}).
  */
-public class StoreCredentialMarked extends StoreCredential implements MarksPartitions {
+public class StoreCredential extends org.apiary.runtime.procedure.StoreCredential implements MarksPartitions {
   public final SQLStmt partitionMark = new SQLStmt(SystemSchema.PARTITION_MARK_SQL);
 
   @Override
