@@ -61,10 +61,15 @@ class JournaledClusterCommandLineTest {
     assertEquals(0, created.exit(), created.toString());
     Thread.sleep(1_000); // asynchronous: on disk within the fsync interval (100 ms)
     ClusterDirectory.State state = new ClusterDirectory(dir).readState().orElseThrow();
+    // Every node at once, as a power cut would: the handles first (with two nodes, the survivor of the first kill
+    // stops itself, by VoltDB's partition detection).
+    List<ProcessHandle> nodes = new ArrayList<>();
     for (ClusterDirectory.Node n : state.nodes()) {
-      ProcessHandle node = ProcessHandle.of(n.pid()).orElseThrow(() -> new AssertionError("node " + n.index()
-          + " died before the test killed it; its log ends:\n" + tail(Path.of(n.log()))));
-      node.destroyForcibly();
+      nodes.add(ProcessHandle.of(n.pid()).orElseThrow(() -> new AssertionError("node " + n.index()
+          + " died before the test killed it; its log ends:\n" + tail(Path.of(n.log())))));
+    }
+    nodes.forEach(ProcessHandle::destroyForcibly);
+    for (ProcessHandle node : nodes) {
       node.onExit().get(30, TimeUnit.SECONDS);
     }
     for (int i = 0; i < 2; i++) {
