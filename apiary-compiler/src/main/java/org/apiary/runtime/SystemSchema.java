@@ -336,7 +336,25 @@ public final class SystemSchema {
                   + " COLUMN invocation_id PARAMETER 0 AS SELECT status FROM " + INVOCATIONS
                   + " WHERE invocation_id = ?;"),
               Step.createProcedure(RESUME_INVOCATION, "CREATE PROCEDURE FROM CLASS "
-                  + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))));
+                  + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))),
+      new Migration(17, "Ended invocations in provenance (issue 43): " + LOG_BATCH + " and " + CANCEL_INVOCATION
+          + " read back the log entry of each invocation whose outcome they store (a statement of their own, which "
+          + "VoltDB plans when a procedure is created), to capture its Invocations row; both are created again",
+          List.of(recreateFrontendProcedure(org.apiary.runtime.procedure.InvocationLogBatch.class),
+              recreateFrontendProcedure(org.apiary.runtime.procedure.CancelInvocation.class))));
+
+  /**
+   * Creates again (drops, if there, and creates, in one catalog update) a single-partition procedure of the frontends'
+   * routed by its first parameter, an invocation ID, so that VoltDB plans the statements its class now declares. Safe
+   * to run again.
+   */
+  private static Step recreateFrontendProcedure(Class<?> procedure) {
+    String create = "CREATE PROCEDURE ALLOW " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " PARTITION ON TABLE "
+        + INVOCATIONS + " COLUMN invocation_id PARAMETER 0 FROM CLASS " + procedure.getName() + ";";
+    String name = procedure.getSimpleName();
+    return new Step(c -> c.procedures().contains(name) ? List.of("DROP PROCEDURE " + name + ";", create)
+        : List.of(create));
+  }
 
   private static List<Step> version15() {
     List<Step> steps = new ArrayList<>();
