@@ -180,7 +180,7 @@ public final class SystemSchema {
       "RecordFailureVarchar", "RecordFailureVarbinary", "ApiaryGetRecorded_INTEGER", "ApiaryGetRecorded_VARCHAR",
       "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
       "ApiaryFindOutcomeOf_VARBINARY", CHECK_AND_RECORD_DENIAL, CANCEL_INVOCATION,
-      INVOCATION_STATUS);
+      INVOCATION_STATUS, ENQUEUE_ITEM, CLAIM_QUEUE_ITEMS, FINISH_QUEUE_ITEM, RELEASE_QUEUE_ITEMS, FIND_QUEUE_ITEM);
 
   /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
   private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
