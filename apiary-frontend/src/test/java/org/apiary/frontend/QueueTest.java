@@ -116,6 +116,38 @@ class QueueTest {
     }
   }
 
+  @Test
+  void itemsAFrontendWasRunningWhenItStoppedAreFinishedByAnotherAndRunOnce() throws InterruptedException {
+    FrontendHooks holds = new FrontendHooks() {
+      @Override
+      public void afterFunction(String graph, String invocation, String function) {
+        // Each function's transaction commits, but its answer never arrives: the invocations stay running here.
+        throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
+      }
+    };
+    List<String> ids = new ArrayList<>();
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, holds); ApiaryClient client = client(a)) {
+      for (long k = 40; k < 43; k++) {
+        ids.add(client.enqueue("q_plain", InvocationRequest.of("qMark", k, "t" + k)).id());
+      }
+      long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      while (count("SELECT COUNT(*) FROM q_marks WHERE k >= 40 AND k < 43") < 3) {
+        assertTrue(System.nanoTime() < deadline, "frontend a never ran the items");
+        Thread.sleep(20);
+      }
+      assertEquals(InvocationStatus.RUNNING, client.handle(ids.get(0)).status());
+    }
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      for (String id : ids) {
+        client.handle(id).await(WAIT);
+        assertEquals(InvocationStatus.DONE, client.handle(id).status());
+      }
+    }
+    for (long k = 40; k < 43; k++) {
+      assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = ?", k), "item of key " + k + " ran once");
+    }
+  }
+
   /** The most intervals [entered, left) of {@code q_runs} for these keys that overlap at one instant. */
   private int maxConcurrent(long fromKey, long toKey) {
     VoltTable t = db.callAdmin("reading runs", "@AdHoc", "SELECT SINCE_EPOCH(MICROSECOND, entered), "
