@@ -636,6 +636,18 @@ final class InvocationCoordinator {
     boolean stale = cause instanceof FunctionFailedException f && Invocation.STALE_GRAPH.equals(f.errorType());
     LOG.log(Level.DEBUG, () -> "frontend " + frontendId + ": attempt " + attempt.number() + " of invocation "
         + attempt.invocation() + " failed (" + cause.getMessage() + "); retrying in " + backoff + " ms");
+    try {
+      scheduleRetry(attempt, stale, backoff);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The frontend is stopping: nothing is stored (a failure stored here would end the invocation for good). Its
+      // log entry stays running, and the frontend that takes over this one's lease completes it.
+      deliver(attempt.invocation(), WireReply.error(attempt.invocation(), WireReply.OUTCOME_UNKNOWN, "frontend "
+          + frontendId + " stopped while invocation " + attempt.invocation() + " waited to be attempted again; "
+          + "another frontend completes it, and resending the same ID is safe"));
+    }
+  }
+
+  private void scheduleRetry(Attempt attempt, boolean stale, long backoff) {
     scheduler.schedule(() -> guarded(attempt.invocation(), () -> {
       if (!stale) {
         claimAndRun(attempt.next(attempt.graph(), attempt.version()));
