@@ -72,6 +72,8 @@ public final class SystemSchema {
   public static final String FINISH_QUEUE_ITEM = "FinishQueueItem";
   /** Gives a dead frontend's running items back to their queue ({@code ReleaseQueueItems}, single-partition). */
   public static final String RELEASE_QUEUE_ITEMS = "ReleaseQueueItems";
+  /** Deletes a queue's items that ended before the retention ({@code ExpireQueueItems}, single-partition). */
+  public static final String EXPIRE_QUEUE_ITEMS = "ExpireQueueItems";
   /**
    * Finds a queue item by its invocation ID alone ({@code ApiaryFindQueueItem}, a multi-partition read): parameter
    * the invocation ID; returns queue name and status. Used only for an ID the invocation log does not know.
@@ -180,7 +182,8 @@ public final class SystemSchema {
       "RecordFailureVarchar", "RecordFailureVarbinary", "ApiaryGetRecorded_INTEGER", "ApiaryGetRecorded_VARCHAR",
       "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
       "ApiaryFindOutcomeOf_VARBINARY", CHECK_AND_RECORD_DENIAL, CANCEL_INVOCATION,
-      INVOCATION_STATUS, ENQUEUE_ITEM, CLAIM_QUEUE_ITEMS, FINISH_QUEUE_ITEM, RELEASE_QUEUE_ITEMS, FIND_QUEUE_ITEM);
+      INVOCATION_STATUS, ENQUEUE_ITEM, CLAIM_QUEUE_ITEMS, FINISH_QUEUE_ITEM, RELEASE_QUEUE_ITEMS, FIND_QUEUE_ITEM,
+      EXPIRE_QUEUE_ITEMS);
 
   /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
   private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
@@ -326,7 +329,8 @@ public final class SystemSchema {
                   + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))),
       new Migration(17, "Durable queues (issue 42): declared queues and their limits (" + QUEUES + ", replicated), "
           + "and queue items (" + QUEUE_ITEMS + ", partitioned by queue), with procedures to store a queue, enqueue "
-          + "with deduplication, claim within the limits, finish, and give a dead frontend's items back",
+          + "with deduplication, claim within the limits, finish, give a dead frontend's items back, and delete ended "
+          + "items past the retention",
           version17()));
 
   /** Version 17: durable queues (issue 42). Self-contained, so it can be renumbered on a merge. */
@@ -362,14 +366,15 @@ public final class SystemSchema {
             + "invocation_id);\n"
             + "CREATE INDEX APIARY_QUEUE_ITEMS_BY_DEDUP ON " + QUEUE_ITEMS + " (queue_name, dedup_id);\n"
             + "CREATE INDEX APIARY_QUEUE_ITEMS_BY_START ON " + QUEUE_ITEMS + " (queue_name, started_at);\n"
-            + "CREATE INDEX APIARY_QUEUE_ITEMS_BY_ID ON " + QUEUE_ITEMS + " (invocation_id);"),
+            + "CREATE INDEX APIARY_QUEUE_ITEMS_BY_ID ON " + QUEUE_ITEMS + " (invocation_id);\n"
+            + "CREATE INDEX APIARY_QUEUE_ITEMS_BY_FINISH ON " + QUEUE_ITEMS + " (queue_name, finished_at);"),
         Step.createProcedure(STORE_QUEUE, "CREATE PROCEDURE FROM CLASS "
             + org.apiary.runtime.procedure.StoreQueue.class.getName() + ";"),
         Step.createProcedure(FIND_QUEUE_ITEM, "CREATE PROCEDURE " + FIND_QUEUE_ITEM + allow + " AS SELECT queue_name, "
             + "status FROM " + QUEUE_ITEMS + " WHERE invocation_id = ?;")));
     for (Class<?> c : List.of(org.apiary.runtime.procedure.EnqueueItem.class,
         org.apiary.runtime.procedure.ClaimQueueItems.class, org.apiary.runtime.procedure.FinishQueueItem.class,
-        org.apiary.runtime.procedure.ReleaseQueueItems.class)) {
+        org.apiary.runtime.procedure.ReleaseQueueItems.class, org.apiary.runtime.procedure.ExpireQueueItems.class)) {
       steps.add(Step.createProcedure(c.getSimpleName(), "CREATE PROCEDURE" + allow + byQueue + " FROM CLASS "
           + c.getName() + ";"));
     }

@@ -164,9 +164,12 @@ final class FrontendMaintenance implements AutoCloseable {
     }
   }
 
-  /** One retention pass: ended invocations and recorded outputs older than the retention, by the database's clock. */
+  /**
+   * One retention pass: ended invocations, recorded outputs and ended queue items older than the retention, by the
+   * database's clock.
+   */
   long deleteExpiredRecords() {
-    return log.deleteOlderThan(config.retention());
+    return log.deleteOlderThan(config.retention()) + queues.deleteEnded(config.retention());
   }
 
   /** Stops the duties (their scheduler belongs to the frontend, which shuts it down). */

@@ -35,6 +35,8 @@ final class QueueRunner {
   static final long POLL_INTERVAL_MS = 50;
   /** The most items one claim takes. */
   private static final int CLAIM_BATCH = 32;
+  /** The most ended items one retention step deletes. */
+  private static final int EXPIRE_BATCH = 2_000;
   /** How long before an item whose outcome was not final is asked again. */
   private static final long RETRY_MS = 500;
 
@@ -220,7 +222,20 @@ final class QueueRunner {
     if (finalOutcome(reply)) {
       finish(queue, invocation, reply);
     } else if (running) {
-      scheduler.schedule(() -> run(queue, invocation, frame), RETRY_MS, TimeUnit.MILLISECONDS);
+      later(() -> run(queue, invocation, frame), "asking again for the outcome of queue item " + invocation);
+    }
+  }
+
+  /**
+   * Runs {@code task} after {@link #RETRY_MS}, unless the frontend is stopping: then the item stays running on this
+   * frontend until the frontend that takes over its lease gives it back to its queue.
+   */
+  private void later(Runnable task, String what) {
+    try {
+      scheduler.schedule(task, RETRY_MS, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      LOG.log(Level.DEBUG, "frontend " + frontendId + " is stopping, so it is not " + what + "; the takeover of its "
+          + "lease gives the item back to its queue (" + e.getMessage() + ")");
     }
   }
 
@@ -239,9 +254,29 @@ final class QueueRunner {
             LOG.log(Level.WARNING, "frontend " + frontendId + ": could not end queue item " + invocation + " of queue "
                 + queue + " (" + InvocationCoordinator.unwrap(err).getMessage() + "); trying again in " + RETRY_MS
                 + " ms");
-            scheduler.schedule(() -> finish(queue, invocation, reply), RETRY_MS, TimeUnit.MILLISECONDS);
+            later(() -> finish(queue, invocation, reply), "ending queue item " + invocation);
           }
         });
+  }
+
+  /**
+   * Retention for queues: deletes, per queue, the items that ended more than {@code retention} ago by the database's
+   * clock, in steps of at most {@value #EXPIRE_BATCH} (each one single-partition transaction), never a waiting or
+   * running item. Their deduplication IDs are free again.
+   *
+   * @return how many items were deleted
+   */
+  long deleteEnded(java.time.Duration retention) {
+    long deleted = 0;
+    for (String queue : queues()) {
+      long n;
+      do {
+        n = db.callAdmin("deleting ended items of queue " + queue, SystemSchema.EXPIRE_QUEUE_ITEMS, queue,
+            retention.toMillis(), EXPIRE_BATCH).getResults()[0].asScalarLong();
+        deleted += n;
+      } while (n == EXPIRE_BATCH && running);
+    }
+    return deleted;
   }
 
   /**

@@ -91,6 +91,24 @@ class QueueTest {
   }
 
   @Test
+  void anEndedItemPastTheRetentionIsDeletedAndItsDeduplicationIdIsFreeAgain() throws InterruptedException {
+    FrontendConfig shortRetention = CONFIG.withRetention(Duration.ofMillis(10), Duration.ofHours(1));
+    try (FrontendServer a = FrontendServer.start(db, shortRetention); ApiaryClient client = client(a)) {
+      InvocationHandle first = client.enqueue("q_plain", "once-a-day", InvocationRequest.of("qMark", 50L, "x"));
+      first.await(WAIT);
+      Thread.sleep(1_200); // the retention is at least 1 s in effect
+      a.deleteExpiredRecords();
+      assertEquals(0, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = 'q_plain' "
+          + "AND dedup_id = 'once-a-day'"));
+      InvocationHandle second = client.enqueue("q_plain", "once-a-day", InvocationRequest.of("qMark", 51L, "y"));
+      assertTrue(!second.id().equals(first.id()), "a new item");
+      second.await(WAIT);
+    }
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 50"));
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 51"));
+  }
+
+  @Test
   void queuedWorkSurvivesTheLossOfEveryFrontendAndALaterOneRunsIt() {
     FrontendHooks neverClaims = new FrontendHooks() {
       @Override
