@@ -48,6 +48,11 @@ final class QueueRunner {
   private final FrontendHooks hooks;
   private final ScheduledExecutorService scheduler;
   private volatile boolean running = true;
+  /** How long the claiming rounds use the declared queues' names before reading them again. */
+  private static final long NAMES_TTL_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** The declared queues' names as last read (claiming rounds only, on one scheduler thread at a time). */
+  private volatile List<String> queueNames;
+  private volatile long namesReadAt;
 
   QueueRunner(ApiaryDatabase db, FrontendConfig config, String frontendId, GraphCatalog catalog,
               InvocationCoordinator coordinator, FrontendHooks hooks, ScheduledExecutorService scheduler) {
@@ -168,13 +173,28 @@ final class QueueRunner {
     return names;
   }
 
+  /**
+   * The declared queues as the claiming rounds see them: read again at most every {@link #NAMES_TTL_NANOS} (a queue
+   * registered since is claimed from within a second), so an idle round is one transaction per queue.
+   */
+  private List<String> claimedQueues() {
+    long now = System.nanoTime();
+    List<String> names = queueNames;
+    if (names == null || now - namesReadAt > NAMES_TTL_NANOS) {
+      names = queues();
+      queueNames = names;
+      namesReadAt = now;
+    }
+    return names;
+  }
+
   private void claimRound() {
     if (!running) {
       return;
     }
     try {
       hooks.beforeClaimingQueueItems();
-      for (String queue : queues()) {
+      for (String queue : claimedQueues()) {
         int room = config.maxInFlight() - coordinator.inFlight();
         if (room <= 0 || !running) {
           return;
