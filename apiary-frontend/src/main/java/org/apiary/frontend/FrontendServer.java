@@ -136,6 +136,7 @@ public final class FrontendServer implements AutoCloseable {
     sockets.onFlush(this::sendQueuedReplies);
     this.queues = new QueueRunner(db, config, id, catalog, coordinator, hooks, scheduler);
     coordinator.queues(queues);
+    dispatcher.enqueuer(queues::enqueueFromFunction);
     this.maintenance = new FrontendMaintenance(db, config, id, endpoint, catalog, coordinator, hooks, scheduler,
         metrics, queues);
     metrics.bind(this, guard, FrontendServer::leaseRemainingSeconds, config.invocationLog());

@@ -127,6 +127,57 @@ final class QueueRunner {
         });
   }
 
+  /**
+   * Stores an item a function enqueued in its transaction ({@link Dispatcher.Enqueuer}), under the ID the dispatcher
+   * derived, with the invocation's caller, purpose and roles. A refusal that no later attempt can change (unknown
+   * queue or graph, wrong arguments, a deduplication ID taken by a different request) fails with a
+   * {@link org.apiary.FunctionFailedException} naming the function; anything else fails so the attempt is repeated.
+   */
+  CompletableFuture<Void> enqueueFromFunction(String function, String caller, String purpose, String roles,
+                                              String itemId, com.fasterxml.jackson.databind.JsonNode item) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    try {
+      String queue = item.path("queue").asText(null);
+      String dedup = item.path("dedup").isTextual() ? item.path("dedup").asText() : null;
+      String graphName = item.path("graph").asText(null);
+      com.fasterxml.jackson.databind.JsonNode key = item.get("key") == null || item.get("key").isNull() ? null
+          : item.get("key");
+      List<com.fasterxml.jackson.databind.JsonNode> args = new ArrayList<>();
+      item.path("args").forEach(args::add);
+      Optional<GraphCatalog.Versioned> graph = graphName == null ? Optional.empty() : catalog.known(graphName);
+      if (graphName != null && graph.isEmpty()) {
+        catalog.reload();
+        graph = catalog.known(graphName);
+      }
+      if (graph.isEmpty()) {
+        throw new InvalidRequestException("unknown graph '" + graphName + "'");
+      }
+      Dispatcher.checkRequest(graph.get().graph(), key, args);
+      WireRequest request = new WireRequest(WireRequest.ENQUEUE, itemId, graphName, key, args, caller, null, purpose,
+          roles, null, queue, dedup);
+      long hash = OneTransactionOutcomes.requestHash(graphName, key, args,
+          config.credentialsRequired() ? caller : null);
+      enqueue(request, hash, reply -> {
+        if (WireReply.OK.equals(reply.status())) {
+          done.complete(null);
+        } else if (WireReply.INVALID_REQUEST.equals(reply.error())) {
+          done.completeExceptionally(refused(function, queue, reply.message()));
+        } else {
+          done.completeExceptionally(new org.apiary.DatabaseException("enqueuing on queue '" + queue + "' for function '"
+              + function + "' failed: " + reply.message()));
+        }
+      });
+    } catch (InvalidRequestException e) {
+      done.completeExceptionally(refused(function, item.path("queue").asText(null), e.getMessage()));
+    }
+    return done;
+  }
+
+  private static org.apiary.FunctionFailedException refused(String function, String queue, String why) {
+    return new org.apiary.FunctionFailedException(function, "EnqueueRefused", "function '" + function + "' enqueued on "
+        + "queue '" + queue + "', which was refused after its transaction committed: " + why);
+  }
+
   /** An ID as stored: scoped by the caller's identity where credentials are required. */
   private String stored(WireRequest request, String id) {
     return config.credentialsRequired() ? Credentials.invocationId(request.caller(), id) : id;

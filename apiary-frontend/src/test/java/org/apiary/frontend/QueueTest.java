@@ -109,6 +109,60 @@ class QueueTest {
   }
 
   @Test
+  void aFunctionEnqueuesAtomicallyWithItsWritesAndAFailedOneEnqueuesNothing() throws InterruptedException {
+    String items = "SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = 'q_plain' AND graph = 'qMark'";
+    long before = count(items);
+    try (FrontendServer a = FrontendServer.start(db, CONFIG); ApiaryClient client = client(a)) {
+      assertThrows(org.apiary.FunctionFailedException.class, () -> client.invoke("qSpawn", 70L, "f", true));
+      assertEquals(before, count(items), "the failed function's enqueue rolled back with it");
+      assertEquals(List.of("ok"), client.invoke("qSpawn", 71L, "ok", false).values(String.class));
+      assertEquals(before + 1, count(items), "the committed function's item is stored before its invocation ends");
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM q_marks WHERE k = 1071") == 0) {
+        assertTrue(System.nanoTime() < deadline, "the enqueued child never ran");
+        Thread.sleep(20);
+      }
+    }
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 71"));
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 1071 AND item = 'child-ok'"), "the child ran once");
+    assertEquals(0, count("SELECT COUNT(*) FROM q_marks WHERE k IN (70, 1070)"), "nothing of the failed one");
+  }
+
+  @Test
+  void aFunctionThatCommittedOnAFrontendThatStoppedHasItsEnqueueStoredOnceByTheTakeover() throws InterruptedException {
+    String items = "SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = 'q_plain' AND graph = 'qMark'";
+    long before = count(items);
+    FrontendHooks holds = new FrontendHooks() {
+      @Override
+      public void afterFunction(String graph, String invocation, String function) {
+        // The function's transaction (its write and its enqueue) committed; this frontend never stores the item.
+        throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
+      }
+    };
+    InvocationRequest request = InvocationRequest.of("qSpawn", 72L, "t", false);
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, holds); ApiaryClient client = client(a)) {
+      client.start(request);
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM q_marks WHERE k = 72") == 0) {
+        assertTrue(System.nanoTime() < deadline, "the function never ran");
+        Thread.sleep(20);
+      }
+      assertEquals(before, count(items), "committed, but not yet stored as an item");
+    }
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      assertEquals(List.of("t"), client.handle(request.id()).await(WAIT).values(String.class));
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM q_marks WHERE k = 1072") == 0) {
+        assertTrue(System.nanoTime() < deadline, "the enqueued child never ran");
+        Thread.sleep(20);
+      }
+    }
+    assertEquals(before + 1, count(items), "one item");
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 72"));
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 1072"), "the child ran once");
+  }
+
+  @Test
   void queuedWorkSurvivesTheLossOfEveryFrontendAndALaterOneRunsIt() {
     FrontendHooks neverClaims = new FrontendHooks() {
       @Override

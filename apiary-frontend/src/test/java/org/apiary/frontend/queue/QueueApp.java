@@ -37,6 +37,12 @@ public final class QueueApp {
       .addEdge("qPause", "qLeave", "leave")
       .addEdge("qLeave", Graph.SINK, ApiaryFunction.SINK);
 
+  /** {@code qSpawn} [item, fail]: records the item and enqueues a child {@code qMark} in the same transaction. */
+  public static final Graph SPAWN = Graph.named("qSpawn")
+      .addLocalFunction("qSpawnIt", Spawn.class)
+      .addEdge(Graph.SOURCE, "qSpawnIt", ApiaryFunction.SOURCE)
+      .addEdge("qSpawnIt", Graph.SINK, ApiaryFunction.SINK);
+
   /** At most 2 running across every frontend, up to 2 on each. */
   public static final Queue LIMITED = Queue.named("q_limited").concurrency(2).perFrontend(2);
   /** At most 1 running on each frontend. */
@@ -46,7 +52,7 @@ public final class QueueApp {
   /** No limits. */
   public static final Queue PLAIN = Queue.named("q_plain");
 
-  public static final Application APP = Application.of(SCHEMA, MARK, SLOW)
+  public static final Application APP = Application.of(SCHEMA, MARK, SLOW, SPAWN)
       .withQueues(LIMITED, ONE_EACH, RATED, PLAIN);
 
   private QueueApp() {}
