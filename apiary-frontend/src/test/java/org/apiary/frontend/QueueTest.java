@@ -214,10 +214,27 @@ class QueueTest {
         client.handle(id).await(WAIT);
         assertEquals(InvocationStatus.DONE, client.handle(id).status());
       }
+      // The items themselves end too (a dead frontend's items left running would hold the queue's limits forever).
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = 'q_plain' AND status = 'DONE' "
+          + "AND invocation_id IN (?, ?, ?)", ids.get(0), ids.get(1), ids.get(2)) < 3) {
+        assertTrue(System.nanoTime() < deadline, "the items never ended: " + itemStatuses(ids));
+        Thread.sleep(20);
+      }
     }
     for (long k = 40; k < 43; k++) {
       assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = ?", k), "item of key " + k + " ran once");
     }
+  }
+
+  private List<String> itemStatuses(List<String> ids) {
+    List<String> statuses = new ArrayList<>();
+    for (String id : ids) {
+      VoltTable t = db.callAdmin("reading items", "@AdHoc", "SELECT status, frontend FROM APIARY_QUEUE_ITEMS "
+          + "WHERE invocation_id = ?", id).getResults()[0];
+      statuses.add(t.advanceRow() ? t.getString(0) + " on " + t.getString(1) : "absent");
+    }
+    return statuses;
   }
 
   /** The most intervals [entered, left) of {@code q_runs} for these keys that overlap at one instant. */
