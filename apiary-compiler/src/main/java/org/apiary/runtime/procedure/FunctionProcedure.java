@@ -485,7 +485,7 @@ public abstract class FunctionProcedure extends JournaledProcedure {
       JsonNode keyTree = key == null ? null : Json.tree(key);
       JsonNode valueTree = Json.output(value);
       Map<String, Invocation.OutputEdge> edges = invocation.outputEdges();
-      if (edges != null) {
+      if (edges != null && !Output.ENQUEUE_EDGE.equals(edge)) { // an enqueue is checked where it is stored
         checkOutput(edge, edges, valueTree, keyTree);
       }
       outputs.add(new Output(edge, keyTree, valueTree));
