@@ -381,6 +381,7 @@ public final class SystemSchema {
     String name = procedure.getSimpleName();
     return new Step(c -> c.procedures().contains(name) ? List.of("DROP PROCEDURE " + name + ";", create)
         : List.of(create));
+  }
 
   /** Version 18: durable queues (issue 42). Self-contained, so it can be renumbered on a merge. */
   private static List<Step> version18() {
