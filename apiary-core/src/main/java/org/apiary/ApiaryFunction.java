@@ -151,6 +151,35 @@ public abstract class ApiaryFunction {
     runtime().output(edge, value, partitionKey);
   }
 
+  /**
+   * Puts an invocation on a durable queue ({@link Queue}) atomically with this function's writes (issue 42: an
+   * outbox that cannot disagree with the data): the request is stored with this function's outputs, in its
+   * transaction, so if the function fails (or its transaction rolls back) nothing is enqueued, and once it commits the
+   * item is enqueued, by whichever frontend runs or recovers this invocation, before anything after this function
+   * runs. Its invocation ID is derived from this invocation, function, partition key and the enqueue's order, so a
+   * replay or recovery enqueues the same item once. The queue and graph are checked only when the item is stored:
+   * an unknown queue or graph, arguments of the wrong type, or a deduplication ID taken by a different request fail
+   * the invocation then, after this function's writes committed.
+   *
+   * @param queue a queue declared with the application
+   * @param deduplicationId names the item within the queue (see {@code ApiaryClient.enqueue}), or {@code null}
+   * @param graph the graph to run
+   * @param partitionKey its partition key, or {@code null}
+   * @param arguments its arguments
+   */
+  protected final void enqueue(String queue, String deduplicationId, String graph, Object partitionKey,
+                               Object... arguments) {
+    java.util.Objects.requireNonNull(queue, "queue");
+    java.util.Objects.requireNonNull(graph, "graph");
+    java.util.Map<String, Object> item = new java.util.LinkedHashMap<>();
+    item.put("queue", queue);
+    item.put("dedup", deduplicationId);
+    item.put("graph", graph);
+    item.put("key", partitionKey);
+    item.put("args", java.util.Arrays.asList(arguments));
+    runtime().output(org.apiary.internal.Output.ENQUEUE_EDGE, item, null);
+  }
+
   /** The transaction's timestamp: the same on every replica. Use it instead of the wall clock. */
   protected final Instant transactionTime() {
     return runtime().transactionTime();

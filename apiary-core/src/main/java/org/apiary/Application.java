@@ -2,10 +2,12 @@ package org.apiary;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * Everything that is registered together: the schema (VoltDB DDL) and the graphs built on it. Registering an
@@ -13,11 +15,36 @@ import java.util.Objects;
  *
  * @param schema the tables the functions use, as VoltDB DDL
  * @param graphs the graphs, each invocable by name
+ * @param queues the durable queues invocations of these graphs may be put on ({@link Queue}), by name
  */
-public record Application(String schema, List<Graph> graphs) {
+public record Application(String schema, List<Graph> graphs, List<Queue> queues) {
   public Application {
     Objects.requireNonNull(schema, "schema");
     graphs = List.copyOf(graphs);
+    queues = List.copyOf(queues);
+  }
+
+  /** An application without queues. */
+  public Application(String schema, List<Graph> graphs) {
+    this(schema, graphs, List.of());
+  }
+
+  /**
+   * This application with these queues declared too: registering it stores each queue's limits in the database,
+   * where every frontend reads them (a queue registered again takes the limits declared last).
+   *
+   * @throws RegistrationException if two queues share a name
+   */
+  public Application withQueues(Queue... more) {
+    List<Queue> all = new ArrayList<>(queues);
+    all.addAll(Arrays.asList(more));
+    Set<String> names = new HashSet<>();
+    for (Queue q : all) {
+      if (!names.add(q.name())) {
+        throw new RegistrationException(List.of("two queues are named '" + q.name() + "'"));
+      }
+    }
+    return new Application(schema, graphs, all);
   }
 
   /** An application made of a schema and graphs. */

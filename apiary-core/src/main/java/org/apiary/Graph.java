@@ -286,6 +286,9 @@ public final class Graph {
       if (e.from().equals(SOURCE) && e.to().equals(SINK)) {
         problems.add(edge + " connects the source straight to the sink");
       }
+      if (org.apiary.internal.Output.ENQUEUE_EDGE.equals(e.id())) {
+        problems.add(edge + " has the ID Apiary reserves for a function's enqueues; choose another");
+      }
       if (e.from().equals(SOURCE)) {
         hasSource = true;
         Class<?> other = sourceTypes.putIfAbsent(e.id(), e.valueType());

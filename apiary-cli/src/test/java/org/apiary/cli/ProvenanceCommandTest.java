@@ -73,9 +73,9 @@ class ProvenanceCommandTest {
       sink.ensureTable(denied);
       sink.load(invocations, java.util.List.of(
           new org.apiary.provenance.ProvenanceRow(invocations.name(), java.util.List.of(t, "10", 10L, 0L, 0, "read",
-              "readRecord", "inv-a", "7", "alice", 3L, "treatment", "nurse")),
+              "readRecord", "inv-a", "7", "alice", 3L, "treatment", "nurse", "ran")),
           new org.apiary.provenance.ProvenanceRow(invocations.name(), java.util.List.of(t.plusSeconds(1), "11", 11L,
-              0L, 0, "read", "readRecord", "inv-b", "7", "bob", 3L, "marketing", "clerk"))));
+              0L, 0, "read", "readRecord", "inv-b", "7", "bob", 3L, "marketing", "clerk", "ran"))));
       sink.load(events, java.util.List.of(
           new org.apiary.provenance.ProvenanceRow(events.name(), java.util.List.of(t, "10", 10L, 0L, 0, "read", 0L,
               7L)),

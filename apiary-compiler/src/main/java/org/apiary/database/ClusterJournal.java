@@ -161,7 +161,8 @@ final class ClusterJournal implements AutoCloseable {
       org.apiary.runtime.procedure.marked.SetMinimumRetention.class,
       org.apiary.runtime.procedure.marked.StoreCredential.class,
       org.apiary.runtime.procedure.marked.StoreFunction.class,
-      org.apiary.runtime.procedure.marked.StoreGraph.class);
+      org.apiary.runtime.procedure.marked.StoreGraph.class,
+      org.apiary.runtime.procedure.marked.StoreQueue.class);
 
   /**
    * What only a journaled cluster has, kept out of the system schema's migrations because VoltDB's SQL functions

@@ -58,6 +58,27 @@ public final class SystemSchema {
    * each function after an attempt's first ones, so that none starts once a cancel is stored.
    */
   public static final String INVOCATION_STATUS = "ApiaryInvocationStatus";
+  /** Declared queues and their limits (issue 42): a replicated table, written at registration. */
+  public static final String QUEUES = "APIARY_QUEUES";
+  /** Queue items (issue 42): partitioned by queue name, so one queue's items, counts and claims share a partition. */
+  public static final String QUEUE_ITEMS = "APIARY_QUEUE_ITEMS";
+  /** Stores a queue's limits ({@code StoreQueue}, the administrator's, journaled). */
+  public static final String STORE_QUEUE = "StoreQueue";
+  /** Enqueues an item with deduplication ({@code EnqueueItem}, single-partition on the queue, journaled). */
+  public static final String ENQUEUE_ITEM = "EnqueueItem";
+  /** Claims queued items within the queue's limits ({@code ClaimQueueItems}, single-partition, journaled). */
+  public static final String CLAIM_QUEUE_ITEMS = "ClaimQueueItems";
+  /** Marks a running item ended ({@code FinishQueueItem}, single-partition, journaled). */
+  public static final String FINISH_QUEUE_ITEM = "FinishQueueItem";
+  /** Gives a dead frontend's running items back to their queue ({@code ReleaseQueueItems}, single-partition). */
+  public static final String RELEASE_QUEUE_ITEMS = "ReleaseQueueItems";
+  /** Deletes a queue's items that ended before the retention ({@code ExpireQueueItems}, single-partition). */
+  public static final String EXPIRE_QUEUE_ITEMS = "ExpireQueueItems";
+  /**
+   * Finds a queue item by its invocation ID alone ({@code ApiaryFindQueueItem}, a multi-partition read): parameter
+   * the invocation ID; returns queue name and status. Used only for an ID the invocation log does not know.
+   */
+  public static final String FIND_QUEUE_ITEM = "ApiaryFindQueueItem";
   public static final String FRONTENDS = "APIARY_FRONTENDS";
   /** API keys (their SHA-256 hashes, never the keys) and the identities they belong to; replicated, rarely written. */
   public static final String CREDENTIALS = "APIARY_CREDENTIALS";
@@ -193,7 +214,8 @@ public final class SystemSchema {
       "RecordFailureVarchar", "RecordFailureVarbinary", "ApiaryGetRecorded_INTEGER", "ApiaryGetRecorded_VARCHAR",
       "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
       "ApiaryFindOutcomeOf_VARBINARY", CHECK_AND_RECORD_DENIAL, CANCEL_INVOCATION,
-      INVOCATION_STATUS);
+      INVOCATION_STATUS, ENQUEUE_ITEM, CLAIM_QUEUE_ITEMS, FINISH_QUEUE_ITEM, RELEASE_QUEUE_ITEMS, FIND_QUEUE_ITEM,
+      EXPIRE_QUEUE_ITEMS);
 
   /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
   private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
@@ -336,7 +358,78 @@ public final class SystemSchema {
                   + " COLUMN invocation_id PARAMETER 0 AS SELECT status FROM " + INVOCATIONS
                   + " WHERE invocation_id = ?;"),
               Step.createProcedure(RESUME_INVOCATION, "CREATE PROCEDURE FROM CLASS "
-                  + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))));
+                  + org.apiary.runtime.procedure.ResumeInvocation.class.getName() + ";"))),
+      new Migration(17, "Ended invocations in provenance (issue 43): " + LOG_BATCH + " and " + CANCEL_INVOCATION
+          + " read back the log entry of each invocation whose outcome they store (a statement of their own, which "
+          + "VoltDB plans when a procedure is created), to capture its Invocations row; both are created again",
+          List.of(recreateFrontendProcedure(org.apiary.runtime.procedure.InvocationLogBatch.class),
+              recreateFrontendProcedure(org.apiary.runtime.procedure.CancelInvocation.class))),
+      new Migration(18, "Durable queues (issue 42): declared queues and their limits (" + QUEUES + ", replicated), "
+          + "and queue items (" + QUEUE_ITEMS + ", partitioned by queue), with procedures to store a queue, enqueue "
+          + "with deduplication, claim within the limits, finish, give a dead frontend's items back, and delete ended "
+          + "items past the retention",
+          version18()));
+
+  /**
+   * Creates again (drops, if there, and creates, in one catalog update) a single-partition procedure of the frontends'
+   * routed by its first parameter, an invocation ID, so that VoltDB plans the statements its class now declares. Safe
+   * to run again.
+   */
+  private static Step recreateFrontendProcedure(Class<?> procedure) {
+    String create = "CREATE PROCEDURE ALLOW " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " PARTITION ON TABLE "
+        + INVOCATIONS + " COLUMN invocation_id PARAMETER 0 FROM CLASS " + procedure.getName() + ";";
+    String name = procedure.getSimpleName();
+    return new Step(c -> c.procedures().contains(name) ? List.of("DROP PROCEDURE " + name + ";", create)
+        : List.of(create));
+  }
+
+  /** Version 18: durable queues (issue 42). Self-contained, so it can be renumbered on a merge. */
+  private static List<Step> version18() {
+    String allow = " ALLOW " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE;
+    String byQueue = " PARTITION ON TABLE " + QUEUE_ITEMS + " COLUMN queue_name PARAMETER 0";
+    List<Step> steps = new ArrayList<>(List.of(
+        Step.createTable(QUEUES, "CREATE TABLE " + QUEUES + " (\n"
+            + "  name VARCHAR(64) NOT NULL,\n"
+            + "  concurrency INTEGER NOT NULL,\n"
+            + "  per_frontend INTEGER NOT NULL,\n"
+            + "  rate_limit INTEGER NOT NULL,\n"
+            + "  rate_period_ms BIGINT NOT NULL,\n"
+            + "  declared_at TIMESTAMP NOT NULL,\n"
+            + "  PRIMARY KEY (name)\n"
+            + ");"),
+        Step.createTable(QUEUE_ITEMS, "CREATE TABLE " + QUEUE_ITEMS + " (\n"
+            + "  queue_name VARCHAR(64) NOT NULL,\n"
+            + "  invocation_id VARCHAR(" + INVOCATION_ID_CHARS + ") NOT NULL,\n"
+            + "  dedup_id VARCHAR(" + INVOCATION_ID_CHARS + "),\n"
+            + "  graph VARCHAR(64) NOT NULL,\n"
+            + "  request VARBINARY(524288) NOT NULL,\n"
+            + "  request_hash BIGINT NOT NULL,\n"
+            + "  status VARCHAR(8) NOT NULL,\n"
+            + "  frontend VARCHAR(64),\n"
+            + "  enqueued_at TIMESTAMP NOT NULL,\n"
+            + "  started_at TIMESTAMP,\n"
+            + "  finished_at TIMESTAMP,\n"
+            + "  PRIMARY KEY (queue_name, invocation_id)\n"
+            + ");\n"
+            + "PARTITION TABLE " + QUEUE_ITEMS + " ON COLUMN queue_name;\n"
+            + "CREATE INDEX APIARY_QUEUE_ITEMS_BY_STATUS ON " + QUEUE_ITEMS + " (queue_name, status, enqueued_at, "
+            + "invocation_id);\n"
+            + "CREATE INDEX APIARY_QUEUE_ITEMS_BY_DEDUP ON " + QUEUE_ITEMS + " (queue_name, dedup_id);\n"
+            + "CREATE INDEX APIARY_QUEUE_ITEMS_BY_START ON " + QUEUE_ITEMS + " (queue_name, started_at);\n"
+            + "CREATE INDEX APIARY_QUEUE_ITEMS_BY_ID ON " + QUEUE_ITEMS + " (invocation_id);\n"
+            + "CREATE INDEX APIARY_QUEUE_ITEMS_BY_FINISH ON " + QUEUE_ITEMS + " (queue_name, finished_at);"),
+        Step.createProcedure(STORE_QUEUE, "CREATE PROCEDURE FROM CLASS "
+            + org.apiary.runtime.procedure.StoreQueue.class.getName() + ";"),
+        Step.createProcedure(FIND_QUEUE_ITEM, "CREATE PROCEDURE " + FIND_QUEUE_ITEM + allow + " AS SELECT queue_name, "
+            + "status FROM " + QUEUE_ITEMS + " WHERE invocation_id = ?;")));
+    for (Class<?> c : List.of(org.apiary.runtime.procedure.EnqueueItem.class,
+        org.apiary.runtime.procedure.ClaimQueueItems.class, org.apiary.runtime.procedure.FinishQueueItem.class,
+        org.apiary.runtime.procedure.ReleaseQueueItems.class, org.apiary.runtime.procedure.ExpireQueueItems.class)) {
+      steps.add(Step.createProcedure(c.getSimpleName(), "CREATE PROCEDURE" + allow + byQueue + " FROM CLASS "
+          + c.getName() + ";"));
+    }
+    return steps;
+  }
 
   private static List<Step> version15() {
     List<Step> steps = new ArrayList<>();

@@ -177,6 +177,60 @@ public final class ApiaryClient implements AutoCloseable {
   }
 
   /**
+   * Puts an invocation on a durable queue declared with the application ({@link org.apiary.Queue}): returns once the
+   * item is stored in the database, where it waits until a frontend claims it within the queue's limits and runs it
+   * as an invocation under the request's ID. Follow it with the handle (it is {@link InvocationStatus#RUNNING} while
+   * it waits), or from any client with {@link #handle(String)}. Sending the same request again (same ID) is safe: it
+   * answers with the same item. Waits at most {@code maxAttempts * attemptTimeout} plus one second.
+   *
+   * @throws InvalidRequestException if the queue or graph is unknown or the request is wrong; nothing was enqueued
+   * @throws OutcomeUnknownException if no frontend said it is stored; enqueuing it again with the same ID is safe
+   * @throws IllegalStateException if the client is closed
+   */
+  public InvocationHandle enqueue(String queue, InvocationRequest request) {
+    return enqueue(queue, null, request);
+  }
+
+  /**
+   * Puts an invocation on a durable queue under a deduplication ID, which names one item of the queue: if an item
+   * with this ID is already queued, running or done (within the frontends' retention), nothing is enqueued and the
+   * handle is the existing item's invocation (whose ID may differ from the request's); if that item was enqueued
+   * with another graph, partition key or arguments, the request is refused, naming the conflict. Otherwise as
+   * {@link #enqueue(String, InvocationRequest)}.
+   *
+   * @param deduplicationId 1 to 64 characters, or {@code null} for none
+   * @throws InvalidRequestException if the deduplication ID is taken by a different request, the queue or graph is
+   *     unknown, or the request is wrong; nothing was enqueued
+   * @throws OutcomeUnknownException if no frontend said it is stored; enqueuing it again is safe
+   * @throws IllegalStateException if the client is closed
+   */
+  public InvocationHandle enqueue(String queue, String deduplicationId, InvocationRequest request) {
+    Objects.requireNonNull(queue, "queue");
+    Objects.requireNonNull(request, "request");
+    if (deduplicationId != null && (deduplicationId.isEmpty()
+        || deduplicationId.length() > WireRequest.MAX_DEDUP_LENGTH)) {
+      throw new IllegalArgumentException("a deduplication ID has 1 to " + WireRequest.MAX_DEDUP_LENGTH
+          + " characters, not " + deduplicationId.length());
+    }
+    ensureOpen();
+    byte[] bytes = new WireRequest(WireRequest.ENQUEUE, request.id(), request.graph(), request.partitionKey(),
+        request.arguments(), config.caller(), null, null, null, null, queue, deduplicationId)
+        .withCredential(config.credential())
+        .withPurpose(request.purpose() != null ? request.purpose() : config.purpose()).toBytes();
+    if (bytes.length > config.maxRequestBytes()) {
+      throw new InvalidRequestException("invocation '" + request.id() + "' of graph '" + request.graph() + "' is "
+          + bytes.length + " bytes encoded, more than maxRequestBytes (" + config.maxRequestBytes()
+          + "); nothing was sent");
+    }
+    PendingCall call = new PendingCall(PendingCall.Kind.RESULT, request.id(), bytes, true, false);
+    WireReply reply = await(submit(call), config.callBudget().plus(WAIT_MARGIN), null);
+    if (!WireReply.OK.equals(reply.status()) || reply.outputs() == null || reply.outputs().size() != 1) {
+      throw toException(reply);
+    }
+    return new InvocationHandle(this, reply.outputs().get(0).value().asText());
+  }
+
+  /**
    * A handle on an invocation started earlier, by this or any other client (nothing is sent until it is used).
    *
    * @throws IllegalArgumentException if the ID is empty or too long

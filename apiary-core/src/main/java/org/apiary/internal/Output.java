@@ -12,6 +12,13 @@ import java.util.Objects;
  * @param value the value as JSON
  */
 public record Output(String edge, JsonNode partitionKey, JsonNode value) {
+  /**
+   * The edge of an enqueue a function made in its transaction (issue 42, the outbox): its value names queue,
+   * deduplication ID, graph, key and arguments. Recorded with the function's other outputs, in its transaction, and
+   * enqueued by the frontend before anything routed from the function runs; never routed. No graph edge can have
+   * this ID (registration refuses it).
+   */
+  public static final String ENQUEUE_EDGE = "apiary:enqueue";
   /** Checks that the edge and value are present. */
   public Output {
     Objects.requireNonNull(edge, "edge");

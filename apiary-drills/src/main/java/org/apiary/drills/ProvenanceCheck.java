@@ -98,8 +98,10 @@ final class ProvenanceCheck {
       List<Event> events = new ArrayList<>();
       try (Connection c = DriverManager.getConnection(url, props); Statement s = c.createStatement()) {
         if (exists(c, EXECUTIONS)) {
+          // Executions that ran: a retry answered from a function's recorded outputs has a row of its own (mode
+          // 'recorded', issue 43) but ran nothing, so it is neither a duplicate nor a re-execution.
           try (ResultSet rs = s.executeQuery("SELECT exec_id, tx_id, exec_seq, partition_id, function_name, graph_id, "
-              + "execution_id, partition_key, caller FROM " + EXECUTIONS)) {
+              + "execution_id, partition_key, caller FROM " + EXECUTIONS + " WHERE mode IS NULL OR mode <> 'recorded'")) {
             while (rs.next()) {
               executions.add(new Execution(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getInt(4),
                   rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8), rs.getString(9)));

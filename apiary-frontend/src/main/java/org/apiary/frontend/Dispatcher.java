@@ -61,6 +61,33 @@ public final class Dispatcher {
   private final ExternalSteps externalSteps;
   private boolean closed;
 
+  /**
+   * Stores the enqueues a function made in its transaction (issue 42, the outbox; {@link Output#ENQUEUE_EDGE}).
+   * A future failed with a {@link FunctionFailedException} ends the invocation; any other failure leaves it to be
+   * attempted again, which replays the function's record and enqueues the same items again (each under the ID it was
+   * given, so once).
+   */
+  interface Enqueuer {
+    CompletableFuture<Void> enqueue(String function, String caller, String purpose, String roles, String itemId,
+                                    JsonNode item);
+  }
+
+  private volatile Enqueuer enqueuer;
+
+  /** Sets where functions' enqueues are stored; without one, a function that enqueues fails its invocation. */
+  void enqueuer(Enqueuer value) {
+    this.enqueuer = value;
+  }
+
+  /**
+   * The invocation ID of an item a function enqueued: derived from the invocation, the function, the item and how
+   * many equal items came before it in the function's outputs, so every replay of the function names the same items.
+   */
+  static String enqueuedItemId(String invocationId, String function, JsonNode item, int occurrence) {
+    String basis = invocationId + "\u0000" + function + "\u0000" + item + "\u0000" + occurrence;
+    return "o-" + java.util.UUID.nameUUIDFromBytes(basis.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+  }
+
   public Dispatcher(ApiaryDatabase db, GraphCatalog catalog, FunctionListener listener) {
     this(db, catalog, listener, Runnable::run);
   }
@@ -434,6 +461,47 @@ public final class Dispatcher {
     }
 
     private void finished(int index, List<Output> outputs) {
+      List<Output> enqueues = new ArrayList<>();
+      List<Output> routed = new ArrayList<>(outputs.size());
+      for (Output o : outputs) {
+        (Output.ENQUEUE_EDGE.equals(o.edge()) ? enqueues : routed).add(o);
+      }
+      if (enqueues.isEmpty()) {
+        routeThenLaunch(index, outputs);
+        return;
+      }
+      // The function's enqueues are stored before anything routed from it runs (and so before the invocation ends).
+      String fn = plan.node(index).function();
+      Enqueuer e = enqueuer;
+      if (e == null) {
+        fail(new FunctionFailedException(fn, "EnqueueRefused", "function '" + fn + "' enqueued work, but this "
+            + "frontend runs no queues"));
+        return;
+      }
+      Map<String, Integer> seen = new java.util.HashMap<>();
+      List<CompletableFuture<Void>> stored = new ArrayList<>();
+      for (Output o : enqueues) {
+        try {
+          // As a tree (a function's object output arrives as its bytes): the same text whatever bytes carried it.
+          org.apiary.internal.ForwardedJson bytes = org.apiary.internal.ForwardedJson.of(o.value());
+          JsonNode item = bytes != null ? bytes.tree() : o.value();
+          int occurrence = seen.merge(item.toString(), 1, Integer::sum);
+          stored.add(e.enqueue(fn, caller, purpose, callerRoles,
+              enqueuedItemId(invocationId, fn, item, occurrence), item));
+        } catch (RuntimeException err) {
+          stored.add(CompletableFuture.failedFuture(err));
+        }
+      }
+      CompletableFuture.allOf(stored.toArray(new CompletableFuture<?>[0])).whenCompleteAsync((ok, err) -> {
+        if (err != null) {
+          fail(err);
+        } else {
+          routeThenLaunch(index, routed);
+        }
+      }, completions);
+    }
+
+    private void routeThenLaunch(int index, List<Output> outputs) {
       int[] ready;
       synchronized (this) {
         ready = route(index, outputs);

@@ -35,4 +35,10 @@ public interface FrontendHooks {
 
   /** When recovery takes up a logged, running invocation that no attempt in this frontend is running. */
   default void recovering(String invocation) {}
+
+  /**
+   * Before each round in which the frontend claims queued items (issue 42); a hook that throws skips the round (a
+   * test keeps a frontend from running queued work this way).
+   */
+  default void beforeClaimingQueueItems() {}
 }

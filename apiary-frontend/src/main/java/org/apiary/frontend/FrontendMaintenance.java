@@ -25,6 +25,8 @@ final class FrontendMaintenance implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private volatile boolean running = true;
   private final FrontendMetrics metrics;
+  /** Durable queues: a dead frontend's running items go back to their queues in its takeover. */
+  private final QueueRunner queues;
   /** When the last renewal that succeeded began (nanoTime); the lease runs at least its duration from then. */
   private volatile long renewedAtNanos;
   /** Whether a renewal ever succeeded (the lease is held). */
@@ -34,8 +36,9 @@ final class FrontendMaintenance implements AutoCloseable {
 
   FrontendMaintenance(ApiaryDatabase db, FrontendConfig config, String frontendId, String endpoint,
                       GraphCatalog catalog, InvocationCoordinator coordinator, FrontendHooks hooks,
-                      ScheduledExecutorService scheduler, FrontendMetrics metrics) {
+                      ScheduledExecutorService scheduler, FrontendMetrics metrics, QueueRunner queues) {
     this.metrics = metrics;
+    this.queues = queues;
     this.config = config;
     this.frontendId = frontendId;
     this.catalog = catalog;
@@ -115,6 +118,11 @@ final class FrontendMaintenance implements AutoCloseable {
           long moved;
           try {
             moved = log.reassign(dead, frontendId);
+            long released = queues.release(dead);
+            if (released > 0) {
+              LOG.log(Level.INFO, "frontend " + frontendId + ": gave " + released + " queued item(s) that dead "
+                  + "frontend " + dead + " ran back to their queues");
+            }
             hooks.duringTakeover(dead);
           } catch (RuntimeException e) {
             coordinator.recoveryWanted(); // a move cut short may have moved some, or all
@@ -156,9 +164,12 @@ final class FrontendMaintenance implements AutoCloseable {
     }
   }
 
-  /** One retention pass: ended invocations and recorded outputs older than the retention, by the database's clock. */
+  /**
+   * One retention pass: ended invocations, recorded outputs and ended queue items older than the retention, by the
+   * database's clock.
+   */
   long deleteExpiredRecords() {
-    return log.deleteOlderThan(config.retention());
+    return log.deleteOlderThan(config.retention()) + queues.deleteEnded(config.retention());
   }
 
   /** Stops the duties (their scheduler belongs to the frontend, which shuts it down). */

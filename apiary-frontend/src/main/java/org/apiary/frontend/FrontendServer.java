@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import com.fasterxml.jackson.databind.JsonNode;
 import org.apiary.AccessPolicy;
 import org.apiary.InvalidRequestException;
 import org.apiary.database.ApiaryDatabase;
@@ -55,6 +56,8 @@ public final class FrontendServer implements AutoCloseable {
   private final InvocationCoordinator coordinator;
   private final Dispatcher dispatcher;
   private final FrontendMaintenance maintenance;
+  /** Durable queues (issue 42): enqueue, and the claiming of waiting items. */
+  private final QueueRunner queues;
   /** Maintenance duties and retries; each duty gets a thread, so a slow one never delays the lease. */
   private final ScheduledExecutorService scheduler;
   /** Owns the ROUTER socket clients connect to; replies from other threads reach it as tasks. */
@@ -131,8 +134,11 @@ public final class FrontendServer implements AutoCloseable {
         : "tcp://" + config.advertisedAddress() + last.substring(last.lastIndexOf(':'));
     sockets.register(router, this::receiveAll);
     sockets.onFlush(this::sendQueuedReplies);
+    this.queues = new QueueRunner(db, config, id, catalog, coordinator, hooks, scheduler);
+    coordinator.queues(queues);
+    dispatcher.enqueuer(queues::enqueueFromFunction);
     this.maintenance = new FrontendMaintenance(db, config, id, endpoint, catalog, coordinator, hooks, scheduler,
-        metrics);
+        metrics, queues);
     metrics.bind(this, guard, FrontendServer::leaseRemainingSeconds, config.invocationLog());
   }
 
@@ -173,6 +179,7 @@ public final class FrontendServer implements AutoCloseable {
     FrontendServer server = new FrontendServer(db, config, hooks);
     if (config.invocationLog()) {
       server.maintenance.start();
+      server.queues.start();
     }
     if (server.credentials != null) {
       server.scheduler.scheduleWithFixedDelay(server::reloadCredentials, 1, 1, TimeUnit.SECONDS);
@@ -443,9 +450,10 @@ public final class FrontendServer implements AutoCloseable {
         case WireRequest.INVOKE, WireRequest.START -> invoke(client, address, request, frame, roles, key);
         case WireRequest.RESULT -> coordinator.result(client, request.id(), caller, roles);
         case WireRequest.CANCEL -> coordinator.cancel(client, request.id(), caller, roles, request.reason());
+        case WireRequest.ENQUEUE -> enqueue(client, address, request, roles, key);
         default -> reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "unknown request type '"
             + request.type() + "'; expected '" + WireRequest.INVOKE + "', '" + WireRequest.START + "', '"
-            + WireRequest.RESULT + "' or '" + WireRequest.CANCEL + "'"));
+            + WireRequest.RESULT + "', '" + WireRequest.CANCEL + "' or '" + WireRequest.ENQUEUE + "'"));
       }
     } catch (RuntimeException e) {
       reply(client, InvocationCoordinator.toReply(request.id(), e));
@@ -529,6 +537,40 @@ public final class FrontendServer implements AutoCloseable {
     }
     if (allowed(client, address, request, known, roles, key)) {
       coordinator.invoke(client, request, frame, known);
+    }
+  }
+
+  /**
+   * Puts a call on a durable queue (issue 42), after the checks an invoke gets (graph known, access policy, key and
+   * argument types): the item runs later, on whichever frontend claims it, without these checks again.
+   */
+  private void enqueue(byte[] client, String address, WireRequest request, Set<String> roles,
+                       Credentials.Parsed key) {
+    if (request.graph() == null) {
+      throw new InvalidRequestException("an enqueue request needs a graph name");
+    }
+    if (request.purpose() != null && !AccessPolicy.validName(request.purpose())) {
+      throw new InvalidRequestException("a purpose is 1 to 64 letters, digits, '_', '.', ':' or '-'");
+    }
+    Runnable checkAndEnqueue = () -> {
+      Optional<GraphCatalog.Versioned> found = catalog.known(request.graph());
+      if (found.isEmpty()) {
+        throw new InvalidRequestException("unknown graph '" + request.graph() + "'; nothing was enqueued");
+      }
+      if (!allowed(client, address, request, found, roles, key)) {
+        return;
+      }
+      JsonNode partitionKey = request.key() == null || request.key().isNull() ? null : request.key();
+      List<JsonNode> args = request.args() == null ? List.of() : request.args();
+      Dispatcher.checkRequest(found.get().graph(), partitionKey, args);
+      long hash = OneTransactionOutcomes.requestHash(request.graph(), partitionKey, args,
+          config.credentialsRequired() ? request.caller() : null);
+      queues.enqueue(request, hash, r -> reply(client, r));
+    };
+    if (catalog.known(request.graph()).isEmpty()) {
+      afterCatalogReload(client, request, checkAndEnqueue);
+    } else {
+      checkAndEnqueue.run();
     }
   }
 
@@ -713,6 +755,7 @@ public final class FrontendServer implements AutoCloseable {
       h.close();
     }
     maintenance.stop();
+    queues.stop();
     dispatcher.close();
     scheduler.shutdownNow();
     catalogThread.shutdownNow();

@@ -85,7 +85,20 @@ final class InvocationCoordinator {
   static final int SCAN_HEARTBEATS_AFTER_TRIGGER = 5;
 
   /** A client waiting for an invocation's reply, and the ID its request named the invocation by. */
-  private record Waiter(byte[] client, String id) {}
+  private record Waiter(byte[] client, String id, java.util.function.Consumer<WireReply> callback) {
+    Waiter(byte[] client, String id) {
+      this(client, id, null);
+    }
+  }
+
+  /** Sends a reply to a waiter: its client's, or its callback's for an invocation this frontend started itself. */
+  private void send(Waiter w, WireReply reply) {
+    if (w.callback() != null) {
+      w.callback().accept(reply);
+    } else {
+      replies.reply(w.client(), reply);
+    }
+  }
 
   /** An invocation this frontend is running, with the clients waiting for its reply. */
   private static final class Pending {
@@ -158,6 +171,13 @@ final class InvocationCoordinator {
     this.scheduler = scheduler;
   }
 
+  /** The queues whose waiting items {@code result(id)} answers as running (issue 42); set once, after construction. */
+  private volatile QueueRunner queues;
+
+  void queues(QueueRunner runner) {
+    this.queues = runner;
+  }
+
   /** The invocation log this coordinator writes (maintenance takes over and deletes through it too). */
   InvocationLog log() {
     return log;
@@ -228,6 +248,22 @@ final class InvocationCoordinator {
    * @param known the graph, or empty if the catalog does not have it (the request is refused)
    */
   void invoke(byte[] client, WireRequest request, byte[] frame, Optional<GraphCatalog.Versioned> known) {
+    invoke(client, request, frame, known, null);
+  }
+
+  /**
+   * Runs a queued item (issue 42) as an invocation this frontend starts itself: as {@link #invoke}, with its final
+   * outcome (or a refusal, or an unknown outcome) handed to {@code outcome} instead of a client's connection. It
+   * counts against the in-flight limit per client as the client {@code owner} (one per queue).
+   */
+  void invokeQueued(byte[] owner, WireRequest request, byte[] frame, GraphCatalog.Versioned graph,
+                    java.util.function.Consumer<WireReply> outcome) {
+    invoke(owner, request, frame, Optional.of(graph), java.util.Objects.requireNonNull(outcome, "outcome"));
+  }
+
+  private void invoke(byte[] client, WireRequest request, byte[] frame, Optional<GraphCatalog.Versioned> known,
+                      java.util.function.Consumer<WireReply> callback) {
+    java.util.function.Consumer<WireReply> answer = callback != null ? callback : r -> replies.reply(client, r);
     List<JsonNode> args = request.args() == null ? List.of() : request.args();
     JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
     GraphCatalog.Versioned graph = known.orElseThrow(() -> new InvalidRequestException(
@@ -244,7 +280,7 @@ final class InvocationCoordinator {
     Object owner = owner(client, request);
     if (!inFlight.containsKey(invocation)
         && inFlightByClient.getOrDefault(owner, 0) >= config.maxInFlightPerClient()) {
-      replies.reply(client, WireReply.error(request.id(), WireReply.OVERLOADED, "this client has "
+      answer.accept(WireReply.error(request.id(), WireReply.OVERLOADED, "this client has "
           + config.maxInFlightPerClient() + " invocations in flight at frontend " + frontendId + ", its limit per "
           + "client; nothing ran for invocation " + request.id() + "; retry after "
           + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms"));
@@ -259,32 +295,33 @@ final class InvocationCoordinator {
           boolean same = existing.sameRequest(graph.graph().name(), key, args, identity);
           if (!same && undecided(existing)) {
             // Which of the two is the invocation's request is decided by what is stored, not by arrival here.
-            replies.reply(client, WireReply.error(request.id(), WireReply.OUTCOME_UNKNOWN, "another request with "
+            answer.accept(WireReply.error(request.id(), WireReply.OUTCOME_UNKNOWN, "another request with "
                 + "invocation ID " + request.id() + " is being checked here; resend this one"));
             return;
           }
           if (!same) {
-            replies.reply(client, WireReply.error(request.id(), WireReply.INVALID_REQUEST, "invocation ID " + request.id()
+            answer.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, "invocation ID " + request.id()
                 + " was already used for a different request (" + described(existing.graph, existing.key)
                 + "); use a new ID"));
             return;
           }
           if (existing.reply == null && start) {
-            replies.reply(client, WireReply.running(request.id())); // started already, and running here
+            answer.accept(WireReply.running(request.id())); // started already, and running here
             return;
           }
           if (existing.reply == null) {
-            existing.waiters.add(new Waiter(client, request.id())); // the same invocation, resent while it runs here
+            // the same invocation, resent while it runs here
+            existing.waiters.add(new Waiter(client, request.id(), callback));
             return;
           }
-          replies.reply(client, withId(existing.reply, request.id()));
+          answer.accept(withId(existing.reply, request.id()));
           return;
         }
       }
       if (start) {
-        pending.starter = new Waiter(client, request.id());
+        pending.starter = new Waiter(client, request.id(), callback);
       } else {
-        pending.waiters.add(new Waiter(client, request.id()));
+        pending.waiters.add(new Waiter(client, request.id(), callback));
       }
       inFlightByClient.merge(owner, 1, Integer::sum);
       inFlightBytes.addAndGet(pending.bytes);
@@ -599,6 +636,18 @@ final class InvocationCoordinator {
     boolean stale = cause instanceof FunctionFailedException f && Invocation.STALE_GRAPH.equals(f.errorType());
     LOG.log(Level.DEBUG, () -> "frontend " + frontendId + ": attempt " + attempt.number() + " of invocation "
         + attempt.invocation() + " failed (" + cause.getMessage() + "); retrying in " + backoff + " ms");
+    try {
+      scheduleRetry(attempt, stale, backoff);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The frontend is stopping: nothing is stored (a failure stored here would end the invocation for good). Its
+      // log entry stays running, and the frontend that takes over this one's lease completes it.
+      deliver(attempt.invocation(), WireReply.error(attempt.invocation(), WireReply.OUTCOME_UNKNOWN, "frontend "
+          + frontendId + " stopped while invocation " + attempt.invocation() + " waited to be attempted again; "
+          + "another frontend completes it, and resending the same ID is safe"));
+    }
+  }
+
+  private void scheduleRetry(Attempt attempt, boolean stale, long backoff) {
     scheduler.schedule(() -> guarded(attempt.invocation(), () -> {
       if (!stale) {
         claimAndRun(attempt.next(attempt.graph(), attempt.version()));
@@ -728,7 +777,7 @@ final class InvocationCoordinator {
       pending.starter = null;
     }
     if (starter != null) {
-      replies.reply(starter.client(), WireReply.running(starter.id()));
+      send(starter, WireReply.running(starter.id()));
     }
   }
 
@@ -749,7 +798,7 @@ final class InvocationCoordinator {
       pending.waiters.clear();
     }
     for (Waiter w : waiters) {
-      replies.reply(w.client(), withId(reply, w.id()));
+      send(w, withId(reply, w.id()));
     }
     if (pending.logged && !WireReply.OK.equals(reply.status())) {
       recoveryWanted(); // perhaps no outcome was stored: its log entry may still say RUNNING, with no one running it
@@ -823,6 +872,8 @@ final class InvocationCoordinator {
     final String id;
     final List<String> candidates;
     final java.util.function.Predicate<String> mayRead;
+    /** Whether the queues were looked at already (they are, once, after the log and the records). */
+    boolean queueChecked;
 
     ResultLookup(byte[] client, String id, List<String> candidates, java.util.function.Predicate<String> mayRead) {
       this.client = client;
@@ -834,7 +885,25 @@ final class InvocationCoordinator {
     /** Looks for the invocation stored as candidate {@code i}; answers as for an unknown ID once none is left. */
     void next(int i) {
       if (i == candidates.size()) {
-        replies.reply(client, unknown());
+        QueueRunner q = queues;
+        if (q == null || !config.invocationLog() || queueChecked) {
+          replies.reply(client, unknown());
+          return;
+        }
+        // Not logged: perhaps an item still waiting on a queue (issue 42), which is answered as running. An item
+        // found ended was logged before it ended (it ran between the two reads): the log is read again, once.
+        queueChecked = true;
+        q.itemStatus(candidates).whenComplete((status, err) -> answering(() -> {
+          if (err != null) {
+            replies.reply(client, toReply(id, unwrap(err)));
+          } else if (status.isEmpty()) {
+            replies.reply(client, unknown());
+          } else if (QueueRunner.waiting(status.get())) {
+            replies.reply(client, WireReply.running(id));
+          } else {
+            next(0);
+          }
+        }));
         return;
       }
       String invocation = candidates.get(i);

@@ -78,6 +78,10 @@ public final class Registrar {
       store(db, r);
       registered.add(r);
     }
+    for (org.apiary.Queue q : app.queues()) {
+      db.callAdmin("storing queue '" + q.name() + "'", SystemSchema.STORE_QUEUE, q.name(), q.concurrency(),
+          q.perFrontend(), q.rateLimit(), q.ratePeriod() == null ? 0L : q.ratePeriod().toMillis());
+    }
     return registered;
   }
 

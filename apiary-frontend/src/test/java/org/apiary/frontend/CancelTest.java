@@ -123,6 +123,13 @@ class CancelTest {
    */
   @Test
   void aCancelledInvocationResumesFromItsFirstUnfinishedFunction() throws Exception {
+    // A server captures provenance once its export connector runs, which a table whose writes are captured starts.
+    org.apiary.frontend.provenance.ItemsApp.registerOnce(db);
+    long capturing = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (org.apiary.runtime.provenance.ServerProvenance.active().isEmpty() && System.nanoTime() < capturing) {
+      Thread.sleep(50);
+    }
+    assertTrue(org.apiary.runtime.provenance.ServerProvenance.active().isPresent(), "provenance capture never started");
     FrontendConfig fast = FrontendConfig.defaults().withLease(Duration.ofSeconds(2), Duration.ofMillis(400));
     CountDownLatch reached = new CountDownLatch(1);
     CountDownLatch released = new CountDownLatch(1);
@@ -170,7 +177,43 @@ class CancelTest {
       InvalidRequestException done = assertThrows(InvalidRequestException.class,
           () -> Invocations.resume(db, request.id(), true, null));
       assertTrue(done.getMessage().contains("DONE"), done.getMessage());
+
+      // In provenance (issue 43): each ending is a row of Invocations, and h_bump's replay is an answer from its record.
+      String sink = db.config().provenance().sinkUrl();
+      List<String> endings = awaitSink(sink, "SELECT status, error, frontend FROM Invocations WHERE invocation_id = ? "
+          + "ORDER BY finished_at", request.id(), 2);
+      assertEquals(2, endings.size(), endings.toString());
+      assertTrue(endings.get(0).startsWith("CANCELED|cancelled: ") && endings.get(0).contains("test: pause it")
+          && endings.get(0).endsWith("|" + held.id()), endings.toString());
+      assertEquals("DONE|null|" + other.id(), endings.get(1));
+      assertEquals(List.of("ran|null", "recorded|null"), awaitSink(sink, "SELECT mode, NULL, NULL FROM "
+          + "FunctionInvocations WHERE execution_id = ? AND function_name = 'h_bump' ORDER BY mode", request.id(), 2)
+          .stream().map(r -> r.substring(0, r.lastIndexOf('|'))).toList());
     }
+  }
+
+  /** The rows {@code sql} (three columns, one parameter) reads from the sink, once at least {@code expected} are there. */
+  private static List<String> awaitSink(String sink, String sql, String parameter, int expected) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    List<String> rows = new java.util.ArrayList<>();
+    while (System.nanoTime() < deadline) {
+      org.apiary.runtime.provenance.ServerProvenance.active().orElseThrow().flush(Duration.ofSeconds(10));
+      rows.clear();
+      try (java.sql.Connection c = java.sql.DriverManager.getConnection(sink);
+           java.sql.PreparedStatement s = c.prepareStatement(sql)) {
+        s.setString(1, parameter);
+        try (java.sql.ResultSet rs = s.executeQuery()) {
+          while (rs.next()) {
+            rows.add(rs.getString(1) + "|" + rs.getString(2) + "|" + rs.getString(3));
+          }
+        }
+      }
+      if (rows.size() >= expected) {
+        break;
+      }
+      Thread.sleep(200);
+    }
+    return rows;
   }
 
   @Test

@@ -53,7 +53,8 @@ class FrontendPrivilegesTest {
       "RecordFailureVarbinary", "ApiaryGetRecorded_INTEGER", "ApiaryGetRecorded_VARCHAR",
       "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
       "ApiaryFindOutcomeOf_VARBINARY", "CheckAndRecordDenial", "CancelInvocation",
-      "ApiaryInvocationStatus");
+      "ApiaryInvocationStatus", "EnqueueItem", "ClaimQueueItems", "FinishQueueItem", "ReleaseQueueItems",
+      "ApiaryFindQueueItem", "ExpireQueueItems");
 
   /**
    * VoltDB's system procedures that VoltDB lets every user call, whatever the user's roles (their catalog entry is

@@ -10,11 +10,18 @@ import java.util.Set;
  *
  * <ul>
  *   <li>{@value #FUNCTION_INVOCATIONS}{@code (event_time, exec_id, tx_id, exec_seq, partition_id, function_name,
- *       graph_id, execution_id, partition_key, caller, latency_us, purpose, caller_roles)}: one row per committed
+ *       graph_id, execution_id, partition_key, caller, latency_us, purpose, caller_roles, mode)}: one row per committed
  *       function execution (workflow provenance), keyed by {@code exec_id}; {@code purpose} is the data-use purpose
  *       the graph's caller stated and {@code caller_roles} the caller's roles when it called (sorted,
  *       comma-separated), both last, so a sink created before them gains them by {@code ALTER TABLE ... ADD
  *       COLUMN};</li>
+ *   <li>{@code mode}, the last column of {@value #FUNCTION_INVOCATIONS}: {@value #MODE_RAN} for an execution that
+ *       ran the function, {@value #MODE_RECORDED} for one answered from the outputs an earlier execution recorded
+ *       (it ran nothing: no reads, no writes); NULL in rows loaded before the column existed;</li>
+ *   <li>{@value #INVOCATIONS}{@code (invocation_id, graph, graph_version, status, error, started_at, finished_at,
+ *       frontend, caller, attempts, traceparent)}: one row per ending of a logged graph invocation, captured by the
+ *       transaction that stored its outcome, keyed by {@code (invocation_id, finished_at)} (a resumed invocation
+ *       ends again, and an ID may be used again once retention has forgotten it); see {@link #invocations()};</li>
  *   <li>{@value #DENIED_CALLS}{@code (denied_at, denial_id, invocation_id, caller, graph, purpose, reason,
  *       caller_roles)}: one row per call a frontend refused by the graph's access policy (nothing of it ran), keyed
  *       by {@code denial_id};</li>
@@ -47,6 +54,12 @@ public final class ProvenanceSchema {
   public static final String FUNCTION_INVOCATIONS = "FunctionInvocations";
   public static final String FUNCTION_EXEC_TIMES = "FunctionExecTimes";
   public static final String DENIED_CALLS = "DeniedCalls";
+  /** Ended graph invocations, one row each (issue 43). */
+  public static final String INVOCATIONS = "Invocations";
+  /** {@code FunctionInvocations.mode} of an execution that ran the function. */
+  public static final String MODE_RAN = "ran";
+  /** {@code FunctionInvocations.mode} of an execution answered from its recorded outputs, which ran nothing. */
+  public static final String MODE_RECORDED = "recorded";
   public static final String EVENT_TIME = "event_time";
   public static final String EXEC_ID = "exec_id";
   public static final String TX_ID = "tx_id";
@@ -102,8 +115,51 @@ public final class ProvenanceSchema {
         new ProvenanceColumn("caller", ColumnType.VARCHAR),
         new ProvenanceColumn("latency_us", ColumnType.BIGINT),
         new ProvenanceColumn("purpose", ColumnType.VARCHAR),
-        new ProvenanceColumn("caller_roles", ColumnType.VARCHAR)), List.of(EXEC_ID), List.of());
+        new ProvenanceColumn("caller_roles", ColumnType.VARCHAR),
+        new ProvenanceColumn("mode", ColumnType.VARCHAR)), List.of(EXEC_ID), List.of());
   }
+
+  /**
+   * Ended graph invocations: one row per stored outcome of a logged invocation, written by the transaction that
+   * stored it (the invocation log's compare-and-set from RUNNING, or a cancel), so each ending is captured once;
+   * keyed by {@code (invocation_id, finished_at)}. An invocation resumed after it failed or was cancelled
+   * ({@code apiary executions resume}) ends again and has a row per ending: its latest {@code finished_at} is its
+   * outcome.
+   *
+   * <ul>
+   *   <li>{@code invocation_id}: the invocation's ID as the log keeps it ({@code caller/ID} where a frontend requires
+   *       API keys), equal to {@code FunctionInvocations.execution_id} of its functions;</li>
+   *   <li>{@code graph}, {@code graph_version}: the graph version it ran under;</li>
+   *   <li>{@code status}: {@code DONE}, {@code FAILED} or {@code CANCELED}, as the log stores it and
+   *       {@code apiary executions list --status} filters;</li>
+   *   <li>{@code error}: for a failure or a cancel, the error as {@code apiary executions show} prints it (kind,
+   *       function, exception type, message; at most {@value #MAX_ERROR_CHARS} characters); NULL on success;</li>
+   *   <li>{@code started_at}, {@code finished_at}: the database's transaction times of its log entry and of its
+   *       outcome;</li>
+   *   <li>{@code frontend}: the frontend that held it when it ended (after a takeover, the one that took it over);</li>
+   *   <li>{@code caller}: the caller of the request that started it (the API key's identity, or the client's claim on
+   *       a frontend without keys), NULL for none;</li>
+   *   <li>{@code attempts}: attempts counted by the log (a first attempt and each claim by recovery or a retry);</li>
+   *   <li>{@code traceparent}: the W3C trace context of the call, always NULL until calls carry traces.</li>
+   * </ul>
+   */
+  public static ProvenanceTable invocations() {
+    return new ProvenanceTable(INVOCATIONS, List.of(
+        new ProvenanceColumn("invocation_id", ColumnType.VARCHAR),
+        new ProvenanceColumn("graph", ColumnType.VARCHAR),
+        new ProvenanceColumn("graph_version", ColumnType.INTEGER),
+        new ProvenanceColumn("status", ColumnType.VARCHAR),
+        new ProvenanceColumn("error", ColumnType.VARCHAR),
+        new ProvenanceColumn("started_at", ColumnType.TIMESTAMP),
+        new ProvenanceColumn("finished_at", ColumnType.TIMESTAMP),
+        new ProvenanceColumn("frontend", ColumnType.VARCHAR),
+        new ProvenanceColumn("caller", ColumnType.VARCHAR),
+        new ProvenanceColumn("attempts", ColumnType.INTEGER),
+        new ProvenanceColumn("traceparent", ColumnType.VARCHAR)), List.of("invocation_id", "finished_at"), List.of());
+  }
+
+  /** The most characters of {@code Invocations.error} (Vertica's VARCHAR holds 65,000 bytes). */
+  public static final int MAX_ERROR_CHARS = 4096;
 
   /**
    * Calls refused by a graph's access policy: when (the database's transaction time of the recording), the

@@ -227,7 +227,8 @@ public final class ProvenanceSink implements AutoCloseable {
   /**
    * Creates the table if it does not exist, with a primary key on {@link ProvenanceTable#key()} (enforced by
    * DuckDB and PostgreSQL; declared only, by default, in Vertica). An existing table that lacks some of the
-   * columns (created by an earlier version: {@code FunctionInvocations.purpose} came with access control) gains
+   * columns (created by an earlier version: {@code FunctionInvocations.purpose} came with access control,
+   * {@code FunctionInvocations.mode} with issue 43) gains
    * them, at its end and NULL in its old rows, so a sink keeps loading after an upgrade; columns it has are left as
    * they are.
    *
@@ -246,8 +247,7 @@ public final class ProvenanceSink implements AutoCloseable {
     for (ProvenanceColumn column : table.columns()) {
       String name = column.name().toLowerCase(java.util.Locale.ROOT);
       if (present.add(name)) {
-        executeConcurrentDdl("ALTER TABLE " + dialect.quote(table.name()) + " ADD COLUMN "
-            + dialect.quote(column.name()) + " " + dialect.typeName(column.type()), "column " + column.name()
+        executeConcurrentDdl(dialect.addColumnSql(table, column), "column " + column.name()
             + " of provenance table " + table.name(), () -> existingColumns(table).contains(name));
       }
     }

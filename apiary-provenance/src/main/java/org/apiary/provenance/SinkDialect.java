@@ -425,6 +425,14 @@ enum SinkDialect {
     return '"' + identifier + '"';
   }
 
+  /**
+   * The statement that adds a column to a table an earlier version created without it ({@link
+   * ProvenanceSink#ensureTable}): the same in all three databases, NULL in the table's rows.
+   */
+  String addColumnSql(ProvenanceTable table, ProvenanceColumn column) {
+    return "ALTER TABLE " + quote(table.name()) + " ADD COLUMN " + quote(column.name()) + " " + typeName(column.type());
+  }
+
   String createTableSql(ProvenanceTable table) {
     return "CREATE TABLE IF NOT EXISTS " + quote(table.name()) + " (" + columnDefinitions(table) + ", PRIMARY KEY ("
         + table.key().stream().map(this::quote).collect(Collectors.joining(", ")) + "))";

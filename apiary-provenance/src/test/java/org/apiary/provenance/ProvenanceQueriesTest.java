@@ -458,7 +458,7 @@ class ProvenanceQueriesTest {
         this.txId = (partition + 1) * 1_000_000_000_000L + ++txCounter[partition];
         execTxIds.computeIfAbsent(execution.id, k -> new ArrayList<>()).add(txId);
         invocations.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_INVOCATIONS, Arrays.asList(time, Long.toString(txId),
-            txId, 0L, partition, function, execution.graph, execution.id, "p" + partition, null, 1L, null, null)));
+            txId, 0L, partition, function, execution.graph, execution.id, "p" + partition, null, 1L, null, null, "ran")));
         invocationTimes.add(time);
       }
 

@@ -43,7 +43,7 @@ class RecoveredExecutionsTest {
     Instant time = Instant.parse("2026-11-25T12:00:00Z");
     return List.of(
         new ProvenanceRow(invocations.name(), Arrays.asList(time, execId, txId, execSeq, partition, "f", "g",
-            "inv-" + execId, Long.toString(key), "test", 5L, null, null)),
+            "inv-" + execId, Long.toString(key), "test", 5L, null, null, "ran")),
         new ProvenanceRow(kvEvents.name(), Arrays.asList(time, execId, txId, execSeq, partition, ProvenanceSchema.READ,
             0L, key)));
   }

@@ -97,7 +97,7 @@ class SpoolerOutageTest {
 
   private static ProvenanceRow invocation(long n) {
     return new ProvenanceRow(INVOCATIONS.name(), List.of(Instant.parse("2024-05-01T00:00:00Z").plusMillis(n),
-        Long.toString(n), n, 0L, (int) (n % 2), "function" + (n % 7), "graph" + (n % 3), "exec-" + n / 4, "key-" + n, n % 4 == 0 ? "client" : "function0", n % 1000, "purpose" + (n % 2), "role" + (n % 3)));
+        Long.toString(n), n, 0L, (int) (n % 2), "function" + (n % 7), "graph" + (n % 3), "exec-" + n / 4, "key-" + n, n % 4 == 0 ? "client" : "function0", n % 1000, "purpose" + (n % 2), "role" + (n % 3), "ran"));
   }
 
   private static ProvenanceRow itemEvent(long n) {

@@ -93,7 +93,7 @@ class PublicSurfaceTest {
         "org.apiary.FunctionFailedException", "org.apiary.GlobalFunction", "org.apiary.Graph",
         "org.apiary.Graph$Edge", "org.apiary.Graph$Function", "org.apiary.InvalidRequestException",
         "org.apiary.LocalFunction", "org.apiary.OutcomeUnknownException", "org.apiary.OverloadedException",
-        "org.apiary.ProvenanceLevel", "org.apiary.QueryResult", "org.apiary.RecordingMode",
+        "org.apiary.ProvenanceLevel", "org.apiary.QueryResult", "org.apiary.Queue", "org.apiary.RecordingMode",
         "org.apiary.RegistrationException", "org.apiary.Row", "org.apiary.Statement",
         "org.apiary.client.ApiaryClient", "org.apiary.client.ClientConfig", "org.apiary.client.GraphResult",
         "org.apiary.client.InvocationHandle", "org.apiary.client.InvocationStatus", // issue 42: start and handles

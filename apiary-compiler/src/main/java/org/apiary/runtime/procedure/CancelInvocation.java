@@ -1,6 +1,8 @@
 package org.apiary.runtime.procedure;
 
+import java.util.List;
 import org.voltdb.SQLStmt;
+import org.voltdb.VoltTable;
 
 /**
  * Cancels a running invocation (issue 42): stores its outcome as {@code CANCELED}, with the reply its clients get,
@@ -8,11 +10,14 @@ import org.voltdb.SQLStmt;
  * Single-partition (the invocation's ID), journaled. It is serialized with the claims of the invocation's attempts
  * and with the checks a frontend makes before starting each later function of it (both in this partition): no
  * function of the invocation starts after this commits, and one that started before it commits or rolls back as it
- * would.
+ * would. Where the server captures provenance, a cancel it stores is captured as the invocation's
+ * {@code Invocations} row ({@link InvocationEnds}).
  */
 public class CancelInvocation extends JournaledProcedure {
   public final SQLStmt cancel = new SQLStmt("UPDATE APIARY_INVOCATIONS SET status = 'CANCELED', result = ?, "
       + "finished_at = ? WHERE invocation_id = ? AND status = 'RUNNING';");
+  /** Reads the cancelled invocation's log entry, for its provenance (schema version 17). */
+  public final SQLStmt ended = new SQLStmt(InvocationEnds.ENTRY_SQL);
 
   /**
    * @param invocationId the invocation (as stored)
@@ -21,6 +26,16 @@ public class CancelInvocation extends JournaledProcedure {
    */
   public long run(String invocationId, byte[] result) {
     voltQueueSQL(cancel, result, getTransactionTime(), invocationId);
-    return committed(voltExecuteSQL(true)[0].asScalarLong());
+    var capture = InvocationEnds.capture();
+    if (capture.isPresent()) {
+      voltQueueSQL(ended, invocationId);
+    }
+    VoltTable[] done = voltExecuteSQL(true);
+    long cancelled = done[0].asScalarLong();
+    if (cancelled == 1 && capture.isPresent()) {
+      InvocationEnds.row(invocationId, org.apiary.runtime.SystemSchema.STATUS_CANCELLED, done[1])
+          .ifPresent(row -> InvocationEnds.offer(capture.get(), List.of(row)));
+    }
+    return committed(cancelled);
   }
 }

@@ -184,6 +184,7 @@ public abstract class FunctionProcedure extends JournaledProcedure {
           FunctionFailedException f = failure.get();
           throw new VoltAbortException(FunctionErrors.encode(f.functionName(), f.errorType(), f.errorMessage()));
         }
+        captureIfActive(call, partitionKey, null, started, ProvenanceSchema.MODE_RECORDED);
         return result(recorded, true);
       }
     }
@@ -254,18 +255,7 @@ public abstract class FunctionProcedure extends JournaledProcedure {
         }
       }
     }
-    // A transaction the journal replays after a crash captured its provenance when it first ran.
-    org.apiary.runtime.journal.ServerJournal journal = org.apiary.runtime.journal.ServerJournal.current();
-    boolean replaying = journal != null && journal.replaying();
-    ServerProvenance.active().filter(p -> !replaying).ifPresent(p -> {
-      try {
-        captureExecution(p, call, partitionKey, runtime, started);
-      } catch (java.io.UncheckedIOException e) {
-        // Durable capture could not be written: committing now would lose this execution's provenance.
-        throw new VoltAbortException(FunctionErrors.encode(functionName, new IllegalStateException(
-            "provenance capture failed, so the transaction was rolled back: " + e.getMessage(), e)));
-      }
-    });
+    captureIfActive(call, partitionKey, runtime, started, ProvenanceSchema.MODE_RAN);
     if (writes || call.record()) {
       journal(call.invocationId(), org.apiary.journal.JournalFormat.hash(outputs));
     }
@@ -289,20 +279,47 @@ public abstract class FunctionProcedure extends JournaledProcedure {
   }
 
   /**
-   * Hands the committed execution's provenance to the server's buffer: the invocation, its latency and the rows it
-   * read, all under the execution's identity (see {@link org.apiary.runtime.provenance.ExecutionIds}). A replayed
-   * execution (outputs found recorded) did not run, so it captures nothing a second time.
+   * Captures this execution's provenance if the server captures any, unless the journal replays the transaction
+   * after a crash (it captured its provenance when it first ran). With durable capture, a failure to make it durable
+   * rolls the transaction back.
+   *
+   * @param runtime the run's runtime, whose reads are captured; {@code null} for an execution answered from its
+   *     recorded outputs, which read nothing
+   * @param mode {@link ProvenanceSchema#MODE_RAN} or {@link ProvenanceSchema#MODE_RECORDED}
+   */
+  private void captureIfActive(Invocation call, Object partitionKey, Runtime runtime, long started, String mode) {
+    org.apiary.runtime.journal.ServerJournal journal = org.apiary.runtime.journal.ServerJournal.current();
+    if (journal != null && journal.replaying()) {
+      return;
+    }
+    ServerProvenance.active().ifPresent(p -> {
+      try {
+        captureExecution(p, call, partitionKey, runtime, started, mode);
+      } catch (java.io.UncheckedIOException e) {
+        // Durable capture could not be written: committing now would lose this execution's provenance.
+        throw new VoltAbortException(FunctionErrors.encode(functionName, new IllegalStateException(
+            "provenance capture failed, so the transaction was rolled back: " + e.getMessage(), e)));
+      }
+    });
+  }
+
+  /**
+   * Hands the committed execution's provenance to the server's buffer: the invocation, its latency, its mode and the
+   * rows it read, all under the execution's identity (see {@link org.apiary.runtime.provenance.ExecutionIds}). An
+   * execution answered from its recorded outputs did not run the function: its row has mode
+   * {@link ProvenanceSchema#MODE_RECORDED} and it has no reads (nor writes: it wrote nothing).
    */
   private void captureExecution(ServerProvenance p, Invocation call, Object partitionKey, Runtime runtime,
-                                long started) {
+                                long started, String mode) {
     org.apiary.runtime.provenance.ExecutionIds.ExecutionId id = TransactionIds.of(this);
     Instant time = getTransactionTime().toInstant();
-    List<ProvenanceRow> rows = new ArrayList<>(1 + runtime.reads.size());
+    int reads = runtime == null ? 0 : runtime.reads.size();
+    List<ProvenanceRow> rows = new ArrayList<>(1 + reads);
     rows.add(new ProvenanceRow(ProvenanceSchema.FUNCTION_INVOCATIONS, Arrays.asList(time, id.execId(), id.txId(),
         id.execSeq(), id.partitionId(), functionName, call.graph(), call.invocationId(),
         partitionKey == null ? null : describe(partitionKey), call.caller(), (System.nanoTime() - started) / 1_000L,
-        call.purpose(), call.callerRoles())));
-    for (int i = 0; i < runtime.reads.size(); i++) {
+        call.purpose(), call.callerRoles(), mode)));
+    for (int i = 0; i < reads; i++) {
       CapturedRead read = runtime.reads.get(i);
       long seq = i;
       p.eventsTable(read.table()).ifPresent(t -> {
@@ -468,7 +485,7 @@ public abstract class FunctionProcedure extends JournaledProcedure {
       JsonNode keyTree = key == null ? null : Json.tree(key);
       JsonNode valueTree = Json.output(value);
       Map<String, Invocation.OutputEdge> edges = invocation.outputEdges();
-      if (edges != null) {
+      if (edges != null && !Output.ENQUEUE_EDGE.equals(edge)) { // an enqueue is checked where it is stored
         checkOutput(edge, edges, valueTree, keyTree);
       }
       outputs.add(new Output(edge, keyTree, valueTree));

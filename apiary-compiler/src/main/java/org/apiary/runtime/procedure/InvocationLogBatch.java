@@ -17,6 +17,9 @@ import org.voltdb.VoltType;
  * as RUNNING unless their ID is already logged) and outcomes to store (a compare-and-set from RUNNING). A frontend
  * batches the writes whose invocation IDs hash to the same partition, so under load the log costs a fraction of a
  * transaction per invocation instead of two. Routed by its first parameter, one of the batch's IDs.
+ *
+ * <p>Where the server captures provenance, each outcome the batch stores is captured as the invocation's
+ * {@code Invocations} row ({@link InvocationEnds}), read back from the log in the batch's last round trip.
  */
 public class InvocationLogBatch extends JournaledProcedure {
   /** One write of a batch. */
@@ -52,6 +55,8 @@ public class InvocationLogBatch extends JournaledProcedure {
       + "request, frontend, status, attempts, started_at) VALUES (?, ?, ?, ?, ?, 'RUNNING', 1, ?);");
   public final SQLStmt finish = new SQLStmt("UPDATE APIARY_INVOCATIONS SET status = ?, result = ?, finished_at = ? "
       + "WHERE invocation_id = ? AND status = 'RUNNING';");
+  /** Reads the log entry of an invocation whose outcome the batch stored, for its provenance (schema version 17). */
+  public final SQLStmt ended = new SQLStmt(InvocationEnds.ENTRY_SQL);
 
   /**
    * Applies a batch.
@@ -79,6 +84,7 @@ public class InvocationLogBatch extends JournaledProcedure {
     int b = 0;
     int queued = 0;
     java.util.Map<Integer, Integer> finishes = new java.util.HashMap<>(); // write index -> statement index
+    var capture = InvocationEnds.capture();
     for (int i = 0; i < writes.size(); i++) {
       Write w = writes.get(i);
       if (w instanceof Begin begin) {
@@ -96,11 +102,25 @@ public class InvocationLogBatch extends JournaledProcedure {
         Finish f = (Finish) w;
         voltQueueSQL(finish, f.status(), f.result(), getTransactionTime(), f.invocationId());
         finishes.put(i, queued++);
+        if (capture.isPresent()) {
+          voltQueueSQL(ended, f.invocationId()); // right after its update: the entry as the outcome left it
+          queued++;
+        }
       }
     }
     VoltTable[] done = queued == 0 ? new VoltTable[0] : voltExecuteSQL(true);
     finishes.forEach((write, statement) -> applied[write] = done[statement].asScalarLong() == 1 ? APPLIED
         : NOT_APPLIED);
+    if (capture.isPresent()) {
+      List<org.apiary.provenance.ProvenanceRow> rows = new ArrayList<>();
+      finishes.forEach((write, statement) -> {
+        if (applied[write] == APPLIED) {
+          Finish f = (Finish) writes.get(write);
+          InvocationEnds.row(f.invocationId(), f.status(), done[statement + 1]).ifPresent(rows::add);
+        }
+      });
+      InvocationEnds.offer(capture.get(), rows);
+    }
     for (int i = 0; i < writes.size(); i++) {
       result.addRow(applied[i], writes.get(i) instanceof Begin && applied[i] == APPLIED ? now : 0L);
     }

@@ -98,6 +98,7 @@ public final class ServerProvenance implements AutoCloseable {
         ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties()), disk);
     spooler.register(ProvenanceSchema.functionInvocations());
     spooler.register(ProvenanceSchema.deniedCalls());
+    spooler.register(ProvenanceSchema.invocations());
     this.reporter = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "apiary-provenance-backlog-report");
       t.setDaemon(true);

@@ -22,7 +22,10 @@ import org.apiary.internal.Json;
  *       invocation is durably logged ({@code "running"}), or with its outcome if it already ended (issue 42);</li>
  *   <li>{@code {"type":"result","id":ID}} asks for the outcome of an earlier invocation;</li>
  *   <li>{@code {"type":"cancel","id":ID,"args":[REASON]}} cancels a running invocation and is answered with its stored
- *       outcome (the cancellation, or the outcome it had already ended with) (issue 42).</li>
+ *       outcome (the cancellation, or the outcome it had already ended with) (issue 42);</li>
+ *   <li>{@code {"type":"enqueue", ..., "queue":NAME, "dedup":ID}}, with an invoke request's fields, puts the invocation
+ *       on a durable queue and is answered ({@code "running"}, its one output the item's invocation ID) once the item
+ *       is stored, or with the existing item's ID if the deduplication ID is taken by the same request (issue 42).</li>
  * </ul>
  *
  * @param type {@link #INVOKE} or {@link #RESULT}
@@ -45,7 +48,19 @@ import org.apiary.internal.Json;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller,
-                          String credential, String purpose, String roles, Long expires) {
+                          String credential, String purpose, String roles, Long expires, String queue,
+                          String dedup) {
+  /** A request that is not an enqueue (no queue, no deduplication ID). */
+  public WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller,
+                     String credential, String purpose, String roles, Long expires) {
+    this(type, id, graph, key, args, caller, credential, purpose, roles, expires, null, null);
+  }
+
+  /** Puts an invocation on a durable queue: answered once the item is stored (issue 42). */
+  public static final String ENQUEUE = "enqueue";
+  /** The longest deduplication ID an enqueue may carry. */
+  public static final int MAX_DEDUP_LENGTH = 64;
+
   public static final String INVOKE = "invoke";
   public static final String RESULT = "result";
   /** Starts an invocation without waiting for its outcome: answered once it is durably logged. */
@@ -102,18 +117,18 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
 
   /** This request stating a data-use purpose. */
   public WireRequest withPurpose(String value) {
-    return new WireRequest(type, id, graph, key, args, caller, credential, value, roles, expires);
+    return new WireRequest(type, id, graph, key, args, caller, credential, value, roles, expires, queue, dedup);
   }
 
   /** This request presenting a credential. */
   public WireRequest withCredential(String value) {
-    return new WireRequest(type, id, graph, key, args, caller, value, purpose, roles, expires);
+    return new WireRequest(type, id, graph, key, args, caller, value, purpose, roles, expires, queue, dedup);
   }
 
   /** This request as a frontend keeps it: the caller and roles it established, and no credential. */
   public WireRequest asStored(String establishedCaller, String establishedRoles) {
     return new WireRequest(type, id, graph, key, args, establishedCaller, null, purpose, establishedRoles,
-        expires);
+        expires, queue, dedup);
   }
 
   /**
@@ -156,6 +171,8 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
         stringField(g, "credential", credential);
         stringField(g, "purpose", purpose);
         stringField(g, "roles", roles);
+        stringField(g, "queue", queue);
+        stringField(g, "dedup", dedup);
         if (expires != null) {
           g.writeNumberField(EXPIRES_FIELD, expires);
         }
@@ -192,6 +209,8 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
       String credential = null;
       String purpose = null;
       String roles = null;
+      String queue = null;
+      String dedup = null;
       Long expires = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
@@ -204,6 +223,8 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
           case "credential" -> credential = Json.text(p, field);
           case "purpose" -> purpose = Json.text(p, field);
           case "roles" -> roles = Json.text(p, field);
+          case "queue" -> queue = Json.text(p, field);
+          case "dedup" -> dedup = Json.text(p, field);
           case EXPIRES_FIELD -> {
             if (value != JsonToken.VALUE_NUMBER_INT) {
               throw new JsonParseException(p, "field '" + EXPIRES_FIELD + "' must be an integer (milliseconds since "
@@ -227,7 +248,7 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
           default -> p.skipChildren();
         }
       }
-      return new WireRequest(type, id, graph, key, args, caller, credential, purpose, roles, expires);
+      return new WireRequest(type, id, graph, key, args, caller, credential, purpose, roles, expires, queue, dedup);
     } catch (IOException e) {
       throw new IllegalArgumentException("request is not valid: " + e.getMessage(), e);
     }

@@ -78,6 +78,11 @@ class ProvenancePostgresTest {
           assertEquals((long) n, pg.scalar("SELECT COUNT(*) FROM itemsEvents WHERE id >= 1000 AND event_type = '"
               + type + "'"), type);
         }
+        // Every invocation ended once, and its ending is in the sink once (issue 43), the outage notwithstanding.
+        assertEquals(n + 1L, pg.awaitScalar("SELECT COUNT(*) FROM Invocations WHERE graph = 'itemLifecycle' AND "
+            + "status = 'DONE' AND error IS NULL AND finished_at >= started_at AND attempts >= 1 AND traceparent IS NULL",
+            n + 1L, Duration.ofSeconds(120)));
+        assertEquals(n + 1L, pg.scalar("SELECT COUNT(DISTINCT invocation_id) FROM Invocations"));
         assertTrue(proxy.connectionsAccepted() > connectionsBeforeCut, "the sink connected again after the cut");
       }
     }

@@ -17,10 +17,12 @@ import org.apiary.FunctionFailedException;
 import org.apiary.Graph;
 import org.apiary.OutcomeUnknownException;
 import org.apiary.OverloadedException;
+import org.apiary.Queue;
 import org.apiary.RecordingMode;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
+import org.apiary.client.InvocationHandle;
 import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.docs.readme.Deposit;
@@ -89,6 +91,18 @@ final class GuideSamples {
     }
     Optional<GraphResult> done = client.result(id);             // empty while it runs
     GraphResult result = client.awaitResult(id, Duration.ofSeconds(30));
+  }
+
+  // "Durable queues"
+  static void queues(org.apiary.server.Apiary apiary, ApiaryClient client) {
+    Queue emails = Queue.named("emails")
+        .concurrency(8)                          // at most 8 of its invocations running, across every frontend
+        .perFrontend(2)                          // at most 2 of them on any one frontend
+        .rate(100, Duration.ofSeconds(1));       // at most 100 started in any second
+    apiary.deploy(Application.of(SCHEMA, payday()).withQueues(emails));
+
+    InvocationHandle handle = client.enqueue("emails", "payday-2026-11", InvocationRequest.of("payday", null, 100L));
+    GraphResult result = handle.await(Duration.ofSeconds(60));   // RUNNING while it waits on the queue, then as any
   }
 
   // "Errors"

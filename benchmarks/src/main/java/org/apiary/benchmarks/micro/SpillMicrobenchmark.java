@@ -54,7 +54,7 @@ public final class SpillMicrobenchmark {
                 Instant.ofEpochSecond(1_700_000_000L, seq * 1_000), Long.toString(3_619_632_746_577_920L + seq),
                 3_619_632_746_577_920L + seq, 0L, (int) (seq % 2), "readIncrement", "increment",
                 "01a21f55-9c64-7013-9edb-" + (100_000_000_000L + seq), Long.toString(seq % 10_000), null,
-                40L + seq % 100, null, null))));
+                40L + seq % 100, null, null, "ran"))));
           }
           long offering = threads.getCurrentThreadCpuTime() - before;
           if (!spooler.flush(Duration.ofMinutes(5))) {

@@ -1,0 +1,318 @@
+package org.apiary.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apiary.InvalidRequestException;
+import org.apiary.client.ApiaryClient;
+import org.apiary.client.ClientConfig;
+import org.apiary.client.InvocationHandle;
+import org.apiary.client.InvocationRequest;
+import org.apiary.client.InvocationStatus;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.queue.QueueApp;
+import org.apiary.testing.DatabaseTest;
+import org.apiary.testing.TestDatabase;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.voltdb.VoltTable;
+
+/**
+ * Issue 42, item 2: durable queues. Every check of what ran reads the application's own tables with plain SQL:
+ * {@code q_marks} (one row per run of an item) and {@code q_runs} (when each item entered and left).
+ */
+@DatabaseTest
+class QueueTest {
+  private static boolean registered;
+  private static final FrontendConfig CONFIG = FrontendConfig.defaults();
+  private static final Duration WAIT = Duration.ofSeconds(60);
+  private ApiaryDatabase db;
+
+  @BeforeEach
+  void setUp(TestDatabase database) {
+    db = database.database();
+    synchronized (QueueTest.class) {
+      if (!registered) {
+        Registrar.register(db, QueueApp.APP);
+        registered = true;
+      }
+    }
+    for (String t : new String[] {"q_marks", "q_runs"}) {
+      db.callAdmin("clearing " + t, "@AdHoc", "DELETE FROM " + t);
+    }
+  }
+
+  private static ApiaryClient client(FrontendServer frontend) {
+    return ApiaryClient.connect(ClientConfig.of(frontend.endpoint()).withAttemptTimeout(Duration.ofSeconds(5)));
+  }
+
+  private long count(String sql, Object... params) {
+    Object[] all = new Object[params.length + 1];
+    all[0] = sql;
+    System.arraycopy(params, 0, all, 1, params.length);
+    return db.callAdmin("reading test data", "@AdHoc", all).getResults()[0].asScalarLong();
+  }
+
+  @Test
+  void aDeduplicationIdNamesOneInvocationAndOtherArgumentsAreRefusedNamingIt() {
+    try (FrontendServer a = FrontendServer.start(db, CONFIG); ApiaryClient client = client(a)) {
+      InvocationHandle first = client.enqueue("q_plain", "order-1", InvocationRequest.of("qMark", 5L, "a"));
+      InvocationHandle again = client.enqueue("q_plain", "order-1", InvocationRequest.of("qMark", 5L, "a"));
+      assertEquals(first.id(), again.id(), "the same deduplication ID answers with the first item's invocation");
+      assertEquals(List.of("a"), first.await(WAIT).values(String.class));
+      InvocationHandle afterDone = client.enqueue("q_plain", "order-1", InvocationRequest.of("qMark", 5L, "a"));
+      assertEquals(first.id(), afterDone.id(), "a done item still answers");
+      assertEquals(InvocationStatus.DONE, afterDone.status());
+
+      InvalidRequestException refused = assertThrows(InvalidRequestException.class,
+          () -> client.enqueue("q_plain", "order-1", InvocationRequest.of("qMark", 5L, "b")));
+      assertTrue(refused.getMessage().contains("order-1") && refused.getMessage().contains(first.id()),
+          refused.getMessage());
+      InvalidRequestException otherKey = assertThrows(InvalidRequestException.class,
+          () -> client.enqueue("q_plain", "order-1", InvocationRequest.of("qMark", 6L, "a")));
+      assertTrue(otherKey.getMessage().contains(first.id()), otherKey.getMessage());
+
+      // Resending an enqueue under its own invocation ID (no deduplication ID) is one item too.
+      InvocationRequest plain = InvocationRequest.of("qMark", 7L, "c");
+      assertEquals(plain.id(), client.enqueue("q_plain", plain).id());
+      assertEquals(plain.id(), client.enqueue("q_plain", plain).id());
+      client.handle(plain.id()).await(WAIT);
+
+      assertThrows(InvalidRequestException.class,
+          () -> client.enqueue("no_such_queue", InvocationRequest.of("qMark", 8L, "d")));
+    }
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 5"), "item order-1 ran once");
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 7"));
+    assertEquals(0, count("SELECT COUNT(*) FROM q_marks WHERE k IN (6, 8)"), "refused enqueues ran nothing");
+  }
+
+  @Test
+  void anEndedItemPastTheRetentionIsDeletedAndItsDeduplicationIdIsFreeAgain() throws InterruptedException {
+    FrontendConfig shortRetention = CONFIG.withRetention(Duration.ofMillis(10), Duration.ofHours(1));
+    try (FrontendServer a = FrontendServer.start(db, shortRetention); ApiaryClient client = client(a)) {
+      InvocationHandle first = client.enqueue("q_plain", "once-a-day", InvocationRequest.of("qMark", 50L, "x"));
+      first.await(WAIT);
+      Thread.sleep(1_200); // the retention is at least 1 s in effect
+      a.deleteExpiredRecords();
+      assertEquals(0, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = 'q_plain' "
+          + "AND dedup_id = 'once-a-day'"));
+      InvocationHandle second = client.enqueue("q_plain", "once-a-day", InvocationRequest.of("qMark", 51L, "y"));
+      assertTrue(!second.id().equals(first.id()), "a new item");
+      second.await(WAIT);
+    }
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 50"));
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 51"));
+  }
+
+  @Test
+  void aFunctionEnqueuesAtomicallyWithItsWritesAndAFailedOneEnqueuesNothing() throws InterruptedException {
+    String items = "SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = 'q_plain' AND graph = 'qMark'";
+    long before = count(items);
+    try (FrontendServer a = FrontendServer.start(db, CONFIG); ApiaryClient client = client(a)) {
+      assertThrows(org.apiary.FunctionFailedException.class, () -> client.invoke("qSpawn", 70L, "f", true));
+      assertEquals(before, count(items), "the failed function's enqueue rolled back with it");
+      assertEquals(List.of("ok"), client.invoke("qSpawn", 71L, "ok", false).values(String.class));
+      assertEquals(before + 1, count(items), "the committed function's item is stored before its invocation ends");
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM q_marks WHERE k = 1071") == 0) {
+        assertTrue(System.nanoTime() < deadline, "the enqueued child never ran");
+        Thread.sleep(20);
+      }
+    }
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 71"));
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 1071 AND item = 'child-ok'"), "the child ran once");
+    assertEquals(0, count("SELECT COUNT(*) FROM q_marks WHERE k IN (70, 1070)"), "nothing of the failed one");
+  }
+
+  @Test
+  void aFunctionThatCommittedOnAFrontendThatStoppedHasItsEnqueueStoredOnceByTheTakeover() throws InterruptedException {
+    String items = "SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = 'q_plain' AND graph = 'qMark'";
+    long before = count(items);
+    FrontendHooks holds = new FrontendHooks() {
+      @Override
+      public void afterFunction(String graph, String invocation, String function) {
+        // The function's transaction (its write and its enqueue) committed; this frontend never stores the item.
+        throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
+      }
+    };
+    InvocationRequest request = InvocationRequest.of("qSpawn", 72L, "t", false);
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, holds); ApiaryClient client = client(a)) {
+      client.start(request);
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM q_marks WHERE k = 72") == 0) {
+        assertTrue(System.nanoTime() < deadline, "the function never ran");
+        Thread.sleep(20);
+      }
+      assertEquals(before, count(items), "committed, but not yet stored as an item");
+    }
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      assertEquals(List.of("t"), client.handle(request.id()).await(WAIT).values(String.class));
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM q_marks WHERE k = 1072") == 0) {
+        assertTrue(System.nanoTime() < deadline, "the enqueued child never ran");
+        Thread.sleep(20);
+      }
+    }
+    assertEquals(before + 1, count(items), "one item");
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 72"));
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 1072"), "the child ran once");
+  }
+
+  @Test
+  void queuedWorkSurvivesTheLossOfEveryFrontendAndALaterOneRunsIt() {
+    FrontendHooks neverClaims = new FrontendHooks() {
+      @Override
+      public void beforeClaimingQueueItems() {
+        throw new IllegalStateException("test: this frontend runs no queued work");
+      }
+    };
+    List<String> ids = new ArrayList<>();
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, neverClaims); ApiaryClient client = client(a)) {
+      for (long k = 20; k < 25; k++) {
+        ids.add(client.enqueue("q_plain", InvocationRequest.of("qMark", k, "s" + k)).id());
+      }
+      assertEquals(InvocationStatus.RUNNING, client.handle(ids.get(0)).status(), "waiting on its queue");
+    }
+    assertEquals(0, count("SELECT COUNT(*) FROM q_marks WHERE k >= 20 AND k < 25"), "nothing ran yet");
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      for (String id : ids) {
+        client.handle(id).await(WAIT);
+      }
+    }
+    for (long k = 20; k < 25; k++) {
+      assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = ?", k), "item of key " + k + " ran once");
+    }
+  }
+
+  @Test
+  void itemsAFrontendWasRunningWhenItStoppedAreFinishedByAnotherAndRunOnce() throws InterruptedException {
+    FrontendHooks holds = new FrontendHooks() {
+      @Override
+      public void afterFunction(String graph, String invocation, String function) {
+        // Each function's transaction commits, but its answer never arrives: the invocations stay running here.
+        throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
+      }
+    };
+    List<String> ids = new ArrayList<>();
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, holds); ApiaryClient client = client(a)) {
+      for (long k = 40; k < 43; k++) {
+        ids.add(client.enqueue("q_plain", InvocationRequest.of("qMark", k, "t" + k)).id());
+      }
+      long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      while (count("SELECT COUNT(*) FROM q_marks WHERE k >= 40 AND k < 43") < 3) {
+        assertTrue(System.nanoTime() < deadline, "frontend a never ran the items");
+        Thread.sleep(20);
+      }
+      assertEquals(InvocationStatus.RUNNING, client.handle(ids.get(0)).status());
+    }
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      for (String id : ids) {
+        client.handle(id).await(WAIT);
+        assertEquals(InvocationStatus.DONE, client.handle(id).status());
+      }
+      // The items themselves end too (a dead frontend's items left running would hold the queue's limits forever).
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = 'q_plain' AND status = 'DONE' "
+          + "AND invocation_id IN (?, ?, ?)", ids.get(0), ids.get(1), ids.get(2)) < 3) {
+        assertTrue(System.nanoTime() < deadline, "the items never ended: " + itemStatuses(ids));
+        Thread.sleep(20);
+      }
+    }
+    for (long k = 40; k < 43; k++) {
+      assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = ?", k), "item of key " + k + " ran once");
+    }
+  }
+
+  private List<String> itemStatuses(List<String> ids) {
+    List<String> statuses = new ArrayList<>();
+    for (String id : ids) {
+      VoltTable t = db.callAdmin("reading items", "@AdHoc", "SELECT status, frontend FROM APIARY_QUEUE_ITEMS "
+          + "WHERE invocation_id = ?", id).getResults()[0];
+      statuses.add(t.advanceRow() ? t.getString(0) + " on " + t.getString(1) : "absent");
+    }
+    return statuses;
+  }
+
+  /** The most intervals [entered, left) of {@code q_runs} for these keys that overlap at one instant. */
+  private int maxConcurrent(long fromKey, long toKey) {
+    VoltTable t = db.callAdmin("reading runs", "@AdHoc", "SELECT SINCE_EPOCH(MICROSECOND, entered), "
+        + "SINCE_EPOCH(MICROSECOND, left_at) FROM q_runs WHERE k >= ? AND k < ?", fromKey, toKey).getResults()[0];
+    List<long[]> events = new ArrayList<>();
+    while (t.advanceRow()) {
+      events.add(new long[] {t.getLong(0), 1});
+      events.add(new long[] {t.getLong(1), -1});
+    }
+    events.sort((x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1])); // leaves first
+    int now = 0;
+    int max = 0;
+    for (long[] e : events) {
+      now += (int) e[1];
+      max = Math.max(max, now);
+    }
+    return max;
+  }
+
+  @Test
+  void theConcurrencyLimitHoldsAcrossTwoFrontends() {
+    List<InvocationHandle> handles = new ArrayList<>();
+    try (FrontendServer a = FrontendServer.start(db, CONFIG); FrontendServer b = FrontendServer.start(db, CONFIG);
+         ApiaryClient viaA = client(a); ApiaryClient viaB = client(b)) {
+      for (long k = 100; k < 108; k++) {
+        ApiaryClient c = k % 2 == 0 ? viaA : viaB;
+        handles.add(c.enqueue("q_limited", InvocationRequest.of("qSlow", k, "w" + k, 300L)));
+      }
+      for (InvocationHandle h : handles) {
+        h.await(WAIT);
+      }
+    }
+    assertEquals(8, count("SELECT COUNT(*) FROM q_runs WHERE k >= 100 AND k < 108 AND left_at IS NOT NULL"));
+    int max = maxConcurrent(100, 108);
+    assertTrue(max <= 2, "at most 2 ran at once across both frontends, but " + max + " did");
+    assertEquals(2, max, "the limit was used");
+  }
+
+  @Test
+  void thePerFrontendLimitHoldsOnEachFrontend() {
+    List<InvocationHandle> handles = new ArrayList<>();
+    try (FrontendServer a = FrontendServer.start(db, CONFIG); ApiaryClient viaA = client(a)) {
+      for (long k = 200; k < 204; k++) {
+        handles.add(viaA.enqueue("q_one_each", InvocationRequest.of("qSlow", k, "p" + k, 200L)));
+      }
+      for (InvocationHandle h : handles) {
+        h.await(WAIT);
+      }
+    }
+    int max = maxConcurrent(200, 204);
+    assertEquals(1, max, "one frontend, at most 1 at once on it");
+  }
+
+  @Test
+  void theRateLimitHoldsInEveryWindow() {
+    List<InvocationHandle> handles = new ArrayList<>();
+    try (FrontendServer a = FrontendServer.start(db, CONFIG); FrontendServer b = FrontendServer.start(db, CONFIG);
+         ApiaryClient viaA = client(a)) {
+      for (long k = 300; k < 309; k++) {
+        handles.add(viaA.enqueue("q_rated", InvocationRequest.of("qMark", k, "r" + k)));
+      }
+      for (InvocationHandle h : handles) {
+        h.await(WAIT);
+      }
+    }
+    VoltTable t = db.callAdmin("reading marks", "@AdHoc", "SELECT SINCE_EPOCH(MILLISECOND, ran_at) FROM q_marks "
+        + "WHERE k >= 300 AND k < 309 ORDER BY 1").getResults()[0];
+    List<Long> at = new ArrayList<>();
+    while (t.advanceRow()) {
+      at.add(t.getLong(0));
+    }
+    assertEquals(9, at.size());
+    // 3 per second: in any window of 800 ms (the second, less room for the lag between a claim and its run) at most 3.
+    for (int i = 0; i + 3 < at.size(); i++) {
+      assertTrue(at.get(i + 3) - at.get(i) >= 800, "4 items ran within " + (at.get(i + 3) - at.get(i)) + " ms: " + at);
+    }
+    assertTrue(at.get(8) - at.get(0) >= 1800, "9 items at 3 per second span at least two seconds: " + at);
+  }
+}
