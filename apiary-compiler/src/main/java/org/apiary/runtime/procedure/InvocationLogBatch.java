@@ -70,12 +70,13 @@ public class InvocationLogBatch extends JournaledProcedure {
    */
   public VoltTable run(String route, byte[] batch) {
     List<Write> writes = decode(batch);
+    List<Object[]> lookups = new ArrayList<>();
     for (Write w : writes) {
       if (w instanceof Begin) {
-        voltQueueSQL(exists, w.invocationId());
+        lookups.add(new Object[] {exists, w.invocationId()});
       }
     }
-    VoltTable[] found = writes.stream().anyMatch(w -> w instanceof Begin) ? voltExecuteSQL() : new VoltTable[0];
+    VoltTable[] found = execute(lookups, false);
     VoltTable result = new VoltTable(new VoltTable.ColumnInfo("APPLIED", VoltType.TINYINT),
         new VoltTable.ColumnInfo("STARTED_AT", VoltType.BIGINT));
     byte[] applied = new byte[writes.size()];
@@ -85,6 +86,7 @@ public class InvocationLogBatch extends JournaledProcedure {
     int queued = 0;
     java.util.Map<Integer, Integer> finishes = new java.util.HashMap<>(); // write index -> statement index
     var capture = InvocationEnds.capture();
+    List<Object[]> statements = new ArrayList<>();
     for (int i = 0; i < writes.size(); i++) {
       Write w = writes.get(i);
       if (w instanceof Begin begin) {
@@ -93,22 +95,22 @@ public class InvocationLogBatch extends JournaledProcedure {
           applied[i] = PAST_DEADLINE;
         } else if (absent) {
           begun.add(begin.invocationId());
-          voltQueueSQL(this.begin, begin.invocationId(), begin.graph(), begin.graphVersion(), begin.request(),
-              begin.frontend(), getTransactionTime());
+          statements.add(new Object[] {this.begin, begin.invocationId(), begin.graph(), begin.graphVersion(),
+              begin.request(), begin.frontend(), getTransactionTime()});
           applied[i] = APPLIED;
           queued++;
         }
       } else {
         Finish f = (Finish) w;
-        voltQueueSQL(finish, f.status(), f.result(), getTransactionTime(), f.invocationId());
+        statements.add(new Object[] {finish, f.status(), f.result(), getTransactionTime(), f.invocationId()});
         finishes.put(i, queued++);
         if (capture.isPresent()) {
-          voltQueueSQL(ended, f.invocationId()); // right after its update: the entry as the outcome left it
+          statements.add(new Object[] {ended, f.invocationId()}); // right after its update: the entry as it left it
           queued++;
         }
       }
     }
-    VoltTable[] done = queued == 0 ? new VoltTable[0] : voltExecuteSQL(true);
+    VoltTable[] done = execute(statements, true);
     finishes.forEach((write, statement) -> applied[write] = done[statement].asScalarLong() == 1 ? APPLIED
         : NOT_APPLIED);
     if (capture.isPresent()) {
@@ -126,6 +128,41 @@ public class InvocationLogBatch extends JournaledProcedure {
     }
     return queued == 0 ? result : committed(result);
   }
+
+  /**
+   * Runs {@code statements} (each a statement and its parameters) in batches of at most
+   * {@value #STATEMENTS_PER_BATCH}, the last one final if {@code last}, and returns every result in order, copied
+   * where there were several batches. VoltDB splits a larger batch itself, but an outcome's update was then answered
+   * with a table that was no longer one (CI: "table must contain exactly 1 integral value; column 1 is type =
+   * INVALID"), once each outcome also read its entry back: a later batch's results reuse the earlier one's buffer.
+   */
+  private VoltTable[] execute(List<Object[]> statements, boolean last) {
+    List<VoltTable> results = new ArrayList<>();
+    boolean several = statements.size() > STATEMENTS_PER_BATCH;
+    for (int from = 0; from < statements.size(); from += STATEMENTS_PER_BATCH) {
+      int to = Math.min(statements.size(), from + STATEMENTS_PER_BATCH);
+      for (Object[] s : statements.subList(from, to)) {
+        voltQueueSQL((SQLStmt) s[0], java.util.Arrays.copyOfRange(s, 1, s.length));
+      }
+      for (VoltTable t : voltExecuteSQL(last && to == statements.size())) {
+        results.add(several ? copy(t) : t); // a batch's results may share a buffer the next batch reuses
+      }
+    }
+    return results.toArray(new VoltTable[0]);
+  }
+
+  private static VoltTable copy(VoltTable t) {
+    VoltTable copy = t.clone(0);
+    t.resetRowPosition();
+    while (t.advanceRow()) {
+      copy.add(t);
+    }
+    t.resetRowPosition();
+    return copy;
+  }
+
+  /** VoltDB's most statements in one batch. */
+  private static final int STATEMENTS_PER_BATCH = 200;
 
   /** The type byte of a begin as earlier releases encode it, without a deadline. */
   private static final byte BEGIN = 0;
