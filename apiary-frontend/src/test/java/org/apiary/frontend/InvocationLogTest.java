@@ -18,10 +18,16 @@ import org.junit.jupiter.api.Test;
 class InvocationLogTest {
   @Test
   void concurrentBeginsShareTransactionsAndEachIdBeginsOnce(TestDatabase database) throws Exception {
-    ApiaryDatabase db = database.database();
+    beginTwiceAndEndTwice(database.database(), "batch-" + System.nanoTime() + "-");
+  }
+
+  /**
+   * Begins 200 invocations, each twice, then stores two outcomes of each, all at once through one invocation log:
+   * each begins once, in fewer transactions than writes, and only its first outcome is stored.
+   */
+  static void beginTwiceAndEndTwice(ApiaryDatabase db, String run) throws Exception {
     TestGraphs.registerOnce(db);
     InvocationLog log = new InvocationLog(db);
-    String run = "batch-" + System.nanoTime() + "-";
     List<CompletableFuture<Boolean>> begins = new ArrayList<>();
     for (int i = 0; i < 400; i++) {
       begins.add(log.begin(run + (i % 200), "bumpAndReport", 1, new byte[] {'{', '}'}, "frontend-x"));
