@@ -92,6 +92,8 @@ final class GarbageDrill {
   private static final Duration WARM_UP = Duration.ofSeconds(4);
   /** How much later than its bound the frontend may close an attacker's connection, on a loaded machine. */
   private static final Duration MARGIN = Duration.ofSeconds(5);
+  /** The attackers' nice value (the frontend's is 0, the valid clients' too). */
+  static final int ATTACKER_NICE = 10;
   /** Connections the flood opens from one address: more than the frontend's limit per address. */
   private static final int FLOOD_PER_ADDRESS = 300;
   /** Descriptors the drill keeps for itself beyond the flood's (its JVM, ZeroMQ, the clients). */
@@ -241,25 +243,25 @@ final class GarbageDrill {
       RawAttacker flood = new RawAttacker(RawAttacker.Attack.FLOOD, target, floodSources, settings.connections(),
           2_000, stopAt, wireTimeout, MARGIN, new SplittableRandom(seeds.nextLong()));
       for (RawAttacker attacker : attackers) {
-        threads.add(new Thread(DrillThreads.guarded(attacker, crashes, out::println),
+        threads.add(new Thread(DrillThreads.guarded(attacking(attacker), crashes, out::println),
             "garbage-" + attacker.attack().label()));
       }
       if (!settings.skip().contains(flood.attack().label())) {
-        threads.add(new Thread(DrillThreads.guarded(() -> {
+        threads.add(new Thread(DrillThreads.guarded(attacking(() -> {
           sleepUntil(floodAt);
           flood.run();
-        }, crashes, out::println), "garbage-flood"));
+        }), crashes, out::println), "garbage-flood"));
       }
       String[][] refusers = {{"no_key", null}, {"wrong_secret", wrongSecret}, {"revoked_key", revokedKey.apiKey()},
           {"wrong_role", wrongRole}};
       for (String[] r : settings.skip().contains("refused") ? new String[0][] : refusers) {
         SplittableRandom rr = new SplittableRandom(seeds.nextLong());
-        threads.add(new Thread(DrillThreads.guarded(() -> refusedCalls(zmq, endpoint, r[0], r[1], rr, stopAt),
-            crashes, out::println), "garbage-refused-" + r[0]));
+        threads.add(new Thread(DrillThreads.guarded(attacking(() -> refusedCalls(zmq, endpoint, r[0], r[1], rr,
+            stopAt)), crashes, out::println), "garbage-refused-" + r[0]));
       }
       SplittableRandom gr = new SplittableRandom(seeds.nextLong());
       if (!settings.skip().contains("malformed")) {
-        threads.add(new Thread(DrillThreads.guarded(() -> malformed(zmq, endpoint, gr, stopAt), crashes,
+        threads.add(new Thread(DrillThreads.guarded(attacking(() -> malformed(zmq, endpoint, gr, stopAt)), crashes,
             out::println), "garbage-malformed"));
       }
       threads.forEach(Thread::start);
@@ -289,6 +291,14 @@ final class GarbageDrill {
         t.join(CALL_TIMEOUT.plusSeconds(30).toMillis());
       }
     }
+  }
+
+  /**
+   * An attacker's thread body, at {@link #ATTACKER_NICE}: the attackers share the frontend's two cores here, and at
+   * the frontend's priority their own CPU (about one core) delayed the frontend's closes past their bound.
+   */
+  private Runnable attacking(Runnable body) {
+    return DrillThreads.niced(ATTACKER_NICE, body, out::println);
   }
 
   private int verdict(ServiceProcess service, ApiaryDatabase admin, String endpoint, String valid,

@@ -108,6 +108,27 @@ class WireHardeningTest {
     }
   }
 
+  /**
+   * Finding 2 and the garbage drill's lingering connections: a peer that sends part of a multi-frame message (5 MiB in
+   * frames with the MORE flag) and then falls silent, not answering the frontend's heartbeats, is closed within the
+   * wire timeout (1.5 s here) and its bytes are given back.
+   */
+  @Test
+  void anUnfinishedMessageThatFallsSilentIsClosedWithinTheTimeout() throws Exception {
+    try (FrontendServer frontend = FrontendServer.start(db, withWire(100, 50, 8 * MIB, 64 * MIB,
+        Duration.ofMillis(1_500)));
+         RawZmtp peer = RawZmtp.connect(frontend.endpoint(), "127.0.0.12").handshake()) {
+      assertEquals(5L * MIB, sendUnfinished(peer, 5L * MIB));
+      long silentSince = System.nanoTime();
+      assertTrue(peer.closedWithin(Duration.ofSeconds(10)), "a silent peer's unfinished message kept its connection");
+      long closedAfterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - silentSince);
+      System.out.println("closed " + closedAfterMs + " ms after the peer fell silent; " + frontend.wireStats());
+      assertEquals(0, awaitAtLeast(() -> -frontend.wireStats().unfinishedBytes(), 0),
+          "the connection's bytes were not given back");
+      assertServes(frontend, 4506);
+    }
+  }
+
   /** Finding 2, over many connections: each under its own bound, together they are held to the bound in all. */
   @Test
   void unfinishedMessagesOfManyConnectionsAreBoundedInAll() throws Exception {
