@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.PrintStream;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +17,7 @@ import org.apiary.internal.Json;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.apiary.provenance.ProvenanceSchema;
-import org.apiary.provenance.ProvenanceSink;
+import org.apiary.provenance.ProvenanceReports;
 import org.apiary.runtime.SystemSchema;
 import org.voltdb.VoltTable;
 import picocli.CommandLine.ArgGroup;
@@ -294,9 +293,8 @@ public final class ExecutionsCommand implements Runnable {
       description = {"Show one logged invocation: its graph and version, status, frontend, attempts and timing, the "
           + "request (partition key and arguments, as JSON) and the outcome (the result as JSON, or the error).",
           "Where the provenance sink is known (--data DIR, or --provenance-sink), also the function executions of "
-              + "the invocation from " + ProvenanceSchema.FUNCTION_INVOCATIONS + ". A running `apiary start` holds "
-              + "its DuckDB file open, and DuckDB lets one process open it: its functions are listed after "
-              + "`apiary stop`.",
+              + "the invocation from " + ProvenanceSchema.FUNCTION_INVOCATIONS + ": asked of a running `apiary "
+              + "start` through its console (its process holds its DuckDB file), read from the file once it stopped.",
           NOT_LOGGED,
           "Exit code 1 if the ID is not in the log."})
   static final class Show implements Callable<Integer> {
@@ -321,10 +319,6 @@ public final class ExecutionsCommand implements Runnable {
     public Integer call() {
       if (target == null) {
         throw ServiceTarget.missing(spec, "--database HOST:PORT");
-      }
-      String sink = provenanceSink;
-      if (sink == null) {
-        sink = target.provenanceSink();
       }
       try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
         if (!ExecutionQueries.hasLog(db)) {
@@ -358,8 +352,8 @@ public final class ExecutionsCommand implements Runnable {
         out.println("  request: " + request(d.request()));
         byte[] result = d.outcome();
         out.println("  " + (result == null ? "outcome: none yet (still running)" : outcome(result)));
+        functions(e.id());
       }
-      functions(sink);
       return 0;
     }
     private static String request(byte[] frame) {
@@ -407,31 +401,34 @@ public final class ExecutionsCommand implements Runnable {
     }
 
     /** The invocation's function executions from the provenance sink, or a line saying why they are not shown. */
-    private void functions(String sink) {
-      if (sink == null) {
+    /**
+     * The invocation's function executions in the provenance sink: asked of the running service with {@code --data}
+     * (its process holds the sink), read from {@code --provenance-sink} or a stopped service's sink otherwise.
+     */
+    private void functions(String executionId) {
+      ProvenanceSource source;
+      try {
+        source = provenanceSink != null ? ProvenanceSource.sink(provenanceSink, new java.util.Properties())
+            : target.data != null ? ProvenanceSource.data(target.data) : null;
+      } catch (CliException e) {
+        out.println("  functions: not shown: " + e.getMessage());
+        return;
+      }
+      if (source == null) {
         out.println("  functions: not shown (the provenance sink is not known here: give --provenance-sink "
             + "JDBC_URL, or --data DIR for an `apiary start` that captures provenance)");
         return;
       }
-      boolean duckdb = ExecutionQueries.isDuckDb(sink);
       try {
-        List<Map<String, Object>> rows = ExecutionQueries.functions(sink, id, Duration.ofSeconds(10));
-        out.println("  functions: " + rows.size() + " execution(s) in " + ProvenanceSink.redact(sink) + " (rows still buffered by the "
-            + "capture are not there yet)");
-        for (Map<String, Object> r : rows) {
-          out.println("    " + r.get("function_name") + ": exec " + r.get("exec_id") + ", partition key "
-              + r.get("partition_key") + ", at " + r.get("event_time") + ", " + r.get("latency_us") + " us");
+        ProvenanceReports.Report report = source.answer("functions", Map.of("execution", executionId));
+        out.println("  functions: " + report.rows().size() + " execution(s) in " + source.describe() + " (rows still "
+            + "buffered by the capture are not there yet)");
+        for (List<String> r : report.rows()) {
+          out.println("    " + r.get(0) + ": exec " + r.get(1) + ", partition key " + r.get(2) + ", at " + r.get(3)
+              + ", " + r.get(4) + " us");
         }
-      } catch (SQLException e) {
-        String message = String.valueOf(e.getMessage());
-        if (duckdb && message.toLowerCase(Locale.ROOT).contains("lock")) {
-          out.println("  functions: not readable now: " + sink.substring("jdbc:duckdb:".length()) + " is locked by "
-              + "the process that loads provenance into it (the running `apiary start`; DuckDB lets one process open "
-              + "a file). After `apiary stop` they can be queried with: apiary provenance sql --sink " + sink
-              + " \"SELECT * FROM " + ProvenanceSchema.FUNCTION_INVOCATIONS + " WHERE execution_id = '" + id + "'\"");
-        } else {
-          out.println("  functions: cannot read the provenance sink " + ProvenanceSink.redact(sink) + ": " + message);
-        }
+      } catch (SQLException | RuntimeException e) {
+        out.println("  functions: cannot read the provenance of " + source.describe() + ": " + e.getMessage());
       }
     }
   }

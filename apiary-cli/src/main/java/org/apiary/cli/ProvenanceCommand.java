@@ -5,22 +5,13 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.SQLException;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
-import java.util.Properties;
 import java.util.concurrent.Callable;
-import org.apiary.provenance.ProvenanceQueries;
-import org.apiary.provenance.ProvenanceQueries.WrittenRecord;
+import org.apiary.provenance.ProvenanceReports;
 import org.apiary.provenance.ProvenanceSink;
-import org.apiary.provenance.ProvenanceTable;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -55,10 +46,14 @@ public final class ProvenanceCommand implements Runnable {
 
   /** Where the provenance is; shared by every query. */
   static final class SinkOptions {
-    @Option(names = "--sink", defaultValue = "jdbc:duckdb:./apiary-provenance.duckdb",
-        description = "JDBC URL of the analytical database (default ${DEFAULT-VALUE}); a DuckDB file is opened "
-            + "read-only.")
+    @Option(names = "--sink", description = "JDBC URL of the analytical database (default: " + DEFAULT_SINK
+        + "); a DuckDB file is opened read-only.")
     String url;
+
+    @Option(names = "--data", paramLabel = "DIR", description = "The data directory of `apiary start` (or of `apiary "
+        + "cluster start`) instead of --sink: while the service runs it answers the query itself (its process holds "
+        + "its DuckDB file) through its console, with the admin key kept in DIR; once it stopped, its file is read.")
+    Path data;
 
     @Option(names = "--user", description = "Database user.")
     String user;
@@ -66,31 +61,48 @@ public final class ProvenanceCommand implements Runnable {
     @Option(names = "--password-file", description = "A file whose first line is the database password. Without it "
         + "the password comes from the environment variable " + PASSWORD_VARIABLE + ", if set; never from the command "
         + "line, where other users would see it in the process list.")
-    java.nio.file.Path passwordFile;
+    Path passwordFile;
 
     /** The password from the file or the environment, or {@code null}. */
     String password() {
       if (passwordFile != null) {
         try {
-          java.util.List<String> lines = java.nio.file.Files.readAllLines(passwordFile);
+          List<String> lines = Files.readAllLines(passwordFile);
           if (lines.isEmpty() || lines.get(0).isEmpty()) {
             throw new IllegalArgumentException("--password-file " + passwordFile + " is empty; its first line must "
                 + "be the password");
           }
           return lines.get(0);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
           throw new IllegalArgumentException("cannot read --password-file " + passwordFile + ": " + e.getMessage(), e);
         }
       }
       String fromEnvironment = System.getenv(PASSWORD_VARIABLE);
       return fromEnvironment == null || fromEnvironment.isEmpty() ? null : fromEnvironment;
     }
+
+    /** Where the queries are answered. */
+    ProvenanceSource source() {
+      if (data != null) {
+        if (url != null || user != null || passwordFile != null) {
+          throw new IllegalArgumentException("give --data DIR or --sink (with --user and --password-file), not both");
+        }
+        return ProvenanceSource.data(data);
+      }
+      return ProvenanceSource.sink(url == null ? DEFAULT_SINK : url, ProvenanceSink.credentials(user, password()));
+    }
   }
+
+  /** The sink the queries read when neither --sink nor --data is given. */
+  static final String DEFAULT_SINK = "jdbc:duckdb:./apiary-provenance.duckdb";
 
   /** The environment variable that holds the sink's password when no file is given. */
   static final String PASSWORD_VARIABLE = "APIARY_SINK_PASSWORD";
 
-  /** A query: connects, runs, prints, and turns failures into exit codes. */
+  /**
+   * A query: names itself and its parameters ({@link ProvenanceReports}), has them answered where the provenance is,
+   * prints the table, and turns failures into exit codes.
+   */
   abstract static class Query implements Callable<Integer> {
     @Mixin
     SinkOptions sink;
@@ -98,25 +110,24 @@ public final class ProvenanceCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
-    abstract void run(ProvenanceQueries queries, PrintWriter out) throws SQLException;
+    /** The query's name in {@link ProvenanceReports}. */
+    abstract String query();
+
+    /** Its parameters from the options (absent ones as {@code null}). */
+    abstract Map<String, String> parameters();
 
     @Override
     public final Integer call() {
-      String password;
-      try {
-        password = sink.password();
-      } catch (IllegalArgumentException e) {
-        throw new ParameterException(spec.commandLine(), e.getMessage(), e);
-      }
-      Properties props = ProvenanceSink.credentials(sink.user, password);
-      if (sink.url.regionMatches(true, 0, "jdbc:duckdb:", 0, "jdbc:duckdb:".length())) {
-        props.setProperty("duckdb.read_only", "true");
-      }
       PrintWriter out = spec.commandLine().getOut();
-      // Its network timeout outlasts the longest query the commands wait for.
-      try (ProvenanceSink opened = ProvenanceSink.open(sink.url, props,
-          ProvenanceQueries.DEFAULT_QUERY_TIMEOUT.plusSeconds(10))) {
-        run(new ProvenanceQueries(opened.connection()), out);
+      try {
+        ProvenanceSource source = sink.source();
+        Map<String, String> parameters = new LinkedHashMap<>();
+        parameters().forEach((name, value) -> {
+          if (value != null) {
+            parameters.put(name, value);
+          }
+        });
+        source.answer(query(), parameters).lines().forEach(out::println);
         out.flush();
         return 0;
       } catch (IllegalArgumentException e) {
@@ -127,23 +138,15 @@ public final class ProvenanceCommand implements Runnable {
         return 1;
       }
     }
+  }
 
-    /** {@code col=value[,col=value...]} as a key; values stay text, parsed for the column types by the queries. */
-    Map<String, Object> parseKey(String text, String option) {
-      Map<String, Object> key = new LinkedHashMap<>();
-      for (String part : text.split(",")) {
-        int eq = part.indexOf('=');
-        if (eq <= 0) {
-          throw new ParameterException(spec.commandLine(), option + " takes col=value[,col=value...], not '" + text
-              + "'");
-        }
-        String column = part.substring(0, eq).trim().toLowerCase(Locale.ROOT);
-        if (key.put(column, part.substring(eq + 1)) != null) {
-          throw new ParameterException(spec.commandLine(), option + " names column " + column + " twice");
-        }
-      }
-      return key;
+  /** Parameters in order, {@code null} values kept (left out when sent). */
+  private static Map<String, String> named(String... namesAndValues) {
+    Map<String, String> p = new LinkedHashMap<>();
+    for (int i = 0; i < namesAndValues.length; i += 2) {
+      p.put(namesAndValues[i], namesAndValues[i + 1]);
     }
+    return p;
   }
 
   @Command(name = "state", mixinStandardHelpOptions = true,
@@ -167,26 +170,13 @@ public final class ProvenanceCommand implements Runnable {
     }
 
     @Override
-    void run(ProvenanceQueries queries, PrintWriter out) throws SQLException {
-      Map<String, Object> recordKey = parseKey(key, "--key");
-      Instant at = null;
-      if (when.at != null) {
-        try {
-          at = Instant.parse(when.at);
-        } catch (DateTimeParseException e) {
-          throw new ParameterException(spec.commandLine(), "--at takes an ISO-8601 instant such as "
-              + "2024-03-01T12:00:00Z, not '" + when.at + "'");
-        }
-      }
-      ProvenanceTable events = queries.describeEventsTable(table, List.copyOf(recordKey.keySet()));
-      Optional<Map<String, Object>> state = at == null ? queries.stateWhenRead(events, recordKey, when.execution)
-          : queries.stateAt(events, recordKey, at);
-      if (state.isPresent()) {
-        printTable(out, List.of(state.get()));
-      } else {
-        out.println(at == null ? "(no state: execution " + when.execution + " never read this record, or it did "
-            + "not exist when read)" : "(no state: the record did not exist at " + at + ")");
-      }
+    String query() {
+      return "state";
+    }
+
+    @Override
+    Map<String, String> parameters() {
+      return named("table", table, "key", key, "execution", when.execution, "at", when.at);
     }
   }
 
@@ -200,26 +190,13 @@ public final class ProvenanceCommand implements Runnable {
     String key;
 
     @Override
-    void run(ProvenanceQueries queries, PrintWriter out) throws SQLException {
-      Map<String, Object> recordKey = parseKey(key, "--key");
-      ProvenanceTable read = queries.describeEventsTable(table, List.copyOf(recordKey.keySet()));
-      // Other tables' keys are unknown here: their written records are identified by all their columns.
-      List<ProvenanceTable> all = new ArrayList<>();
-      for (String name : queries.applicationTables()) {
-        all.add(name.equalsIgnoreCase(table) ? read : queries.describeEventsTable(name, List.of()));
-      }
-      List<Map<String, Object>> rows = new ArrayList<>();
-      for (WrittenRecord w : queries.writtenByExecutionsThatRead(all, read, recordKey)) {
-        Map<String, Object> row = new LinkedHashMap<>();
-        row.put("table", w.table());
-        row.put("execution_id", w.executionId());
-        row.put("function_name", w.functionName());
-        row.put("event_type", w.eventType());
-        row.put("tx_id", w.txId());
-        row.put("key", keyText(w.key()));
-        rows.add(row);
-      }
-      printTable(out, rows);
+    String query() {
+      return "downstream";
+    }
+
+    @Override
+    Map<String, String> parameters() {
+      return named("table", table, "key", key);
     }
   }
 
@@ -250,9 +227,15 @@ public final class ProvenanceCommand implements Runnable {
     }
 
     @Override
-    void run(ProvenanceQueries queries, PrintWriter out) throws SQLException {
-      List<String> entries = new ArrayList<>();
-      if (allowed.file != null) {
+    String query() {
+      return "outside";
+    }
+
+    @Override
+    Map<String, String> parameters() {
+      String keys = allowed.inline;
+      if (allowed.file != null) { // read here: whoever answers gets the keys, never a path on this machine
+        List<String> entries = new ArrayList<>();
         try {
           for (String line : Files.readAllLines(allowed.file)) {
             if (!line.isBlank() && !line.strip().startsWith("#")) {
@@ -262,25 +245,10 @@ public final class ProvenanceCommand implements Runnable {
         } catch (IOException e) {
           throw new ParameterException(spec.commandLine(), "cannot read --allowed-file " + allowed.file + ": " + e);
         }
-      } else {
-        for (String entry : allowed.inline.split(";")) {
-          if (!entry.isBlank()) {
-            entries.add(entry.strip());
-          }
-        }
+        keys = String.join(";", entries);
       }
-      List<Map<String, Object>> keys = new ArrayList<>();
-      for (String entry : entries) {
-        keys.add(parseKey(entry, "an allowed key"));
-      }
-      List<String> columns = keyColumns != null ? keyColumns.stream().map(c -> c.strip().toLowerCase(Locale.ROOT))
-          .toList() : keys.isEmpty() ? List.of() : List.copyOf(keys.get(0).keySet());
-      if (columns.isEmpty()) {
-        throw new ParameterException(spec.commandLine(), "the allowed set is empty: name the key columns with "
-            + "--key-columns");
-      }
-      ProvenanceTable events = queries.describeEventsTable(table, columns);
-      printTable(out, queries.readsOutside(events, function, keys));
+      return named("function", function, "table", table, "allowed", keys, "key-columns",
+          keyColumns == null ? null : String.join(",", keyColumns));
     }
   }
 
@@ -295,10 +263,13 @@ public final class ProvenanceCommand implements Runnable {
     String key;
 
     @Override
-    void run(ProvenanceQueries queries, PrintWriter out) throws SQLException {
-      Map<String, Object> recordKey = parseKey(key, "--key");
-      ProvenanceTable events = queries.describeEventsTable(table, List.copyOf(recordKey.keySet()));
-      printReads(out, queries.readsOfRecord(events, recordKey));
+    String query() {
+      return "reads";
+    }
+
+    @Override
+    Map<String, String> parameters() {
+      return named("table", table, "key", key);
     }
   }
 
@@ -313,31 +284,13 @@ public final class ProvenanceCommand implements Runnable {
     String to;
 
     @Override
-    void run(ProvenanceQueries queries, PrintWriter out) throws SQLException {
-      Instant start = from == null ? Instant.EPOCH : instant(from, "--from");
-      Instant end = to == null ? Instant.now() : instant(to, "--to");
-      List<Map<String, Object>> rows = new ArrayList<>();
-      for (ProvenanceQueries.DeniedCall d : queries.deniedCalls(start, end)) {
-        Map<String, Object> row = new LinkedHashMap<>();
-        row.put("denied_at", d.deniedAt());
-        row.put("invocation_id", d.invocationId());
-        row.put("caller", d.caller());
-        row.put("graph", d.graph());
-        row.put("purpose", d.purpose());
-        row.put("caller_roles", d.callerRoles());
-        row.put("reason", d.reason());
-        rows.add(row);
-      }
-      printTable(out, rows);
+    String query() {
+      return "denied";
     }
 
-    private Instant instant(String text, String option) {
-      try {
-        return Instant.parse(text);
-      } catch (DateTimeParseException e) {
-        throw new ParameterException(spec.commandLine(), option + " takes an ISO-8601 instant such as "
-            + "2024-03-01T12:00:00Z, not '" + text + "'");
-      }
+    @Override
+    Map<String, String> parameters() {
+      return named("from", from, "to", to);
     }
   }
 
@@ -368,93 +321,39 @@ public final class ProvenanceCommand implements Runnable {
     }
 
     @Override
-    void run(ProvenanceQueries queries, PrintWriter out) throws SQLException {
-      ProvenanceTable events = queries.describeEventsTable(table, keyColumns.stream()
-          .map(c -> c.strip().toLowerCase(Locale.ROOT)).toList());
-      printReads(out, who != null && who.role != null
-          ? queries.readsByRoleOutsidePurposes(events, who.role, allowedPurposes)
-          : queries.readsOutsidePurposes(events, who == null ? List.of() : who.callers, allowedPurposes));
+    String query() {
+      return "outside-purpose";
+    }
+
+    @Override
+    Map<String, String> parameters() {
+      return named("table", table, "key-columns", String.join(",", keyColumns), "allowed-purposes",
+          String.join(",", allowedPurposes), "caller", who == null || who.callers == null ? null
+              : String.join(",", who.callers), "role", who == null ? null : who.role);
     }
   }
 
-  private static void printReads(PrintWriter out, List<ProvenanceQueries.RecordRead> reads) {
-    List<Map<String, Object>> rows = new ArrayList<>();
-    for (ProvenanceQueries.RecordRead r : reads) {
-      Map<String, Object> row = new LinkedHashMap<>();
-      row.put("event_time", r.eventTime());
-      row.put("key", keyText(r.key()));
-      row.put("execution_id", r.executionId());
-      row.put("graph", r.graph());
-      row.put("function", r.function());
-      row.put("caller", r.caller());
-      row.put("purpose", r.purpose());
-      row.put("caller_roles", r.callerRoles());
-      rows.add(row);
-    }
-    printTable(out, rows);
-  }
-
-  @Command(name = "sql", mixinStandardHelpOptions = true, description = "Run a SQL query on the provenance tables.")
+  @Command(name = "sql", mixinStandardHelpOptions = true, description = "Run a SQL query on the provenance tables "
+      + "(SELECT, WITH, VALUES, TABLE, FROM, DESCRIBE, SHOW or EXPLAIN first; it runs in a transaction that is rolled "
+      + "back, so the audit trail cannot be changed through it).")
   static final class Sql extends Query {
     @Parameters(index = "0", description = "The query, e.g. \"SELECT * FROM FunctionInvocations LIMIT 10\".")
     String query;
 
     @Override
-    void run(ProvenanceQueries queries, PrintWriter out) throws SQLException {
-      printTable(out, queries.sql(query));
+    String query() {
+      return "sql";
+    }
+
+    @Override
+    Map<String, String> parameters() {
+      return named("query", query);
     }
   }
 
-  /** Rows as a table: a header, then one line per row, columns left-aligned and two spaces apart. */
+  /** Rows as a table, as the queries print theirs (see {@link ProvenanceReports.Report#lines()}). */
   static void printTable(PrintWriter out, List<Map<String, Object>> rows) {
-    if (rows.isEmpty()) {
-      out.println("(no rows)");
-      return;
-    }
-    List<String> header = List.copyOf(rows.get(0).keySet());
-    int[] widths = header.stream().mapToInt(String::length).toArray();
-    List<List<String>> cells = new ArrayList<>();
-    for (Map<String, Object> row : rows) {
-      List<String> line = new ArrayList<>();
-      for (int i = 0; i < header.size(); i++) {
-        String text = text(row.get(header.get(i)));
-        widths[i] = Math.max(widths[i], text.length());
-        line.add(text);
-      }
-      cells.add(line);
-    }
-    printLine(out, header, widths);
-    for (List<String> line : cells) {
-      printLine(out, line, widths);
-    }
-    out.println("(" + rows.size() + (rows.size() == 1 ? " row)" : " rows)"));
-  }
-
-  private static void printLine(PrintWriter out, List<String> cells, int[] widths) {
-    StringBuilder line = new StringBuilder();
-    for (int i = 0; i < cells.size(); i++) {
-      line.append(i == 0 ? "" : "  ").append(cells.get(i));
-      if (i < cells.size() - 1) {
-        line.append(" ".repeat(widths[i] - cells.get(i).length()));
-      }
-    }
-    out.println(line);
-  }
-
-  private static String text(Object value) {
-    if (value == null) {
-      return "NULL";
-    }
-    if (value instanceof byte[] bytes) {
-      return "0x" + HexFormat.of().formatHex(bytes);
-    }
-    return String.valueOf(value).replace('\n', ' ');
-  }
-
-  private static String keyText(Map<String, Object> key) {
-    Collection<String> parts = new ArrayList<>();
-    key.forEach((column, value) -> parts.add(column + "=" + text(value)));
-    return String.join(",", parts);
+    ProvenanceReports.Report.of(rows, null).lines().forEach(out::println);
   }
 
   /** Runs the command on its own, for trying it out before it is registered with {@link Main}. */

@@ -67,9 +67,11 @@ final class ServiceDirectory {
    * @param partitions the database's partitions
    * @param provenance the provenance sink's JDBC URL, or {@code null} if provenance is not captured
    * @param startedAt when the service became ready (ISO-8601)
+   * @param console its console's base URL ({@code http://127.0.0.1:PORT}), which also answers the provenance
+   *     commands while the service holds its sink; {@code null} if it serves none (or was started by an older version)
    */
   record State(long pid, String dataDirectory, String database, String frontend, int frontendPort, int partitions,
-               String provenance, String startedAt) {}
+               String provenance, String startedAt, String console) {}
 
   /**
    * What the first start chose; see {@link ServiceDirectory}.

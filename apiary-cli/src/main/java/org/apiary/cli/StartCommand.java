@@ -98,6 +98,16 @@ public final class StartCommand implements Callable<Integer> {
       + "file and offset.")
   boolean acceptJournalLoss;
 
+  @Option(names = "--console-port", defaultValue = "0", paramLabel = "P",
+      description = "The console's port on loopback: its JSON API (executions, graphs, the cluster, provenance "
+          + "queries) for an admin key, which `apiary provenance ... --data DIR` and `apiary executions show --data "
+          + "DIR` ask while the service holds its provenance sink; 0 picks a free one (default).")
+  int consolePort;
+
+  @Option(names = "--no-console", description = "Serve no console. The provenance commands then answer for DIR only "
+      + "after the service stopped (DuckDB lets one process open its file).")
+  boolean noConsole;
+
   @Mixin
   WireOptions wireOptions = new WireOptions();
 
@@ -128,6 +138,10 @@ public final class StartCommand implements Callable<Integer> {
     out.println("apiary: ready: frontend " + state.frontend() + ", database " + state.database() + ", data in "
         + dir.root() + " (pid " + state.pid() + "); stop with: apiary stop --data " + dir.root());
     FrontendServer serving = service.frontend();
+    if (state.console() != null) {
+      out.println("apiary: console at " + state.console() + "/api/ (an admin API key as Authorization: Bearer KEY; "
+          + "loopback only)");
+    }
     serving.metricsUrl().ifPresent(url -> out.println("apiary: metrics, health and readiness at " + url
         + "/metrics, /health, /ready (no API key; " + (metricsOptions.bind.equals("127.0.0.1") ? "loopback only)"
         : "listening on " + metricsOptions.bind + ")")));
@@ -235,6 +249,7 @@ public final class StartCommand implements Callable<Integer> {
     private ApiaryDatabase db;
     private ApiaryDatabase frontendDb;
     private FrontendServer frontend;
+    private org.apiary.console.ConsoleServer console;
     private ScheduledExecutorService journalReporter;
 
     Service(ServiceDirectory dir, FileLock lock) {
@@ -298,10 +313,24 @@ public final class StartCommand implements Callable<Integer> {
         if (stopping) {
           return Optional.empty();
         }
+        String sink = config.capturesProvenance() ? config.provenance().sinkUrl() : null;
+        if (!noConsole) {
+          // The sink's DuckDB database is open in this process (the capture loads it), so the console shares it.
+          org.apiary.console.ConsoleServer started;
+          try {
+            started = org.apiary.console.ConsoleServer.start(forFrontend, org.apiary.console.ConsoleConfig
+                .defaults(consolePort).withSink(sink).withSinkInProcess(true).withCredentialsRequired(!noCredentials));
+          } catch (IOException e) {
+            throw new CliException("could not serve the console on 127.0.0.1:" + consolePort + ": " + e.getMessage()
+                + " (choose another --console-port, or --no-console)", 2, e);
+          }
+          synchronized (this) {
+            console = started;
+          }
+        }
         ServiceDirectory.State state = new ServiceDirectory.State(ProcessHandle.current().pid(),
             dir.root().toString(), opened.clientAddresses().get(0), server.endpoint(), port(server.endpoint()),
-            settings.partitions(), config.capturesProvenance() ? config.provenance().sinkUrl() : null,
-            Instant.now().toString());
+            settings.partitions(), sink, Instant.now().toString(), console == null ? null : console.url());
         dir.writeState(state);
         if (settings.provenance()) {
           reportJournal();
@@ -428,6 +457,14 @@ public final class StartCommand implements Callable<Integer> {
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
+      }
+      try {
+        if (console != null) {
+          console.close();
+        }
+      } catch (RuntimeException e) {
+        clean = false;
+        err.println("apiary: closing the console failed: " + e.getMessage());
       }
       try {
         if (frontend != null) {

@@ -152,7 +152,19 @@ class ServiceCommandLineTest {
       assertEquals(List.of(), org.apiary.database.OtherUser.readable(data), "readable by another local user");
     }
 
+    // Issue 43, item 2: every provenance query answers while the service holds its DuckDB file (it answers them
+    // itself, through its console), and says the same once the service stopped and the file is read directly.
+    assertTrue(first.output().contains("apiary: console at http://127.0.0.1:"), first.output());
+    Map<String, Result> whileRunning = provenanceQueries(data);
+    Result functionsWhileRunning = run("executions", "show", "bg-1", "--data", data.toString());
+    assertTrue(functionsWhileRunning.out().contains("functions: 1 execution(s) in the running Apiary in")
+        && functionsWhileRunning.out().contains("tallyAdd: exec "), functionsWhileRunning.toString());
+
     stop(data, first);
+
+    Map<String, Result> afterStop = provenanceQueries(data);
+    whileRunning.forEach((query, running) -> assertEquals(running.toString(), afterStop.get(query).toString(),
+        "provenance " + query + " answered alike by the running service and by its file"));
 
     Service again = Service.start(this, data);
     assertFalse(again.output().contains("created the admin API key"), "a second start made another key");
@@ -220,6 +232,68 @@ class ServiceCommandLineTest {
     Result r = run(all.toArray(String[]::new));
     assertEquals(0, r.exit(), r.toString());
     return r.out().strip();
+  }
+
+  /**
+   * Each provenance query on the tally application's calls, with {@code --data}: once what the calls captured is
+   * loaded (7 function executions), the results by query.
+   */
+  private Map<String, Result> provenanceQueries(Path data) throws Exception {
+    String dir = data.toString();
+    Result count = null;
+    for (long deadline = System.nanoTime() + 60_000_000_000L; System.nanoTime() < deadline; Thread.sleep(500)) {
+      count = run("provenance", "sql", "SELECT COUNT(*) AS n FROM FunctionInvocations", "--data", dir);
+      if (count.exit() == 0 && count.out().lines().skip(1).findFirst().orElse("").strip().equals("7")) {
+        break;
+      }
+    }
+    assertEquals("n\n7\n(1 row)", count.out().strip(), "every function execution loaded: " + count);
+    Map<String, String[]> queries = new java.util.LinkedHashMap<>();
+    queries.put("state-at", new String[] {"state", "--table", "tallies", "--key", "k=7", "--at",
+        "2099-01-01T00:00:00Z"});
+    queries.put("state-execution", new String[] {"state", "--table", "tallies", "--key", "k=9", "--execution",
+        "admin/bg-1"});
+    queries.put("downstream", new String[] {"downstream", "--table", "tallies", "--key", "k=7"});
+    queries.put("outside", new String[] {"outside", "--function", "tallyAdd", "--table", "tallies", "--allowed",
+        "k=9"});
+    queries.put("reads", new String[] {"reads", "--table", "tallies", "--key", "k=7"});
+    queries.put("denied", new String[] {"denied", "--to", "2099-01-01T00:00:00Z"});
+    queries.put("outside-purpose", new String[] {"outside-purpose", "--table", "tallies", "--key-columns", "k",
+        "--allowed-purposes", "audit"});
+    queries.put("sql", new String[] {"sql", "SELECT function_name, COUNT(*) AS n FROM FunctionInvocations GROUP BY "
+        + "function_name ORDER BY function_name"});
+    queries.put("sql-write", new String[] {"sql", "DELETE FROM FunctionInvocations"});
+    queries.put("unknown-table", new String[] {"reads", "--table", "nothing", "--key", "k=7"});
+    Map<String, Result> results = new java.util.LinkedHashMap<>();
+    for (Map.Entry<String, String[]> q : queries.entrySet()) {
+      List<String> args = new java.util.ArrayList<>(List.of("provenance"));
+      args.addAll(List.of(q.getValue()));
+      args.addAll(List.of("--data", dir));
+      results.put(q.getKey(), run(args.toArray(String[]::new)));
+    }
+    Result state = results.get("state-at");
+    assertEquals(0, state.exit(), state.toString());
+    assertTrue(state.out().contains("(1 row)"), "k=7's last state: " + state);
+    assertTrue(results.get("state-execution").out().contains("(no state: execution admin/bg-1 never read this "
+        + "record, or it did not exist when read)"), "bg-1 read k=9 before it was written: " + results.get(
+        "state-execution"));
+    Result reads = results.get("reads");
+    assertTrue(reads.exit() == 0 && reads.out().contains("tallyAdd") && reads.out().contains("tallyGet"),
+        "k=7 was read by tally_add and tally_get: " + reads);
+    Result outside = results.get("outside");
+    assertTrue(outside.exit() == 0 && outside.out().contains("7") && !outside.out().contains("(no rows)"),
+        "tallyAdd read k=7, outside {k=9}: " + outside);
+    Result sql = results.get("sql");
+    assertTrue(sql.out().contains("tallyAdd") && sql.out().contains("6"), sql.toString());
+    Result write = results.get("sql-write");
+    assertEquals(2, write.exit(), write.toString());
+    assertTrue(write.err().contains("runs queries only") && write.err().contains("'DELETE'"), write.toString());
+    Result unknown = results.get("unknown-table");
+    assertTrue(unknown.exit() == 1 && unknown.err().startsWith("error: no provenance events table nothingEvents"),
+        unknown.toString());
+    Result after = run("provenance", "sql", "SELECT COUNT(*) AS n FROM FunctionInvocations", "--data", dir);
+    assertEquals("n\n7\n(1 row)", after.out().strip(), "nothing was deleted: " + after);
+    return results;
   }
 
   private void stop(Path data, Service service) throws Exception {

@@ -33,12 +33,14 @@ import org.apiary.internal.http.HttpEndpoint.Request;
 import org.apiary.internal.http.HttpEndpoint.Response;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
+import org.apiary.provenance.ProvenanceReports;
 import org.apiary.provenance.ProvenanceSchema;
 import org.apiary.provenance.ProvenanceSink;
 
 /**
- * The console's JSON API: {@code /api/executions}, {@code /api/executions/{id}}, {@code /api/graphs} and
- * {@code /api/cluster}, each for a caller whose API key ({@code Authorization: Bearer KEY}) carries the configured
+ * The console's JSON API: {@code /api/executions}, {@code /api/executions/{id}}, {@code /api/graphs},
+ * {@code /api/cluster} and {@code /api/provenance/{query}} (the {@link ProvenanceReports} queries, with their
+ * parameters in the query string), each for a caller whose API key ({@code Authorization: Bearer KEY}) carries the configured
  * role ({@code 401} without a valid key, {@code 403} without the role). Every database or sink read runs on the
  * query pool within the timeout. What the database or the sink cannot answer is named in a {@code problems} array
  * ({@code source} database or sink, and why) beside what could be answered.
@@ -91,10 +93,11 @@ final class ConsoleApi {
     try {
       String path = request.path();
       if (!path.startsWith("/api/")) {
-        throw new Refusal(404, "no such path: the console answers /api/executions, /api/executions/{id}, "
-            + "/api/graphs and /api/cluster").with("path", path);
+        throw new Refusal(404, NO_SUCH_PATH).with("path", path);
       }
-      authorize(request.header("authorization"));
+      if (config.credentialsRequired()) {
+        authorize(request.header("authorization"));
+      }
       Map<String, String> parameters = parameters(request.rawQuery());
       ObjectNode body;
       if (path.equals("/api/executions")) {
@@ -108,15 +111,73 @@ final class ConsoleApi {
       } else if (path.equals("/api/cluster")) {
         noParameters(parameters);
         body = cluster();
+      } else if (path.startsWith("/api/provenance/")) {
+        body = provenance(decode("query", path.substring("/api/provenance/".length())), parameters);
       } else {
-        throw new Refusal(404, "no such path: the console answers /api/executions, /api/executions/{id}, "
-            + "/api/graphs and /api/cluster").with("path", path);
+        throw new Refusal(404, NO_SUCH_PATH).with("path", path);
       }
       return json(200, body);
     } catch (Refusal r) {
       Response response = json(r.status, r.body);
       return r.status == 401 ? response.withHeader("WWW-Authenticate", "Bearer realm=\"apiary console\"") : response;
     }
+  }
+
+  private static final String NO_SUCH_PATH = "no such path: the console answers /api/executions, "
+      + "/api/executions/{id}, /api/graphs, /api/cluster and /api/provenance/{query}";
+
+  // --- /api/provenance/{query} ---
+
+  /**
+   * A provenance query's answer: {@code columns}, {@code rows} (each a list of cells as text, as the command line
+   * prints them) and {@code message} (what to say when there are no rows, or null). {@code 400} names a bad
+   * parameter, {@code 404} an unknown query or a console without a sink.
+   */
+  private ObjectNode provenance(String name, Map<String, String> parameters) throws Refusal {
+    if (!ProvenanceReports.QUERIES.contains(name)) {
+      throw new Refusal(404, "no provenance query '" + name + "': the queries are " + String.join(", ",
+          new java.util.TreeSet<>(ProvenanceReports.QUERIES))).with("query", name);
+    }
+    if (config.sinkUrl() == null) {
+      throw new Refusal(404, "this console has no provenance sink (the service captures no provenance)");
+    }
+    Object answer = query("the provenance query '" + name + "'", () -> {
+      try (ProvenanceSink opened = openSink()) {
+        return ProvenanceReports.runRolledBack(opened.connection(), name, parameters);
+      } catch (IllegalArgumentException | SQLException e) {
+        return e; // the query's own refusal, answered with its words alone (the command line prints them as its own)
+      }
+    });
+    if (answer instanceof IllegalArgumentException e) {
+      throw new Refusal(400, e.getMessage()).with("query", name);
+    }
+    if (answer instanceof SQLException e) {
+      throw new Refusal(500, ProvenanceSink.redact(String.valueOf(e.getMessage()))).with("query", name)
+          .with("source", "sink");
+    }
+    ProvenanceReports.Report report = (ProvenanceReports.Report) answer;
+    ObjectNode body = Json.MAPPER.createObjectNode().put("query", name);
+    ArrayNode columns = body.putArray("columns");
+    report.columns().forEach(columns::add);
+    ArrayNode rows = body.putArray("rows");
+    for (List<String> row : report.rows()) {
+      ArrayNode cells = rows.addArray();
+      row.forEach(cells::add);
+    }
+    body.put("message", report.message());
+    return body;
+  }
+
+  /**
+   * The sink: read-only where this process opens it alone; shared (and read in rolled-back transactions by
+   * {@link ProvenanceReports#runRolledBack}) where the service's capture holds it open in this process.
+   */
+  private ProvenanceSink openSink() throws SQLException {
+    java.util.Properties props = new java.util.Properties();
+    if (!config.sinkInProcess() && ProvenanceSink.isDuckDb(config.sinkUrl())) {
+      props.setProperty("duckdb.read_only", "true");
+    }
+    return ProvenanceSink.open(config.sinkUrl(), props, config.queryTimeout());
   }
 
   // --- authentication ---
@@ -306,8 +367,8 @@ final class ConsoleApi {
       return null;
     }
     try {
-      List<Map<String, Object>> rows = query("reading the provenance sink", () -> ExecutionQueries.functions(
-          config.sinkUrl(), id, config.queryTimeout()));
+      List<Map<String, Object>> rows = query("reading the provenance sink", () -> sinkSql(
+          ProvenanceReports.FUNCTIONS_SQL, id));
       ArrayNode a = Json.MAPPER.createArrayNode();
       for (Map<String, Object> r : rows) {
         ObjectNode o = a.addObject();
@@ -486,13 +547,15 @@ final class ConsoleApi {
     }
   }
 
-  private List<Map<String, Object>> sinkSql(String sql) throws SQLException {
-    java.util.Properties props = new java.util.Properties();
-    if (ExecutionQueries.isDuckDb(config.sinkUrl())) {
-      props.setProperty("duckdb.read_only", "true");
-    }
-    try (ProvenanceSink opened = ProvenanceSink.open(config.sinkUrl(), props, config.queryTimeout())) {
-      return new org.apiary.provenance.ProvenanceQueries(opened.connection()).sql(sql);
+  private List<Map<String, Object>> sinkSql(String sql, Object... parameters) throws SQLException {
+    try (ProvenanceSink opened = openSink()) {
+      java.sql.Connection c = opened.connection();
+      c.setAutoCommit(false);
+      try {
+        return new org.apiary.provenance.ProvenanceQueries(c).sql(sql, parameters);
+      } finally {
+        c.rollback();
+      }
     }
   }
 

@@ -12,9 +12,14 @@ import java.util.Objects;
  * @param role the role an API key must carry for every request
  * @param queryThreads the most queries run at once, on the console's own pool
  * @param queryTimeout how long one request's queries may take before it is answered {@code 504}
+ * @param sinkInProcess whether the sink's database is already open in this process (the service's capture loads it):
+ *     the console then shares it (DuckDB opens a file once per process, with one configuration) and reads inside
+ *     transactions it rolls back, rather than opening it read-only
+ * @param credentialsRequired whether every request needs an API key with {@code role}; {@code false} only where the
+ *     service it belongs to serves without keys ({@code apiary start --no-credentials}), on loopback
  */
 public record ConsoleConfig(String bind, int port, String sinkUrl, String role, int queryThreads,
-                            Duration queryTimeout) {
+                            Duration queryTimeout, boolean sinkInProcess, boolean credentialsRequired) {
   /** Loopback. */
   public static final String LOOPBACK = "127.0.0.1";
 
@@ -24,6 +29,9 @@ public record ConsoleConfig(String bind, int port, String sinkUrl, String role, 
     Objects.requireNonNull(queryTimeout, "queryTimeout");
     if (port < 0 || port > 65_535) {
       throw new IllegalArgumentException("the console's port must be 0 to 65535, not " + port);
+    }
+    if (!credentialsRequired && !LOOPBACK.equals(bind)) {
+      throw new IllegalArgumentException("a console without API keys listens on loopback only, not " + bind);
     }
     if (role.isBlank()) {
       throw new IllegalArgumentException("the console's role must not be blank");
@@ -38,19 +46,30 @@ public record ConsoleConfig(String bind, int port, String sinkUrl, String role, 
 
   /** Loopback on {@code port}, no sink, the role {@code admin}, 4 query threads, a 5-s timeout. */
   public static ConsoleConfig defaults(int port) {
-    return new ConsoleConfig(LOOPBACK, port, null, org.apiary.AccessPolicy.ADMIN_ROLE, 4, Duration.ofSeconds(5));
+    return new ConsoleConfig(LOOPBACK, port, null, org.apiary.AccessPolicy.ADMIN_ROLE, 4, Duration.ofSeconds(5),
+        false, true);
   }
 
   public ConsoleConfig withBind(String address) {
-    return new ConsoleConfig(address, port, sinkUrl, role, queryThreads, queryTimeout);
+    return new ConsoleConfig(address, port, sinkUrl, role, queryThreads, queryTimeout, sinkInProcess,
+        credentialsRequired);
   }
 
   public ConsoleConfig withSink(String url) {
-    return new ConsoleConfig(bind, port, url, role, queryThreads, queryTimeout);
+    return new ConsoleConfig(bind, port, url, role, queryThreads, queryTimeout, sinkInProcess, credentialsRequired);
   }
 
   public ConsoleConfig withRole(String name) {
-    return new ConsoleConfig(bind, port, sinkUrl, name, queryThreads, queryTimeout);
+    return new ConsoleConfig(bind, port, sinkUrl, name, queryThreads, queryTimeout, sinkInProcess,
+        credentialsRequired);
+  }
+
+  public ConsoleConfig withSinkInProcess(boolean inProcess) {
+    return new ConsoleConfig(bind, port, sinkUrl, role, queryThreads, queryTimeout, inProcess, credentialsRequired);
+  }
+
+  public ConsoleConfig withCredentialsRequired(boolean required) {
+    return new ConsoleConfig(bind, port, sinkUrl, role, queryThreads, queryTimeout, sinkInProcess, required);
   }
 
   @Override

@@ -190,6 +190,11 @@ public final class ProvenanceSink implements AutoCloseable {
     return timeout;
   }
 
+  /** Whether {@code jdbcUrl} names a DuckDB database (a file one process at a time may open). */
+  public static boolean isDuckDb(String jdbcUrl) {
+    return jdbcUrl.regionMatches(true, 0, "jdbc:duckdb:", 0, "jdbc:duckdb:".length());
+  }
+
   /**
    * The file an embedded sink's database lives in ({@code jdbc:duckdb:FILE}, options after {@code ;} left out): what
    * fills its volume as rows are loaded. Empty for a database server (PostgreSQL, Vertica) and for an in-memory DuckDB.

@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -20,9 +19,7 @@ import java.util.regex.Pattern;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.frontend.RegisteredGraph;
 import org.apiary.internal.Json;
-import org.apiary.provenance.ProvenanceQueries;
 import org.apiary.provenance.ProvenanceSchema;
-import org.apiary.provenance.ProvenanceSink;
 import org.apiary.runtime.SystemSchema;
 import org.voltdb.VoltTable;
 
@@ -392,30 +389,6 @@ public final class ExecutionQueries {
       }
     }
     return new Overview(version, hosts, count, kfactor, List.copyOf(db.clientAddresses()));
-  }
-
-  /**
-   * An invocation's function executions in the sink ({@code FunctionInvocations}: function_name, exec_id,
-   * partition_key, event_time, latency_us), oldest first; rows the capture still buffers are not there yet. A DuckDB
-   * file is opened read-only.
-   *
-   * @throws SQLException if the sink cannot be opened or read (a DuckDB file another process holds included)
-   */
-  public static List<Map<String, Object>> functions(String sinkUrl, String id, Duration timeout) throws SQLException {
-    Properties props = new Properties();
-    if (isDuckDb(sinkUrl)) {
-      props.setProperty("duckdb.read_only", "true");
-    }
-    try (ProvenanceSink opened = ProvenanceSink.open(sinkUrl, props, timeout)) {
-      return new ProvenanceQueries(opened.connection()).sql("SELECT function_name, exec_id, partition_key, "
-          + "event_time, latency_us FROM " + ProvenanceSchema.FUNCTION_INVOCATIONS + " WHERE execution_id = ? "
-          + "ORDER BY event_time, exec_id", id);
-    }
-  }
-
-  /** Whether {@code sinkUrl} names a DuckDB file (which one process at a time may open). */
-  public static boolean isDuckDb(String sinkUrl) {
-    return sinkUrl.regionMatches(true, 0, "jdbc:duckdb:", 0, "jdbc:duckdb:".length());
   }
 
   private static Execution execution(VoltTable t) {
