@@ -331,8 +331,12 @@ public final class ExecutionsCommand implements Runnable {
         } catch (ExecutionQueries.AmbiguousIdException e) {
           throw new CliException(e.getMessage() + "; show one by its full ID");
         }
+        if (d == null && fromSink()) {
+          return 0;
+        }
         if (d == null) {
-          throw new CliException("invocation " + id + " is not in the log of " + target.describe() + ": it is unknown, "
+          throw new CliException("invocation " + id + " is not in the log of " + target.describe()
+              + (provenanceSource() == null ? "" : " nor in its provenance sink") + ": it is unknown, "
               + "ended longer ago than the retention (default 1 hour) and was deleted, or ran before issue 42 in a "
               + "graph that was not logged then (one recorded function, or recording nothing); list what is there "
               + "with: apiary "
@@ -402,14 +406,62 @@ public final class ExecutionsCommand implements Runnable {
 
     /** The invocation's function executions from the provenance sink, or a line saying why they are not shown. */
     /**
-     * The invocation's function executions in the provenance sink: asked of the running service with {@code --data}
-     * (its process holds the sink), read from {@code --provenance-sink} or a stopped service's sink otherwise.
+     * Where the provenance sink's rows are asked for: the running service with {@code --data} (its process holds the
+     * sink), {@code --provenance-sink} or a stopped service's sink otherwise; {@code null} if none is known.
+     *
+     * @throws CliException if {@code --data} names a service that captures no provenance or serves no console
      */
+    private ProvenanceSource provenanceSource() {
+      return provenanceSink != null ? ProvenanceSource.sink(provenanceSink, new java.util.Properties())
+          : target.data != null ? ProvenanceSource.data(target.data) : null;
+    }
+
+    /**
+     * An invocation the log no longer holds (ended longer ago than the retention), shown from the provenance sink's
+     * {@code Invocations} (how it ended: each end of it, a resumed one ends again) and its function executions;
+     * false if the sink does not know it either (or no sink is known).
+     */
+    private boolean fromSink() {
+      ProvenanceSource source;
+      ProvenanceReports.Report ends;
+      try {
+        source = provenanceSource();
+        if (source == null) {
+          return false;
+        }
+        ends = source.answer("invocation", Map.of("execution", id));
+      } catch (SQLException | RuntimeException e) {
+        out.println("invocation " + id + ": not in the log, and its provenance sink could not be read: "
+            + e.getMessage());
+        return false;
+      }
+      if (ends.rows().isEmpty()) {
+        return false;
+      }
+      java.util.Set<String> ids = new java.util.TreeSet<>();
+      ends.rows().forEach(r -> ids.add(r.get(0)));
+      if (ids.size() > 1) {
+        throw new CliException("the ID " + id + " names several callers' invocations in the provenance sink: "
+            + String.join(", ", ids) + "; show one by its full ID");
+      }
+      List<String> last = ends.rows().get(ends.rows().size() - 1);
+      out.println("invocation " + last.get(0) + " (from the provenance sink: it ended longer ago than the retention, "
+          + "so its request and result are no longer kept)");
+      out.println("  graph: " + last.get(1) + ", version " + last.get(2));
+      out.println("  status: " + last.get(3) + ("NULL".equals(last.get(4)) ? "" : ": " + last.get(4)));
+      out.println("  frontend: " + last.get(7) + " (the one that ran its last attempt)");
+      out.println("  caller: " + last.get(8) + ", attempts: " + last.get(9));
+      out.println("  started: " + last.get(5) + ", finished: " + last.get(6)
+          + (ends.rows().size() > 1 ? " (it ended " + ends.rows().size() + " times: resumed)" : ""));
+      functions(last.get(0));
+      return true;
+    }
+
+    /** The invocation's function executions in the provenance sink ({@link #provenanceSource()}). */
     private void functions(String executionId) {
       ProvenanceSource source;
       try {
-        source = provenanceSink != null ? ProvenanceSource.sink(provenanceSink, new java.util.Properties())
-            : target.data != null ? ProvenanceSource.data(target.data) : null;
+        source = provenanceSource();
       } catch (CliException e) {
         out.println("  functions: not shown: " + e.getMessage());
         return;

@@ -339,15 +339,33 @@ final class ConsoleApi {
     String functionsOf = found.map(d -> d.execution().id()).orElse(id);
     JsonNode functions = functions(functionsOf, problems);
     if (found.isEmpty()) {
-      if (functions == null || functions.isEmpty()) {
+      Map<String, Object> ended = ended(id, problems);
+      if (ended == null && (functions == null || functions.isEmpty())) {
         throw new Refusal(404, "no execution '" + id + "' in the invocation log" + (config.sinkUrl() == null ? ""
             : " or the provenance sink") + ": it is unknown, or ended longer ago than the retention (default 1 hour)"
-            + (config.sinkUrl() == null ? "" : " and ran no function")).with("id", id);
+            + (config.sinkUrl() == null ? "" : " and the sink does not know it")).with("id", id);
       }
       ObjectNode e = body.putObject("execution");
-      e.put("id", id).putNull("status");
-      body.put("known", "only from the provenance sink's " + ProvenanceSchema.FUNCTION_INVOCATIONS + ": it ended "
-          + "longer ago than the retention, so its status, request and outcome are no longer kept");
+      if (ended == null) {
+        e.put("id", id).putNull("status");
+        body.put("known", "only from the provenance sink's " + ProvenanceSchema.FUNCTION_INVOCATIONS + ": it ended "
+            + "longer ago than the retention, so its status, request and outcome are no longer kept");
+      } else {
+        e.put("id", String.valueOf(ended.get("invocation_id"))).put("graph", (String) ended.get("graph"))
+            .set("version", Json.MAPPER.valueToTree(ended.get("graph_version")));
+        e.put("status", (String) ended.get("status")).put("error", (String) ended.get("error"))
+            .put("frontend", (String) ended.get("frontend")).put("caller", (String) ended.get("caller"))
+            .set("attempts", Json.MAPPER.valueToTree(ended.get("attempts")));
+        Object started = ended.get("started_at");
+        Object finished = ended.get("finished_at");
+        e.put("startedAt", started == null ? null : String.valueOf(started))
+            .put("finishedAt", finished == null ? null : String.valueOf(finished));
+        if (started instanceof Instant s && finished instanceof Instant f) {
+          e.put("durationMs", java.time.Duration.between(s, f).toMillis());
+        }
+        body.put("known", "from the provenance sink's " + ProvenanceSchema.INVOCATIONS + ": it ended longer ago than "
+            + "the retention, so its request and result are no longer kept");
+      }
       body.putNull("request");
       body.putNull("outcome");
       body.set("functions", functions);
@@ -359,6 +377,32 @@ final class ConsoleApi {
     body.set("outcome", d.outcome() == null ? null : outcome(d.outcome()));
     body.set("functions", functions);
     return body;
+  }
+
+  /**
+   * How an execution the log no longer holds ended, from the sink's {@code Invocations} (its last end), or
+   * {@code null}: the sink does not know it, there is none, or it cannot be read (a problem then says why).
+   */
+  private Map<String, Object> ended(String id, ArrayNode problems) throws Refusal {
+    if (config.sinkUrl() == null) {
+      return null;
+    }
+    List<Map<String, Object>> rows;
+    try {
+      rows = query("reading the provenance sink", () -> sinkSql(ProvenanceReports.INVOCATION_SQL,
+          ProvenanceReports.invocationSqlParameters(id)));
+    } catch (Refusal r) {
+      problem(problems, "sink", r.getMessage());
+      return null;
+    }
+    if (rows.stream().map(r -> r.get("invocation_id")).distinct().count() > 1) {
+      Refusal ambiguous = new Refusal(409, "the ID " + id + " names several callers' invocations in the provenance "
+          + "sink; ask for one by its full ID").with("id", id);
+      rows.stream().map(r -> String.valueOf(r.get("invocation_id"))).distinct()
+          .forEach(ambiguous.body.withArray("ids")::add);
+      throw ambiguous;
+    }
+    return rows.isEmpty() ? null : rows.get(rows.size() - 1);
   }
 
   /** The execution's function executions in the sink, or {@code null} with a problem (or no sink) saying why. */

@@ -264,6 +264,14 @@ class ConsoleApiTest {
           + "execution_id VARCHAR, partition_key VARCHAR, latency_us BIGINT)");
       st.execute("INSERT INTO FunctionInvocations VALUES (1, 11, 'bump', '" + failedId + "', '7500', 40), "
           + "(2, 12, 'bump', '" + gone + "', '1', 30), (3, 13, 'report', '" + gone + "', '1', 20)");
+      // As ProvenanceSchema.invocations() declares it: how each invocation ended (issue 43 item 1).
+      st.execute("CREATE TABLE Invocations (invocation_id VARCHAR, graph VARCHAR, graph_version INTEGER, status "
+          + "VARCHAR, error VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP, frontend VARCHAR, caller VARCHAR, "
+          + "attempts INTEGER, traceparent VARCHAR)");
+      st.execute("INSERT INTO Invocations VALUES ('alice/" + gone + "', 'bumpAndReport', 3, 'FAILED', 'boom', "
+          + "TIMESTAMP '2026-11-29 10:00:00', TIMESTAMP '2026-11-29 10:00:02', 'fe-1', 'alice', 2, NULL), "
+          + "('" + run + "quiet', 'bumpAndReport', 1, 'DONE', NULL, TIMESTAMP '2026-11-29 09:00:00', "
+          + "TIMESTAMP '2026-11-29 09:00:01', 'fe-2', NULL, 1, NULL)");
     }
     try (ConsoleServer withSink = ConsoleServer.start(db, ConsoleConfig.defaults(0).withSink(sink))) {
       JsonNode failed = ok(Http.send("GET", withSink.url() + "/api/executions/" + enc(failedId), admin));
@@ -271,10 +279,19 @@ class ConsoleApiTest {
       assertEquals("bump", failed.at("/functions/0/function").asText());
       assertTrue(failed.get("problems").isEmpty(), failed.toString());
 
+      // Past retention, known to the sink's Invocations by the client's ID alone (logged as alice/ID): how it ended.
       JsonNode past = ok(Http.send("GET", withSink.url() + "/api/executions/" + enc(gone), admin));
-      assertTrue(past.at("/execution/status").isNull(), past.toString());
+      assertEquals("FAILED", past.at("/execution/status").asText(), past.toString());
+      assertEquals("alice/" + gone, past.at("/execution/id").asText(), past.toString());
+      assertEquals("boom", past.at("/execution/error").asText(), past.toString());
+      assertEquals(2000, past.at("/execution/durationMs").asLong(), past.toString());
       assertEquals(2, past.get("functions").size(), past.toString());
       assertTrue(past.get("known").asText().contains("retention"), past.toString());
+      assertTrue(past.get("problems").isEmpty(), past.toString());
+      // One that ran no function the sink knows of (read-only, or all answered from records) is found too.
+      JsonNode quiet = ok(Http.send("GET", withSink.url() + "/api/executions/" + enc(run + "quiet"), admin));
+      assertEquals("DONE", quiet.at("/execution/status").asText(), quiet.toString());
+      assertEquals(0, quiet.get("functions").size(), quiet.toString());
 
       JsonNode list = ok(Http.send("GET", withSink.url() + "/api/executions?prefix=" + enc(run), admin));
       assertEquals(2, list.at("/sink/executionsWithFunctions").asLong(), list.toString());

@@ -29,6 +29,9 @@ import java.util.Set;
  *   <li>{@code outside-purpose}: {@code table}, {@code key-columns}, {@code allowed-purposes}, and optionally
  *   {@code caller} (comma-separated) or {@code role};</li>
  *   <li>{@code functions}: {@code execution}: the function executions of one graph execution;</li>
+ *   <li>{@code invocation}: {@code execution}: how a graph execution ended, from {@code Invocations} (one row per
+ *   end: a resumed invocation ends again), by its logged ID ({@code IDENTITY/ID} where keys are required) or by the
+ *   client's ID alone;</li>
  *   <li>{@code sql}: {@code query}, which must begin with {@code SELECT} or {@code WITH}.</li>
  * </ul>
  * A missing, unknown or malformed parameter is an {@link IllegalArgumentException} naming it.
@@ -36,7 +39,7 @@ import java.util.Set;
 public final class ProvenanceReports {
   /** The queries, by name. */
   public static final Set<String> QUERIES = Set.of("state", "downstream", "outside", "reads", "denied",
-      "outside-purpose", "functions", "sql");
+      "outside-purpose", "functions", "invocation", "sql");
 
   private static final Map<String, Set<String>> PARAMETERS = Map.of(
       "state", Set.of("table", "key", "execution", "at"),
@@ -46,11 +49,28 @@ public final class ProvenanceReports {
       "denied", Set.of("from", "to"),
       "outside-purpose", Set.of("table", "key-columns", "allowed-purposes", "caller", "role"),
       "functions", Set.of("execution"),
+      "invocation", Set.of("execution"),
       "sql", Set.of("query"));
 
   /** A graph execution's function executions, by {@code execution_id} (its one parameter), in order. */
   public static final String FUNCTIONS_SQL = "SELECT function_name, exec_id, partition_key, event_time, latency_us "
       + "FROM " + ProvenanceSchema.FUNCTION_INVOCATIONS + " WHERE execution_id = ? ORDER BY event_time, exec_id";
+
+  /**
+   * How a graph execution ended, from {@code Invocations}: by its logged ID, or ({@code LIKE}, with {@code \\} as
+   * the escape) as {@code IDENTITY/ID}; oldest end first.
+   */
+  public static final String INVOCATION_SQL = "SELECT invocation_id, graph, graph_version, status, error, started_at, "
+      + "finished_at, frontend, caller, attempts FROM " + ProvenanceSchema.INVOCATIONS + " WHERE invocation_id = ? OR "
+      + "invocation_id LIKE ? ESCAPE '\\' ORDER BY finished_at, invocation_id";
+
+  /**
+   * {@link #INVOCATION_SQL}'s parameters for {@code id}: itself, and the pattern that finds it logged as
+   * {@code IDENTITY/ID} (LIKE's wildcards in it escaped).
+   */
+  public static Object[] invocationSqlParameters(String id) {
+    return new Object[] {id, "%/" + id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")};
+  }
 
   private ProvenanceReports() {}
 
@@ -148,6 +168,9 @@ public final class ProvenanceReports {
       case "denied" -> denied(queries, p);
       case "outside-purpose" -> outsidePurpose(queries, p);
       case "functions" -> Report.of(queries.sql(FUNCTIONS_SQL, required(p, "execution")), null);
+      case "invocation" -> {
+        yield Report.of(queries.sql(INVOCATION_SQL, invocationSqlParameters(required(p, "execution"))), null);
+      }
       case "sql" -> Report.of(queries.sql(readOnly(required(p, "query"))), null);
       default -> throw new IllegalStateException(name);
     };
