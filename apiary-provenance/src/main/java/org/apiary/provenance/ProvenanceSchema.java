@@ -56,6 +56,8 @@ public final class ProvenanceSchema {
   public static final String DENIED_CALLS = "DeniedCalls";
   /** Ended graph invocations, one row each (issue 43). */
   public static final String INVOCATIONS = "Invocations";
+  /** The positions of multi-partition executions in the partitions they wrote: see {@link #multiPartitionPositions()}. */
+  public static final String MULTI_PARTITION_POSITIONS = "MultiPartitionPositions";
   /** {@code FunctionInvocations.mode} of an execution that ran the function. */
   public static final String MODE_RAN = "ran";
   /** {@code FunctionInvocations.mode} of an execution answered from its recorded outputs, which ran nothing. */
@@ -156,6 +158,35 @@ public final class ProvenanceSchema {
         new ProvenanceColumn("caller", ColumnType.VARCHAR),
         new ProvenanceColumn("attempts", ColumnType.INTEGER),
         new ProvenanceColumn("traceparent", ColumnType.VARCHAR)), List.of("invocation_id", "finished_at"), List.of());
+  }
+
+  /**
+   * Where a multi-partition execution that may write took place in each partition it reached: one row per partition,
+   * {@code (exec_id, partition_id, tx_id)}, the execution's {@code exec_id} and its position in that partition's
+   * serial order, keyed by {@code (exec_id, partition_id)}. VoltDB exports a multi-partition transaction's writes on a
+   * partition with that position, not the transaction's ID, so a write event's execution is the one this table
+   * names for the event's {@code (partition_id, tx_id)}, if any, and otherwise its own {@code exec_id}: see
+   * {@link #writerExecId}. Captured with the execution's {@value #FUNCTION_INVOCATIONS} row, so it is there whenever
+   * that row is.
+   */
+  public static ProvenanceTable multiPartitionPositions() {
+    return new ProvenanceTable(MULTI_PARTITION_POSITIONS, List.of(
+        new ProvenanceColumn(EXEC_ID, ColumnType.VARCHAR),
+        new ProvenanceColumn(PARTITION_ID, ColumnType.INTEGER),
+        new ProvenanceColumn(TX_ID, ColumnType.BIGINT)), List.of(EXEC_ID, PARTITION_ID), List.of());
+  }
+
+  /**
+   * The {@code exec_id} of the execution that made an event of an events table aliased {@code alias}, as an SQL
+   * expression: the event's own {@code exec_id}, except for a multi-partition execution's write, whose execution
+   * {@value #MULTI_PARTITION_POSITIONS} names by the event's partition and position. Join events with their
+   * executions by {@code FunctionInvocations.exec_id = <this>}.
+   */
+  public static String writerExecId(String alias) {
+    String q = alias + ".";
+    return "COALESCE((SELECT mp." + EXEC_ID + " FROM " + MULTI_PARTITION_POSITIONS + " mp WHERE mp." + PARTITION_ID
+        + " = " + q + PARTITION_ID + " AND mp." + TX_ID + " = " + q + TX_ID + " AND " + q + EVENT_TYPE + " <> '" + READ
+        + "'), " + q + EXEC_ID + ")";
   }
 
   /** The most characters of {@code Invocations.error} (Vertica's VARCHAR holds 65,000 bytes). */
