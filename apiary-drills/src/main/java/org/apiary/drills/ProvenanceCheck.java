@@ -92,6 +92,7 @@ final class ProvenanceCheck {
   record Sink(List<Execution> executions, List<Event> events) {
     static final String EXECUTIONS = "functioninvocations";
     static final String EVENTS = ProvDrillApp.TABLE.toLowerCase(java.util.Locale.ROOT) + "events";
+    static final String POSITIONS = "multipartitionpositions";
 
     static Sink read(String url, Properties props) throws SQLException {
       List<Execution> executions = new ArrayList<>();
@@ -111,8 +112,8 @@ final class ProvenanceCheck {
         if (exists(c, EVENTS)) {
           // A multi-partition execution's writes carry its position on their partition; the sink's
           // MultiPartitionPositions names the execution (docs/provenance.md, "Identity").
-          String writer = exists(c, "MultiPartitionPositions")
-              ? "COALESCE((SELECT m.exec_id FROM MultiPartitionPositions m WHERE m.partition_id = e.partition_id "
+          String writer = exists(c, POSITIONS)
+              ? "COALESCE((SELECT m.exec_id FROM " + POSITIONS + " m WHERE m.partition_id = e.partition_id "
                   + "AND m.tx_id = e.tx_id AND e.event_type <> 'read'), e.exec_id)" : "e.exec_id";
           try (ResultSet rs = s.executeQuery("SELECT " + writer + ", tx_id, exec_seq, partition_id, event_type, "
               + "event_seq, p, k, tag, v FROM " + EVENTS + " e")) {
@@ -146,9 +147,18 @@ final class ProvenanceCheck {
       return counts;
     }
 
+    /**
+     * Whether the sink's schema has the table, whatever the case of its name there (the sink creates PostgreSQL's in
+     * lower case, DuckDB's as ProvenanceSchema spells them).
+     */
     private static boolean exists(Connection c, String table) throws SQLException {
-      try (ResultSet rs = c.getMetaData().getTables(null, c.getSchema(), table, null)) {
-        return rs.next();
+      try (ResultSet rs = c.getMetaData().getTables(null, c.getSchema(), null, null)) {
+        while (rs.next()) {
+          if (table.equalsIgnoreCase(rs.getString("TABLE_NAME"))) {
+            return true;
+          }
+        }
+        return false;
       }
     }
   }
