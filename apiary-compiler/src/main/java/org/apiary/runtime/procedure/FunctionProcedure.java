@@ -134,7 +134,10 @@ public abstract class FunctionProcedure extends JournaledProcedure {
    */
   /** Whether the running transaction will be journaled (it writes, or records its outputs). */
   private boolean journaling;
-  /** A global function's positions in the partitions' orders, for its provenance; {@code null} for a local one. */
+  /**
+   * A global function's positions in the partitions' orders, for its provenance; {@code null} for a local one, or
+   * when no provenance is captured.
+   */
   private PartitionPositions positions;
 
   @Override
@@ -144,7 +147,7 @@ public abstract class FunctionProcedure extends JournaledProcedure {
 
   protected final VoltTable[] runFunction(Object partitionKey, byte[] invocation) {
     long started = System.nanoTime();
-    positions = partitionKey == null ? PartitionPositions.of(this) : null;
+    positions = partitionKey == null && ServerProvenance.active().isPresent() ? PartitionPositions.of(this) : null;
     Invocation call = Invocation.fromBytes(invocation);
     journaling = writes || call.record();
     // A global function's record lives in the partition its invocation ID hashes to.

@@ -29,16 +29,28 @@ import org.voltdb.messaging.FragmentResponseMessage;
  */
 final class PartitionPositions extends LinkedBlockingDeque<FragmentResponseMessage> {
   private static final long serialVersionUID = 1L;
+  /** VoltDB's queue of the responses to a multi-partition transaction's fragments, or null if it has none. */
   private static final Field NEW_DEPS;
+  /** Why {@link #NEW_DEPS} is null. */
+  private static final String MISSING;
 
   static {
+    Field field = null;
+    String missing = null;
     try {
-      NEW_DEPS = MpTransactionState.class.getDeclaredField("m_newDeps");
-      NEW_DEPS.setAccessible(true);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError("this VoltDB version has no MpTransactionState.m_newDeps; Apiary cannot "
-          + "place multi-partition transactions in the partitions' orders: " + e);
+      field = MpTransactionState.class.getDeclaredField("m_newDeps");
+      if (field.getType() != LinkedBlockingDeque.class) {
+        missing = "its type is " + field.getType().getName() + ", not " + LinkedBlockingDeque.class.getName();
+        field = null;
+      } else {
+        field.setAccessible(true);
+      }
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      missing = e.toString();
+      field = null;
     }
+    NEW_DEPS = field;
+    MISSING = missing;
   }
 
   /** Partition to the position the first response from it carried. */
@@ -47,18 +59,25 @@ final class PartitionPositions extends LinkedBlockingDeque<FragmentResponseMessa
   private PartitionPositions() {}
 
   /**
-   * The recorder of the running multi-partition transaction, installed if need be and emptied for this run (VoltDB
-   * runs a restarted transaction's procedure again from its start); {@code null} for a single-partition one.
+   * The recorder of the running multi-partition transaction, installed at its first run; {@code null} for a
+   * single-partition one. A restarted transaction (VoltDB runs its procedure again from the start, with the same
+   * state, after a partition's leader failed) keeps what its earlier runs noted: each partition kept its part of the
+   * transaction, and with it the position of its first fragment, which its writes carry (the drill saw the
+   * restarted run's new positions miss them).
    */
   static PartitionPositions of(VoltProcedure procedure) {
     TransactionState txn = RunningTransaction.of(procedure);
     if (!(txn instanceof MpTransactionState mp)) {
       return null;
     }
+    if (NEW_DEPS == null) {
+      throw new IllegalStateException("Apiary cannot place this multi-partition transaction in the partitions' orders "
+          + "for its provenance: it relies on VoltDB 9.3's MpTransactionState.m_newDeps (a LinkedBlockingDeque of "
+          + "fragment responses), which this VoltDB (" + voltVersion() + ") does not have as such: " + MISSING);
+    }
     try {
       Object queue = NEW_DEPS.get(mp);
       if (queue instanceof PartitionPositions p) {
-        p.positions.clear();
         return p;
       }
       PartitionPositions p = new PartitionPositions();
@@ -84,6 +103,14 @@ final class PartitionPositions extends LinkedBlockingDeque<FragmentResponseMessa
       positions.putIfAbsent(TxnEgo.getPartitionId(m.getSpHandle()), m.getSpHandle());
     }
     return m;
+  }
+
+  private static String voltVersion() {
+    try {
+      return "version " + VoltDB.instance().getVersionString();
+    } catch (RuntimeException e) {
+      return "version unknown: " + e;
+    }
   }
 
   /** The transaction's position on each partition it reached so far. */

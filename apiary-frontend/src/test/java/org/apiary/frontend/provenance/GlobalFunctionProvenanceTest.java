@@ -108,27 +108,30 @@ class GlobalFunctionProvenanceTest {
     }
   }
 
-  /** Stocks items from {@code from} on until two are on different partitions, and returns those two keys. */
+  /**
+   * Stocks ten items from {@code from} on (hashing puts some on each of the two partitions) and returns {@code from}
+   * and the first of them on the other partition.
+   */
   private static long[] keysOnTwoPartitions(FunctionInvoker invoker, ApiaryDatabase db, long from) throws Exception {
     String url = db.config().provenance().sinkUrl();
-    call(invoker, "stock", from, "inv-order-stock-" + from, "first");
-    awaitCount(url, "SELECT COUNT(*) FROM FunctionInvocations WHERE execution_id = 'inv-order-stock-" + from + "'", 1);
-    String first = rows(url, "SELECT partition_id FROM FunctionInvocations WHERE execution_id = 'inv-order-stock-"
-        + from + "'").get(0);
-    for (long k = from + 1; k < from + 50; k++) {
-      call(invoker, "stock", k, "inv-order-stock-" + k, "other");
-      String q = "SELECT partition_id FROM FunctionInvocations WHERE execution_id = 'inv-order-stock-" + k + "'";
-      awaitCount(url, "SELECT COUNT(*) FROM FunctionInvocations WHERE execution_id = 'inv-order-stock-" + k + "'", 1);
-      if (!rows(url, q).get(0).equals(first)) {
-        return new long[] {from, k};
-      }
+    List<String> ids = new ArrayList<>();
+    for (long k = from; k < from + 10; k++) {
+      call(invoker, "stock", k, "inv-order-stock-" + k, "item");
+      ids.add("'inv-order-stock-" + k + "'");
     }
-    throw new AssertionError("no key from " + from + " on hashes to a second partition");
+    String stocked = "FROM FunctionInvocations WHERE execution_id IN (" + String.join(", ", ids) + ")";
+    awaitCount(url, "SELECT COUNT(*) " + stocked, 10);
+    List<String> other = rows(url, "SELECT CAST(partition_key AS BIGINT) " + stocked + " AND partition_id <> "
+        + "(SELECT partition_id " + stocked + " AND partition_key = '" + from + "') ORDER BY 1 LIMIT 1");
+    if (other.isEmpty()) {
+      throw new AssertionError("none of ten keys from " + from + " on hashes to a second partition");
+    }
+    return new long[] {from, Long.parseLong(other.get(0))};
   }
 
   private static void callGlobal(FunctionInvoker invoker, String function, String invocationId, Object... args)
       throws Exception {
-    Invocation invocation = new Invocation(Map.of("source", Arrays.stream(args).map(Json::tree).toList()),
+    Invocation invocation = new Invocation(Map.of("source", List.of(Json.tree(Arrays.asList(args)))),
         invocationId, false);
     invoker.callAsync(function, null, invocation).get(WAIT.toSeconds(), TimeUnit.SECONDS);
   }

@@ -13,7 +13,7 @@ import org.apiary.Statement;
  * {@code readItem} only reads an item (a read-only single-partition transaction), {@code setQty} updates one item
  * (single-partition), {@code setQtyEverywhere} updates items on every partition and {@code stockRange} inserts a
  * range of items (both multi-partition); {@code setTwo}, {@code readTwo} and {@code readThenSetTwo} update, read, or
- * read and then update two named items (multi-partition).
+ * read and then update two named items, given as one list (multi-partition).
  */
 public final class ItemsApp {
   public static final String SCHEMA = """
@@ -175,7 +175,7 @@ public final class ItemsApp {
 
     @Override
     protected void run() {
-      List<Long> args = retrieveInputs(SOURCE, Long.class);
+      List<Long> args = longs(retrieveInput(SOURCE, List.class));
       queueSQL(SET, args.get(2), args.get(0));
       queueSQL(SET, args.get(2), args.get(1));
       executeSQL();
@@ -188,7 +188,7 @@ public final class ItemsApp {
 
     @Override
     protected void run() {
-      List<Long> args = retrieveInputs(SOURCE, Long.class);
+      List<Long> args = longs(retrieveInput(SOURCE, List.class));
       queueSQL(GET, args.get(0));
       queueSQL(GET, args.get(1));
       returnOutput(executeSQL().get(0).rows().get(0).getLong("qty"));
@@ -202,7 +202,7 @@ public final class ItemsApp {
 
     @Override
     protected void run() {
-      List<Long> args = retrieveInputs(SOURCE, Long.class);
+      List<Long> args = longs(retrieveInput(SOURCE, List.class));
       queueSQL(GET, args.get(0));
       queueSQL(GET, args.get(1));
       executeSQL();
@@ -210,5 +210,10 @@ public final class ItemsApp {
       queueSQL(SET, args.get(2), args.get(1));
       executeSQL();
     }
+  }
+
+  /** The numbers of a list input (JSON gives integers or longs). */
+  private static List<Long> longs(List<?> values) {
+    return values.stream().map(v -> ((Number) v).longValue()).toList();
   }
 }
