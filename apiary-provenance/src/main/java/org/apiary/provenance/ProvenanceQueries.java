@@ -323,7 +323,7 @@ public final class ProvenanceQueries {
     String execId = quote(ProvenanceSchema.EXEC_ID);
     String execution = quote("execution_id");
     String eventTime = quote(ProvenanceSchema.EVENT_TIME);
-    String writer = ProvenanceSchema.writerExecId("w");
+    String writer = writerExecId("w");
     for (int t = 0; t < allEventsTables.size(); t++) {
       ProvenanceTable written = allEventsTables.get(t);
       List<ProvenanceColumn> writtenKey = keyColumns(written);
@@ -1235,5 +1235,21 @@ public final class ProvenanceQueries {
       timer.setRemoveOnCancelPolicy(true);
       return timer;
     }
+  }
+
+  /**
+   * {@link ProvenanceSchema#writerExecId} for events aliased {@code alias}, or their own {@code exec_id} on a sink
+   * without {@value ProvenanceSchema#MULTI_PARTITION_POSITIONS} (one no server of this version has written to yet:
+   * it holds no global function's writes to attribute).
+   */
+  private String writerExecId(String alias) throws SQLException {
+    try (ResultSet rs = connection.getMetaData().getTables(null, connection.getSchema(), null, null)) {
+      while (rs.next()) {
+        if (ProvenanceSchema.MULTI_PARTITION_POSITIONS.equalsIgnoreCase(rs.getString("TABLE_NAME"))) {
+          return ProvenanceSchema.writerExecId(alias);
+        }
+      }
+    }
+    return alias + "." + quote(ProvenanceSchema.EXEC_ID);
   }
 }
