@@ -81,9 +81,8 @@ import org.apiary.provenance.SpoolerStats;
  * {@code FunctionInvocations} row with its graph, partition key and caller; exactly its expected reads and writes are
  * there, once each, joined to it by {@code exec_id} ({@code missing}, {@code duplicates}, {@code misattributed}:
  * joined to another execution or to none); nothing of an aborted function is ({@code aborted_captured}); and each
- * record's write events, and the reads of single-partition executions, are in the documented commit order. The
- * documented gap: a global function's writes carry each partition's position, not the function's {@code exec_id},
- * so their presence and count are checked but not their attribution, and a line says how many.
+ * record's write and read events, global functions' included, are in the documented commit order. A global
+ * function's writes are joined to it through the sink's {@code MultiPartitionPositions}, as docs/provenance.md says.
  */
 final class ProvenanceDrill {
   /**

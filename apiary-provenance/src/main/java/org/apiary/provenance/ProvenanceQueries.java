@@ -287,11 +287,11 @@ public final class ProvenanceQueries {
    * <pre>
    * SELECT fw.execution_id, fw.function_name, fw.event_time, w.event_type, w.tx_id, w.&lt;key of W&gt;,
    *        MIN(w.event_seq)
-   * FROM W w JOIN FunctionInvocations fw ON fw.exec_id = w.exec_id
+   * FROM W w JOIN FunctionInvocations fw ON fw.exec_id = &lt;w's writer: ProvenanceSchema.writerExecId("w")&gt;
    * JOIN (SELECT fr.execution_id, fr.exec_id, fr.event_time
    *       FROM &lt;readTable&gt; r JOIN FunctionInvocations fr ON fr.exec_id = r.exec_id
    *       WHERE r.event_type = 'read' AND r.&lt;key&gt; = ?) rd
-   *   ON rd.execution_id = fw.execution_id AND (rd.exec_id = w.exec_id OR fw.event_time &gt;= rd.event_time)
+   *   ON rd.execution_id = fw.execution_id AND (rd.exec_id = fw.exec_id OR fw.event_time &gt;= rd.event_time)
    * WHERE w.event_type IN ('insert', 'update', 'delete')
    * GROUP BY fw.execution_id, fw.function_name, fw.event_time, w.event_type, w.tx_id, w.&lt;key of W&gt;
    * </pre>
@@ -323,6 +323,7 @@ public final class ProvenanceQueries {
     String execId = quote(ProvenanceSchema.EXEC_ID);
     String execution = quote("execution_id");
     String eventTime = quote(ProvenanceSchema.EVENT_TIME);
+    String writer = writerExecId("w");
     for (int t = 0; t < allEventsTables.size(); t++) {
       ProvenanceTable written = allEventsTables.get(t);
       List<ProvenanceColumn> writtenKey = keyColumns(written);
@@ -332,11 +333,11 @@ public final class ProvenanceQueries {
           + quote(ProvenanceSchema.EVENT_TYPE) + ", w." + txId + keyList;
       Sql sql = new Sql().add("SELECT ").add(grouped).add(", MIN(w.").add(quote(ProvenanceSchema.EVENT_SEQ))
           .add(") FROM ").add(quote(written.name())).add(" w JOIN ").add(INVOCATIONS).add(" fw ON fw.").add(execId)
-          .add(" = w.").add(execId).add(" JOIN (SELECT fr.").add(execution).add(", fr.").add(execId).add(", fr.")
+          .add(" = ").add(writer).add(" JOIN (SELECT fr.").add(execution).add(", fr.").add(execId).add(", fr.")
           .add(eventTime).add(" FROM ").add(quote(readTable.name())).add(" r JOIN ").add(INVOCATIONS).add(" fr ON fr.")
           .add(execId).add(" = r.").add(execId).add(" WHERE r.").add(quote(ProvenanceSchema.EVENT_TYPE)).add(" = ")
           .add(READ_TYPE).add(" AND ").keyMatch("r", key).add(") rd ON rd.").add(execution).add(" = fw.")
-          .add(execution).add(" AND (rd.").add(execId).add(" = w.").add(execId).add(" OR fw.").add(eventTime)
+          .add(execution).add(" AND (rd.").add(execId).add(" = fw.").add(execId).add(" OR fw.").add(eventTime)
           .add(" >= rd.").add(eventTime).add(") WHERE w.").add(quote(ProvenanceSchema.EVENT_TYPE)).add(" IN ")
           .add(WRITE_TYPES).add(" GROUP BY ").add(grouped);
       int tableIndex = t;
@@ -1234,5 +1235,21 @@ public final class ProvenanceQueries {
       timer.setRemoveOnCancelPolicy(true);
       return timer;
     }
+  }
+
+  /**
+   * {@link ProvenanceSchema#writerExecId} for events aliased {@code alias}, or their own {@code exec_id} on a sink
+   * without {@value ProvenanceSchema#MULTI_PARTITION_POSITIONS} (one no server of this version has written to yet:
+   * it holds no global function's writes to attribute).
+   */
+  private String writerExecId(String alias) throws SQLException {
+    try (ResultSet rs = connection.getMetaData().getTables(null, connection.getSchema(), null, null)) {
+      while (rs.next()) {
+        if (ProvenanceSchema.MULTI_PARTITION_POSITIONS.equalsIgnoreCase(rs.getString("TABLE_NAME"))) {
+          return ProvenanceSchema.writerExecId(alias);
+        }
+      }
+    }
+    return alias + "." + quote(ProvenanceSchema.EXEC_ID);
   }
 }

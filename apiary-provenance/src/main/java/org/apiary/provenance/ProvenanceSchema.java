@@ -29,7 +29,10 @@ import java.util.Set;
  *       FunctionInvocations ({@link #FUNCTION_EXEC_TIMES_VIEW}) so each execution is loaded once;</li>
  *   <li>{@code <table>Events(event_time, exec_id, tx_id, exec_seq, partition_id, event_type, event_seq, <the table's
  *       columns>)} per application table, {@code event_type} one of insert, update, delete, read (data provenance),
- *       keyed by {@code (exec_id, partition_id, event_type, event_seq)}.</li>
+ *       keyed by {@code (exec_id, partition_id, event_type, event_seq)};</li>
+ *   <li>{@value #MULTI_PARTITION_POSITIONS}{@code (exec_id, partition_id, tx_id)}: a writing multi-partition
+ *       execution's position on each partition it reached, keyed by {@code (partition_id, tx_id)}; see
+ *       {@link #multiPartitionPositions()}.</li>
  * </ul>
  *
  * <p><b>Identity.</b> {@code exec_id} identifies one function execution (one VoltDB transaction) and joins events
@@ -38,14 +41,18 @@ import java.util.Set;
  * so they capture the same rows. A read-only single-partition transaction is given the partition's last transaction
  * ID by VoltDB, shared with the writer before it and with every other read since; it runs once (on one replica), and
  * its {@code exec_id} is {@code <tx_id>r<exec_seq>@<server>}: the k-th read-only execution since that transaction
- * on that partition in one server process, whose random 64-bit identity is {@code <server>}.
+ * on that partition in one server process, whose random 64-bit identity is {@code <server>}. A multi-partition
+ * execution's writes are exported under its position on each partition, not its ID: their {@code exec_id} is that
+ * position, and {@value #MULTI_PARTITION_POSITIONS} names their execution ({@link #writerExecId}).
  *
  * <p><b>Order.</b> {@code tx_id} is VoltDB's position of the transaction in its partition's serial order (its
  * single-partition transaction ID, or for a multi-partition write the ID the partition gave its part of it, which is
  * what VoltDB's export carries); {@code exec_seq} is 0 except for read-only executions, numbered from 1 after the
- * transaction {@code tx_id} names. A multi-partition execution's own row and its reads carry the multi-partition
- * transaction ID and {@code partition_id} {@value #MULTI_PARTITION}: they are not ordered against partitions'
- * events. See {@link #EVENT_ORDER}.
+ * transaction {@code tx_id} names. A multi-partition execution's own row carries the multi-partition transaction ID
+ * and {@code partition_id} {@value #MULTI_PARTITION}; its reads carry the partition of the record read and its
+ * position there ({@code exec_seq} 1 for a read-only execution, which has no position of its own and follows the
+ * partition's last writer), except reads of replicated tables, which keep {@value #MULTI_PARTITION} and are not
+ * ordered against partitions' events. See {@link #EVENT_ORDER}.
  *
  * <p>The paper's {@code timestamp} column is {@code event_time} here, because {@code timestamp} is a keyword in some
  * analytical databases. All functions of one graph invocation share {@code execution_id}, the invocation ID.
@@ -56,6 +63,8 @@ public final class ProvenanceSchema {
   public static final String DENIED_CALLS = "DeniedCalls";
   /** Ended graph invocations, one row each (issue 43). */
   public static final String INVOCATIONS = "Invocations";
+  /** The positions of multi-partition executions in the partitions they wrote: see {@link #multiPartitionPositions()}. */
+  public static final String MULTI_PARTITION_POSITIONS = "MultiPartitionPositions";
   /** {@code FunctionInvocations.mode} of an execution that ran the function. */
   public static final String MODE_RAN = "ran";
   /** {@code FunctionInvocations.mode} of an execution answered from its recorded outputs, which ran nothing. */
@@ -156,6 +165,35 @@ public final class ProvenanceSchema {
         new ProvenanceColumn("caller", ColumnType.VARCHAR),
         new ProvenanceColumn("attempts", ColumnType.INTEGER),
         new ProvenanceColumn("traceparent", ColumnType.VARCHAR)), List.of("invocation_id", "finished_at"), List.of());
+  }
+
+  /**
+   * Where a multi-partition execution that may write took place in each partition it reached: one row per partition,
+   * {@code (exec_id, partition_id, tx_id)}, the execution's {@code exec_id} and its position in that partition's
+   * serial order, keyed by {@code (partition_id, tx_id)} (a position is one transaction's, and the key serves the
+   * join). VoltDB exports a multi-partition transaction's writes on a partition with that position, not the
+   * transaction's ID, so a write event's execution is the one this table names for the event's
+   * {@code (partition_id, tx_id)}, if any, and otherwise its own {@code exec_id}: see {@link #writerExecId}. Captured
+   * with the execution's {@value #FUNCTION_INVOCATIONS} row, so it is there whenever that row is.
+   */
+  public static ProvenanceTable multiPartitionPositions() {
+    return new ProvenanceTable(MULTI_PARTITION_POSITIONS, List.of(
+        new ProvenanceColumn(EXEC_ID, ColumnType.VARCHAR),
+        new ProvenanceColumn(PARTITION_ID, ColumnType.INTEGER),
+        new ProvenanceColumn(TX_ID, ColumnType.BIGINT)), List.of(PARTITION_ID, TX_ID), List.of());
+  }
+
+  /**
+   * The {@code exec_id} of the execution that made an event of an events table aliased {@code alias}, as an SQL
+   * expression: the event's own {@code exec_id}, except for a multi-partition execution's write, whose execution
+   * {@value #MULTI_PARTITION_POSITIONS} names by the event's partition and position. Join events with their
+   * executions by {@code FunctionInvocations.exec_id = <this>}.
+   */
+  public static String writerExecId(String alias) {
+    String q = alias + ".";
+    return "COALESCE((SELECT mp." + EXEC_ID + " FROM " + MULTI_PARTITION_POSITIONS + " mp WHERE mp." + PARTITION_ID
+        + " = " + q + PARTITION_ID + " AND mp." + TX_ID + " = " + q + TX_ID + " AND " + q + EVENT_TYPE + " <> '" + READ
+        + "'), " + q + EXEC_ID + ")";
   }
 
   /** The most characters of {@code Invocations.error} (Vertica's VARCHAR holds 65,000 bytes). */

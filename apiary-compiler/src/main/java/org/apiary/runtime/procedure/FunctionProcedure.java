@@ -134,6 +134,11 @@ public abstract class FunctionProcedure extends JournaledProcedure {
    */
   /** Whether the running transaction will be journaled (it writes, or records its outputs). */
   private boolean journaling;
+  /**
+   * A global function's positions in the partitions' orders, for its provenance; {@code null} for a local one, or
+   * when no provenance is captured.
+   */
+  private PartitionPositions positions;
 
   @Override
   protected boolean journalsThisTransaction() {
@@ -142,6 +147,7 @@ public abstract class FunctionProcedure extends JournaledProcedure {
 
   protected final VoltTable[] runFunction(Object partitionKey, byte[] invocation) {
     long started = System.nanoTime();
+    positions = partitionKey == null && ServerProvenance.active().isPresent() ? PartitionPositions.of(this) : null;
     Invocation call = Invocation.fromBytes(invocation);
     journaling = writes || call.record();
     // A global function's record lives in the partition its invocation ID hashes to.
@@ -319,16 +325,28 @@ public abstract class FunctionProcedure extends JournaledProcedure {
         id.execSeq(), id.partitionId(), functionName, call.graph(), call.invocationId(),
         partitionKey == null ? null : describe(partitionKey), call.caller(), (System.nanoTime() - started) / 1_000L,
         call.purpose(), call.callerRoles(), mode)));
+    boolean readOnly = positions != null && RunningTransaction.of(this).isReadOnly();
+    if (positions != null && !readOnly) {
+      // Its writes are exported with its position on each partition: name the execution for each (see
+      // ProvenanceSchema.multiPartitionPositions). A read-only one has no position of its own (nor writes).
+      positions.positions().forEach((partition, position) -> rows.add(new ProvenanceRow(
+          ProvenanceSchema.MULTI_PARTITION_POSITIONS, Arrays.asList(id.execId(), partition, position))));
+    }
     for (int i = 0; i < reads; i++) {
       CapturedRead read = runtime.reads.get(i);
       long seq = i;
+      // A global function's read takes its place in the order of the record's partition: its transaction's
+      // position there (a read-only one's is the last writer's, which it follows, as exec_seq 1 says).
+      int partition = positions == null ? -1
+          : PartitionPositions.partitionOf(read.table(), read.keyColumns(), read.keyValues());
+      Long position = partition < 0 ? null : positions.positions().get(partition);
       p.eventsTable(read.table()).ifPresent(t -> {
         Object[] values = new Object[t.columns().size()];
         values[0] = time;
         values[1] = id.execId();
-        values[2] = id.txId();
-        values[3] = id.execSeq();
-        values[4] = id.partitionId();
+        values[2] = position != null ? position : id.txId();
+        values[3] = position != null && readOnly ? 1L : id.execSeq();
+        values[4] = position != null ? partition : id.partitionId();
         values[5] = ProvenanceSchema.READ;
         values[6] = seq;
         for (int k = 0; k < read.keyColumns().size(); k++) {

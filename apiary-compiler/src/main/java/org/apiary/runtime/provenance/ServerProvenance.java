@@ -99,6 +99,7 @@ public final class ServerProvenance implements AutoCloseable {
     spooler.register(ProvenanceSchema.functionInvocations());
     spooler.register(ProvenanceSchema.deniedCalls());
     spooler.register(ProvenanceSchema.invocations());
+    spooler.register(ProvenanceSchema.multiPartitionPositions());
     this.reporter = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "apiary-provenance-backlog-report");
       t.setDaemon(true);

@@ -12,7 +12,8 @@ import org.apiary.Statement;
  * and deletes it. {@code stockThenFail} inserts, reads, then throws. For the identity and order of events:
  * {@code readItem} only reads an item (a read-only single-partition transaction), {@code setQty} updates one item
  * (single-partition), {@code setQtyEverywhere} updates items on every partition and {@code stockRange} inserts a
- * range of items (both multi-partition).
+ * range of items (both multi-partition); {@code setTwo}, {@code readTwo} and {@code readThenSetTwo} update, read, or
+ * read and then update two named items, given as one list (multi-partition).
  */
 public final class ItemsApp {
   public static final String SCHEMA = """
@@ -48,8 +49,21 @@ public final class ItemsApp {
       .addGlobalFunction("stockRange", StockRange.class)
       .addEdge(Graph.SOURCE, "stockRange", "source", List.class);
 
+  public static final Graph SET_TWO = Graph.named("setTwo")
+      .addGlobalFunction("setTwo", SetTwo.class)
+      .addEdge(Graph.SOURCE, "setTwo", "source", List.class);
+
+  public static final Graph READ_TWO = Graph.named("readTwo")
+      .addGlobalFunction("readTwo", ReadTwo.class)
+      .addEdge(Graph.SOURCE, "readTwo", "source", List.class)
+      .addEdge("readTwo", Graph.SINK, "sink");
+
+  public static final Graph READ_THEN_SET_TWO = Graph.named("readThenSetTwo")
+      .addGlobalFunction("readThenSetTwo", ReadThenSetTwo.class)
+      .addEdge(Graph.SOURCE, "readThenSetTwo", "source", List.class);
+
   public static final Application APP = Application.of(SCHEMA, LIFECYCLE, FAILING, READ, SET_QTY,
-      SET_QTY_EVERYWHERE, STOCK_RANGE);
+      SET_QTY_EVERYWHERE, STOCK_RANGE, SET_TWO, READ_TWO, READ_THEN_SET_TWO);
 
   private static boolean registered;
 
@@ -153,5 +167,53 @@ public final class ItemsApp {
       }
       executeSQL();
     }
+  }
+
+  /** Sets the quantity of the two items named by the first two arguments to the third, one statement each. */
+  public static class SetTwo extends GlobalFunction {
+    static final Statement SET = Statement.of("UPDATE items SET qty = ? WHERE id = ?");
+
+    @Override
+    protected void run() {
+      List<Long> args = longs(retrieveInput(SOURCE, List.class));
+      queueSQL(SET, args.get(2), args.get(0));
+      queueSQL(SET, args.get(2), args.get(1));
+      executeSQL();
+    }
+  }
+
+  /** Reads the two items named by the arguments and returns the first one's quantity. */
+  public static class ReadTwo extends GlobalFunction {
+    static final Statement GET = Statement.of("SELECT qty FROM items WHERE id = ?");
+
+    @Override
+    protected void run() {
+      List<Long> args = longs(retrieveInput(SOURCE, List.class));
+      queueSQL(GET, args.get(0));
+      queueSQL(GET, args.get(1));
+      returnOutput(executeSQL().get(0).rows().get(0).getLong("qty"));
+    }
+  }
+
+  /** Reads the two items named by the first two arguments, then sets their quantity to the third. */
+  public static class ReadThenSetTwo extends GlobalFunction {
+    static final Statement GET = Statement.of("SELECT qty FROM items WHERE id = ?");
+    static final Statement SET = Statement.of("UPDATE items SET qty = ? WHERE id = ?");
+
+    @Override
+    protected void run() {
+      List<Long> args = longs(retrieveInput(SOURCE, List.class));
+      queueSQL(GET, args.get(0));
+      queueSQL(GET, args.get(1));
+      executeSQL();
+      queueSQL(SET, args.get(2), args.get(0));
+      queueSQL(SET, args.get(2), args.get(1));
+      executeSQL();
+    }
+  }
+
+  /** The numbers of a list input (JSON gives integers or longs). */
+  private static List<Long> longs(List<?> values) {
+    return values.stream().map(v -> ((Number) v).longValue()).toList();
   }
 }
