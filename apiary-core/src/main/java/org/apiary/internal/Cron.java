@@ -13,7 +13,8 @@ import java.util.Objects;
  * seconds first ({@code second minute hour day-of-month month day-of-week}). Each field is {@code *}, a value, a range
  * {@code a-b}, any of those with a step ({@code * / n}, {@code a-b/n}, {@code a/n}), or a comma-separated list of
  * them; months and days of the week may be named ({@code JAN}, {@code MON}); day of week 0 and 7 are Sunday. As in
- * Vixie cron, when both day of month and day of week are restricted a day matching either matches.
+ * Vixie cron, when both day of month and day of week are restricted a day matching either matches (a field that
+ * starts with {@code *}, such as {@code * / 10} without the spaces, counts as unrestricted there).
  *
  * <p>Evaluation is deterministic (it depends only on the expression and the instant given), so the database's
  * procedures compute ticks with it inside a transaction. Not an API: applications use {@code org.apiary.Schedule}.
