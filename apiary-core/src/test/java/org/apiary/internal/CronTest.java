@@ -64,7 +64,7 @@ class CronTest {
     String[] doms = {"*", "1", "13-15", "*/10"};
     String[] months = {"*", "2", "6-8", "*/4"};
     String[] dows = {"*", "0", "1-5", "SAT"};
-    for (int round = 0; round < 20; round++) {
+    for (int round = 0; round < 40; round++) {
       String expression = pick(random, minutes) + " " + pick(random, hours) + " " + pick(random, doms) + " "
           + pick(random, months) + " " + pick(random, dows);
       Cron cron = Cron.parse(expression);
@@ -82,17 +82,33 @@ class CronTest {
   /** The next matching minute after {@code after}, by trying each one (5-field expressions). */
   private static Instant bruteForce(String expression, LocalDateTime after) {
     String[] f = expression.split(" ");
+    boolean[] minute = table(f[0], 0, 59);
+    boolean[] hour = table(f[1], 0, 23);
+    boolean[] dom = table(f[2], 1, 31);
+    boolean[] month = table(f[3], 1, 12);
+    boolean[] dow = table(f[4].replace("SAT", "6"), 0, 6);
+    boolean either = !f[2].startsWith("*") && !f[4].startsWith("*"); // Vixie: "*/n" is unrestricted
     LocalDateTime t = after.plusMinutes(1).truncatedTo(ChronoUnit.MINUTES);
     for (int i = 0; i < 3 * 366 * 24 * 60; i++, t = t.plusMinutes(1)) {
-      boolean dom = matches(f[2], t.getDayOfMonth(), 1, 31);
-      boolean dow = matches(f[4].replace("SAT", "6"), t.getDayOfWeek().getValue() % 7, 0, 6);
-      boolean day = !f[2].startsWith("*") && !f[4].startsWith("*") ? dom || dow : dom && dow; // Vixie: "*/n" is unrestricted
-      if (matches(f[0], t.getMinute(), 0, 59) && matches(f[1], t.getHour(), 0, 23) && day
-          && matches(f[3], t.getMonthValue(), 1, 12)) {
+      boolean d = dom[t.getDayOfMonth()];
+      boolean w = dow[t.getDayOfWeek().getValue() % 7];
+      if (!(either ? d || w : d && w) || !month[t.getMonthValue()]) {
+        t = t.truncatedTo(ChronoUnit.DAYS).plusDays(1).minusMinutes(1); // not this day: on to the next
+        continue;
+      }
+      if (minute[t.getMinute()] && hour[t.getHour()]) {
         return t.toInstant(ZoneOffset.UTC);
       }
     }
     throw new AssertionError("nothing matches " + expression);
+  }
+
+  private static boolean[] table(String field, int min, int max) {
+    boolean[] all = new boolean[max + 1];
+    for (int v = min; v <= max; v++) {
+      all[v] = matches(field, v, min, max);
+    }
+    return all;
   }
 
   private static boolean matches(String field, int v, int min, int max) {
