@@ -68,6 +68,12 @@ public final class SchedulesCommand implements Runnable {
     abstract void run(ApiaryDatabase db, PrintWriter out);
   }
 
+  /** A subcommand about one schedule, named by its one parameter. */
+  abstract static class Named extends Base {
+    @Parameters(index = "0", paramLabel = "NAME", description = "The schedule's name.")
+    String name;
+  }
+
   @Command(name = "list", mixinStandardHelpOptions = true,
       description = "List the schedules: name, cron expression, graph, partition key, missed-tick policy, whether "
           + "paused, the last tick put on its queue, the next one, and how many of its ticks wait or run.")
@@ -99,10 +105,7 @@ public final class SchedulesCommand implements Runnable {
   @Command(name = "pause", mixinStandardHelpOptions = true,
       description = "Pause a schedule: none of its ticks is put on its queue until it is resumed (ticks already "
           + "there still run).")
-  static final class Pause extends Base {
-    @Parameters(index = "0", paramLabel = "NAME")
-    String name;
-
+  static final class Pause extends Named {
     @Override
     void run(ApiaryDatabase db, PrintWriter out) {
       Schedules.pause(db, name);
@@ -113,10 +116,7 @@ public final class SchedulesCommand implements Runnable {
   @Command(name = "resume", mixinStandardHelpOptions = true,
       description = "Resume a paused schedule: its next tick is the first after now; the ticks of the pause are not "
           + "run (backfill them if they should be).")
-  static final class Resume extends Base {
-    @Parameters(index = "0", paramLabel = "NAME")
-    String name;
-
+  static final class Resume extends Named {
     @Override
     void run(ApiaryDatabase db, PrintWriter out) {
       Schedules.resume(db, name);
@@ -127,10 +127,7 @@ public final class SchedulesCommand implements Runnable {
   @Command(name = "trigger", mixinStandardHelpOptions = true,
       description = "Run a schedule now, paused or not: a tick at the database's current time is put on its queue "
           + "(its regular ticks are unchanged). Prints the tick's invocation ID.")
-  static final class Trigger extends Base {
-    @Parameters(index = "0", paramLabel = "NAME")
-    String name;
-
+  static final class Trigger extends Named {
     @Override
     void run(ApiaryDatabase db, PrintWriter out) {
       Schedules.Tick tick = Schedules.trigger(db, name);
@@ -143,10 +140,7 @@ public final class SchedulesCommand implements Runnable {
           + "that time is there already (one that ran within the retention of queue items does not run again). At "
           + "most 10000 ticks at once.",
           "Prints one line per tick: its time, invocation ID, and 'enqueued' or 'already there'."})
-  static final class Backfill extends Base {
-    @Parameters(index = "0", paramLabel = "NAME")
-    String name;
-
+  static final class Backfill extends Named {
     @Option(names = "--from", required = true, paramLabel = "T", description = "The range's first instant "
         + "(inclusive): an instant (2026-11-29T00:00:00Z) or a time ago (90s, 15m, 2h, 1d).")
     String from;
@@ -174,10 +168,7 @@ public final class SchedulesCommand implements Runnable {
   @Command(name = "delete", mixinStandardHelpOptions = true,
       description = "Delete a schedule: no tick of it is put on its queue after this; ticks already there still run. "
           + "A schedule declared with an application comes back when the application is registered again.")
-  static final class Delete extends Base {
-    @Parameters(index = "0", paramLabel = "NAME")
-    String name;
-
+  static final class Delete extends Named {
     @Override
     void run(ApiaryDatabase db, PrintWriter out) {
       Schedules.delete(db, name);

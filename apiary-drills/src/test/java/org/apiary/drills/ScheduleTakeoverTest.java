@@ -52,7 +52,8 @@ class ScheduleTakeoverTest {
       assertTrue(m.find(), doomed.output());
       halted = m.group(1);
     }
-    assertEquals(1, rows(db).size(), "the halted tick's first function committed: " + rows(db));
+    String haltedTick = halted.substring((SCHEDULE + "@").length());
+    assertEquals(1, rows(db).getOrDefault(haltedTick, 0), "the halted tick's first function committed: " + rows(db));
     try (FrontendProcess a = FrontendProcess.start(db.clientAddresses(), FAST_LEASE, Duration.ofSeconds(60));
          FrontendProcess b = FrontendProcess.start(db.clientAddresses(), FAST_LEASE, Duration.ofSeconds(60))) {
       long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();

@@ -69,6 +69,18 @@ class ScheduleTest {
     return ticks;
   }
 
+  /** A queue's items: invocation ID, status, and when each was enqueued, started and finished. */
+  private List<String> items(String queue) {
+    VoltTable t = db.callAdmin("reading the items", "@AdHoc", "SELECT invocation_id, status, enqueued_at, started_at, "
+        + "finished_at FROM APIARY_QUEUE_ITEMS WHERE queue_name = ? ORDER BY invocation_id", queue).getResults()[0];
+    List<String> all = new ArrayList<>();
+    while (t.advanceRow()) {
+      all.add(t.getString(0) + " " + t.getString(1) + " " + t.getTimestampAsTimestamp(2) + " "
+          + t.getTimestampAsTimestamp(3) + " " + t.getTimestampAsTimestamp(4));
+    }
+    return all;
+  }
+
   /** Waits until no item of the queue waits or runs. */
   private void drained(String queue) throws InterruptedException {
     long deadline = System.nanoTime() + WAIT.toNanos();
@@ -145,7 +157,8 @@ class ScheduleTest {
     List<String> caughtUp = ran(1L);
     Instant latest = Instant.parse(caughtUp.get(caughtUp.size() - 1));
     assertTrue(latest.equals(before) || latest.equals(before.plus(1, ChronoUnit.MINUTES)), latest + " vs " + before);
-    assertEquals(minutesBefore(latest, 4), caughtUp, "catchUp(3): the latest due tick and the 3 missed before it");
+    assertEquals(minutesBefore(latest, 4), caughtUp, "catchUp(3): the latest due tick and the 3 missed before it; "
+        + "items: " + items(ScheduleApp.MINUTELY_CATCH_UP.queueName()));
     List<String> skipped = ran(2L);
     assertEquals(1, skipped.size(), "skip: only the latest due tick ran: " + skipped);
     assertTrue(skipped.get(0).equals(latest.toString()) || skipped.get(0).equals(before.toString()), skipped + "");
