@@ -47,8 +47,10 @@ class ScheduleTest {
     db.callAdmin("clearing s_ticks", "@AdHoc", "DELETE FROM s_ticks");
     db.callAdmin("clearing the schedules' items", "@AdHoc", "DELETE FROM APIARY_QUEUE_ITEMS WHERE queue_name LIKE "
         + "'schedule.%'");
-    Schedules.resume(db, "sMinuteSkip");
-    Schedules.resume(db, "sMinuteCatchUp");
+    // Paused between tests: a regular tick run in one test stays in the invocation log, and the same tick put on
+    // the queue again in a later test (a backfill) would, rightly, answer with that stored outcome instead of running.
+    Schedules.pause(db, "sMinuteSkip");
+    Schedules.pause(db, "sMinuteCatchUp");
   }
 
   private long count(String sql, Object... params) {
@@ -139,35 +141,43 @@ class ScheduleTest {
 
   @Test
   void afterAnOutageMissedTicksAreSkippedOrCaughtUpAtMostNAsDeclared() throws InterruptedException {
-    outage("sMinuteSkip", Duration.ofMinutes(10));
-    outage("sMinuteCatchUp", Duration.ofMinutes(10));
+    // Schedules of this test alone (keys 3 and 4): no tick of theirs ran before, in this database.
+    Schedule catchUp = Schedule.cron("sOutageCatchUp", "* * * * *", ScheduleApp.TICK).key(3L)
+        .missed(Schedule.catchUp(3));
+    Schedule skip = Schedule.cron("sOutageSkip", "* * * * *", ScheduleApp.TICK).key(4L).missed(Schedule.skip());
+    Schedules.create(db, catchUp);
+    Schedules.create(db, skip);
+    outage("sOutageCatchUp", Duration.ofMinutes(10));
+    outage("sOutageSkip", Duration.ofMinutes(10));
     Instant before = Instant.now().truncatedTo(ChronoUnit.MINUTES);
     try (FrontendServer a = FrontendServer.start(db, CONFIG)) {
       long deadline = System.nanoTime() + WAIT.toNanos();
-      while (ran(1L).size() < 4 || ran(2L).isEmpty()) {
-        assertTrue(System.nanoTime() < deadline, "the outage's ticks never ran: " + ran(1L) + " " + ran(2L));
+      while (ran(3L).size() < 4 || ran(4L).isEmpty()) {
+        assertTrue(System.nanoTime() < deadline, "the outage's ticks never ran: " + ran(3L) + " " + ran(4L));
         Thread.sleep(50);
       }
-      Schedules.pause(db, "sMinuteSkip");
-      Schedules.pause(db, "sMinuteCatchUp");
-      drained(ScheduleApp.MINUTELY_SKIP.queueName());
-      drained(ScheduleApp.MINUTELY_CATCH_UP.queueName());
+      Schedules.pause(db, "sOutageCatchUp");
+      Schedules.pause(db, "sOutageSkip");
+      drained(catchUp.queueName());
+      drained(skip.queueName());
+    } finally {
+      Schedules.delete(db, "sOutageCatchUp");
+      Schedules.delete(db, "sOutageSkip");
     }
     // The latest due tick is this minute's start (or the next one's, if a minute began meanwhile).
-    List<String> caughtUp = ran(1L);
+    List<String> caughtUp = ran(3L);
     Instant latest = Instant.parse(caughtUp.get(caughtUp.size() - 1));
     assertTrue(latest.equals(before) || latest.equals(before.plus(1, ChronoUnit.MINUTES)), latest + " vs " + before);
     assertEquals(minutesBefore(latest, 4), caughtUp, "catchUp(3): the latest due tick and the 3 missed before it; "
-        + "items: " + items(ScheduleApp.MINUTELY_CATCH_UP.queueName()));
-    List<String> skipped = ran(2L);
+        + "items: " + items(catchUp.queueName()));
+    List<String> skipped = ran(4L);
     assertEquals(1, skipped.size(), "skip: only the latest due tick ran: " + skipped);
     assertTrue(skipped.get(0).equals(latest.toString()) || skipped.get(0).equals(before.toString()), skipped + "");
   }
 
   @Test
   void aPausedScheduleDoesNotTickAndTriggerAndBackfillRunEachTickOnce() throws InterruptedException {
-    Schedules.pause(db, "sMinuteSkip");
-    outage("sMinuteSkip", Duration.ofMinutes(5)); // paused through it: nothing of it may run
+    outage("sMinuteSkip", Duration.ofMinutes(5)); // paused (setUp) through it: nothing of it may run
     Instant now = Instant.now();
     Instant from = now.minus(1, ChronoUnit.HOURS).truncatedTo(ChronoUnit.MINUTES);
     try (FrontendServer a = FrontendServer.start(db, CONFIG)) {
