@@ -16,15 +16,22 @@ import java.util.Set;
  * @param schema the tables the functions use, as VoltDB DDL
  * @param graphs the graphs, each invocable by name
  * @param queues the durable queues invocations of these graphs may be put on ({@link Queue}), by name
+ * @param schedules the graphs run on a schedule ({@link Schedule}), by name
  */
-public record Application(String schema, List<Graph> graphs, List<Queue> queues) {
+public record Application(String schema, List<Graph> graphs, List<Queue> queues, List<Schedule> schedules) {
   public Application {
     Objects.requireNonNull(schema, "schema");
     graphs = List.copyOf(graphs);
     queues = List.copyOf(queues);
+    schedules = List.copyOf(schedules);
   }
 
-  /** An application without queues. */
+  /** An application without schedules. */
+  public Application(String schema, List<Graph> graphs, List<Queue> queues) {
+    this(schema, graphs, queues, List.of());
+  }
+
+  /** An application without queues or schedules. */
   public Application(String schema, List<Graph> graphs) {
     this(schema, graphs, List.of());
   }
@@ -44,7 +51,33 @@ public record Application(String schema, List<Graph> graphs, List<Queue> queues)
         throw new RegistrationException(List.of("two queues are named '" + q.name() + "'"));
       }
     }
-    return new Application(schema, graphs, all);
+    return new Application(schema, graphs, all, schedules);
+  }
+
+  /**
+   * This application with these schedules declared too: registering it stores each schedule in the database (with
+   * its queue, {@link Schedule#queueName()}), where every frontend reads it. A schedule registered again takes the
+   * expression, graph, key and policy declared last and keeps its place (its last tick, and whether it is paused).
+   *
+   * @throws RegistrationException if two schedules share a name, or a schedule's graph is not in the application
+   */
+  public Application withSchedules(Schedule... more) {
+    List<Schedule> all = new ArrayList<>(schedules);
+    all.addAll(Arrays.asList(more));
+    Set<String> names = new HashSet<>();
+    List<String> problems = new ArrayList<>();
+    for (Schedule s : all) {
+      if (!names.add(s.name())) {
+        problems.add("two schedules are named '" + s.name() + "'");
+      }
+      if (graphs.stream().noneMatch(g -> g.name().equals(s.graph()))) {
+        problems.add("schedule '" + s.name() + "' runs graph '" + s.graph() + "', which the application does not have");
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new RegistrationException(problems);
+    }
+    return new Application(schema, graphs, queues, all);
   }
 
   /** An application made of a schema and graphs. */

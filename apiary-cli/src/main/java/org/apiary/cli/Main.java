@@ -9,8 +9,8 @@ import picocli.CommandLine.Command;
 @Command(name = "apiary", mixinStandardHelpOptions = true, version = "Apiary 0.1.0",
     description = "A transactional Function-as-a-Service framework that runs functions inside VoltDB.",
     subcommands = {DemoCommand.class, StartCommand.class, StopCommand.class, DeployCommand.class,
-        InvokeCommand.class, StatusCommand.class, ExecutionsCommand.class, ClusterCommand.class, FrontendCommand.class,
-        ProvenanceCommand.class, CredentialsCommand.class, ConsoleCommand.class})
+        InvokeCommand.class, StatusCommand.class, ExecutionsCommand.class, SchedulesCommand.class, ClusterCommand.class,
+        FrontendCommand.class, ProvenanceCommand.class, CredentialsCommand.class, ConsoleCommand.class})
 public final class Main implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;

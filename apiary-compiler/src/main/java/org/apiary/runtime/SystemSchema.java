@@ -79,6 +79,27 @@ public final class SystemSchema {
    * the invocation ID; returns queue name and status. Used only for an ID the invocation log does not know.
    */
   public static final String FIND_QUEUE_ITEM = "ApiaryFindQueueItem";
+  /** Enqueues an item, optionally delayed ({@code EnqueueItemAt}, version 19; replaces {@link #ENQUEUE_ITEM}). */
+  public static final String ENQUEUE_ITEM_AT = "EnqueueItemAt";
+  /** Claims due items within the queue's limits ({@code ClaimDueQueueItems}, version 19; replaces the claim). */
+  public static final String CLAIM_DUE_QUEUE_ITEMS = "ClaimDueQueueItems";
+  /**
+   * Schedules (issue 42): one row per schedule, partitioned by the name of its queue ({@code schedule.NAME}), so a
+   * schedule, its ticks' items and their claims share a partition.
+   */
+  public static final String SCHEDULES = "APIARY_SCHEDULES";
+  /** Puts a schedule's due ticks on its queue ({@code TickSchedule}, single-partition, the frontends'). */
+  public static final String TICK_SCHEDULE = "TickSchedule";
+  /** Stores a schedule ({@code StoreSchedule}, single-partition, the administrator's). */
+  public static final String STORE_SCHEDULE = "StoreSchedule";
+  /** Pauses (1) or resumes (0) a schedule ({@code PauseSchedule}, single-partition, the administrator's). */
+  public static final String PAUSE_SCHEDULE = "PauseSchedule";
+  /** Puts a tick at the current time on a schedule's queue ({@code TriggerSchedule}, the administrator's). */
+  public static final String TRIGGER_SCHEDULE = "TriggerSchedule";
+  /** Puts every tick of a range on a schedule's queue ({@code BackfillSchedule}, the administrator's). */
+  public static final String BACKFILL_SCHEDULE = "BackfillSchedule";
+  /** Deletes a schedule ({@code DeleteSchedule}, the administrator's). */
+  public static final String DELETE_SCHEDULE = "DeleteSchedule";
   public static final String FRONTENDS = "APIARY_FRONTENDS";
   /** API keys (their SHA-256 hashes, never the keys) and the identities they belong to; replicated, rarely written. */
   public static final String CREDENTIALS = "APIARY_CREDENTIALS";
@@ -215,7 +236,7 @@ public final class SystemSchema {
       "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
       "ApiaryFindOutcomeOf_VARBINARY", CHECK_AND_RECORD_DENIAL, CANCEL_INVOCATION,
       INVOCATION_STATUS, ENQUEUE_ITEM, CLAIM_QUEUE_ITEMS, FINISH_QUEUE_ITEM, RELEASE_QUEUE_ITEMS, FIND_QUEUE_ITEM,
-      EXPIRE_QUEUE_ITEMS);
+      EXPIRE_QUEUE_ITEMS, ENQUEUE_ITEM_AT, CLAIM_DUE_QUEUE_ITEMS, TICK_SCHEDULE);
 
   /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
   private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
@@ -368,7 +389,13 @@ public final class SystemSchema {
           + "and queue items (" + QUEUE_ITEMS + ", partitioned by queue), with procedures to store a queue, enqueue "
           + "with deduplication, claim within the limits, finish, give a dead frontend's items back, and delete ended "
           + "items past the retention",
-          version18()));
+          version18()),
+      new Migration(19, "Schedules and delayed starts (issue 42): " + SCHEDULES + " (partitioned by the name of each "
+          + "schedule's queue), whose ticks " + TICK_SCHEDULE + " puts on the queue by the database's clock; a "
+          + "not_before time on queue items, which " + ENQUEUE_ITEM_AT + " sets and " + CLAIM_DUE_QUEUE_ITEMS
+          + " respects (both replace version 18's enqueue and claim, whose classes are shipped); store, pause, "
+          + "resume, trigger, backfill and delete a schedule (the administrator's)",
+          version19()));
 
   /**
    * Creates again (drops, if there, and creates, in one catalog update) a single-partition procedure of the frontends'
@@ -426,6 +453,42 @@ public final class SystemSchema {
         org.apiary.runtime.procedure.ClaimQueueItems.class, org.apiary.runtime.procedure.FinishQueueItem.class,
         org.apiary.runtime.procedure.ReleaseQueueItems.class, org.apiary.runtime.procedure.ExpireQueueItems.class)) {
       steps.add(Step.createProcedure(c.getSimpleName(), "CREATE PROCEDURE" + allow + byQueue + " FROM CLASS "
+          + c.getName() + ";"));
+    }
+    return steps;
+  }
+
+  /** Version 19: schedules and delayed starts (issue 42). Self-contained, so it can be renumbered on a merge. */
+  private static List<Step> version19() {
+    String allow = " ALLOW " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE;
+    String byQueue = " PARTITION ON TABLE " + QUEUE_ITEMS + " COLUMN queue_name PARAMETER 0";
+    String bySchedule = " PARTITION ON TABLE " + SCHEDULES + " COLUMN queue_name PARAMETER 0";
+    List<Step> steps = new ArrayList<>(List.of(
+        Step.addColumn(QUEUE_ITEMS, "NOT_BEFORE", "ALTER TABLE " + QUEUE_ITEMS + " ADD COLUMN not_before TIMESTAMP;"),
+        Step.createTable(SCHEDULES, "CREATE TABLE " + SCHEDULES + " (\n"
+            + "  queue_name VARCHAR(64) NOT NULL,\n"
+            + "  name VARCHAR(64) NOT NULL,\n"
+            + "  graph VARCHAR(64) NOT NULL,\n"
+            + "  cron VARCHAR(256) NOT NULL,\n"
+            + "  key_json VARCHAR(2048),\n"
+            + "  catch_up INTEGER NOT NULL,\n"
+            + "  paused TINYINT NOT NULL,\n"
+            + "  last_tick TIMESTAMP NOT NULL,\n"
+            + "  declared_at TIMESTAMP NOT NULL,\n"
+            + "  PRIMARY KEY (queue_name)\n"
+            + ");\n"
+            + "PARTITION TABLE " + SCHEDULES + " ON COLUMN queue_name;")));
+    for (Class<?> c : List.of(org.apiary.runtime.procedure.EnqueueItemAt.class,
+        org.apiary.runtime.procedure.ClaimDueQueueItems.class)) {
+      steps.add(Step.createProcedure(c.getSimpleName(), "CREATE PROCEDURE" + allow + byQueue + " FROM CLASS "
+          + c.getName() + ";"));
+    }
+    steps.add(Step.createProcedure(TICK_SCHEDULE, "CREATE PROCEDURE" + allow + bySchedule + " FROM CLASS "
+        + org.apiary.runtime.procedure.TickSchedule.class.getName() + ";"));
+    for (Class<?> c : List.of(org.apiary.runtime.procedure.StoreSchedule.class,
+        org.apiary.runtime.procedure.PauseSchedule.class, org.apiary.runtime.procedure.TriggerSchedule.class,
+        org.apiary.runtime.procedure.BackfillSchedule.class, org.apiary.runtime.procedure.DeleteSchedule.class)) {
+      steps.add(Step.createProcedure(c.getSimpleName(), "CREATE PROCEDURE" + bySchedule + " FROM CLASS "
           + c.getName() + ";"));
     }
     return steps;

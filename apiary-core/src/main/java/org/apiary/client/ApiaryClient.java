@@ -205,8 +205,27 @@ public final class ApiaryClient implements AutoCloseable {
    * @throws IllegalStateException if the client is closed
    */
   public InvocationHandle enqueue(String queue, String deduplicationId, InvocationRequest request) {
+    return enqueue(queue, deduplicationId, request, Duration.ZERO);
+  }
+
+  /**
+   * Puts an invocation on a durable queue to start no sooner than {@code delay} after it is stored (a delayed start,
+   * issue 42): the database's clock decides when the item is due, and from then on it waits for a claim within the
+   * queue's limits as any item does. Until it starts its status is {@link InvocationStatus#RUNNING}; it can be
+   * cancelled meanwhile. Otherwise as {@link #enqueue(String, String, InvocationRequest)}; a repeated enqueue of the
+   * same item (same ID or deduplication ID) keeps the first one's time.
+   *
+   * @param deduplicationId 1 to 64 characters, or {@code null} for none
+   * @param delay zero or more, at most 366 days
+   * @throws IllegalArgumentException if the delay is negative or longer than 366 days
+   */
+  public InvocationHandle enqueue(String queue, String deduplicationId, InvocationRequest request, Duration delay) {
     Objects.requireNonNull(queue, "queue");
     Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(delay, "delay");
+    if (delay.isNegative() || delay.toMillis() > WireRequest.MAX_DELAY_MS) {
+      throw new IllegalArgumentException("an enqueue's delay is 0 to 366 days, not " + delay);
+    }
     if (deduplicationId != null && (deduplicationId.isEmpty()
         || deduplicationId.length() > WireRequest.MAX_DEDUP_LENGTH)) {
       throw new IllegalArgumentException("a deduplication ID has 1 to " + WireRequest.MAX_DEDUP_LENGTH
@@ -214,7 +233,8 @@ public final class ApiaryClient implements AutoCloseable {
     }
     ensureOpen();
     byte[] bytes = new WireRequest(WireRequest.ENQUEUE, request.id(), request.graph(), request.partitionKey(),
-        request.arguments(), config.caller(), null, null, null, null, queue, deduplicationId)
+        request.arguments(), config.caller(), null, null, null, null, queue, deduplicationId,
+        delay.isZero() ? null : delay.toMillis())
         .withCredential(config.credential())
         .withPurpose(request.purpose() != null ? request.purpose() : config.purpose()).toBytes();
     if (bytes.length > config.maxRequestBytes()) {

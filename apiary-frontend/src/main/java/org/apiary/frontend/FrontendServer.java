@@ -58,6 +58,8 @@ public final class FrontendServer implements AutoCloseable {
   private final FrontendMaintenance maintenance;
   /** Durable queues (issue 42): enqueue, and the claiming of waiting items. */
   private final QueueRunner queues;
+  /** Schedules (issue 42): due ticks put on their queues. */
+  private final ScheduleRunner schedules;
   /** Maintenance duties and retries; each duty gets a thread, so a slow one never delays the lease. */
   private final ScheduledExecutorService scheduler;
   /** Owns the ROUTER socket clients connect to; replies from other threads reach it as tasks. */
@@ -136,6 +138,7 @@ public final class FrontendServer implements AutoCloseable {
     sockets.onFlush(this::sendQueuedReplies);
     this.queues = new QueueRunner(db, config, id, catalog, coordinator, hooks, scheduler);
     coordinator.queues(queues);
+    this.schedules = new ScheduleRunner(db, config, id, scheduler);
     dispatcher.enqueuer(queues::enqueueFromFunction);
     this.maintenance = new FrontendMaintenance(db, config, id, endpoint, catalog, coordinator, hooks, scheduler,
         metrics, queues);
@@ -180,6 +183,7 @@ public final class FrontendServer implements AutoCloseable {
     if (config.invocationLog()) {
       server.maintenance.start();
       server.queues.start();
+      server.schedules.start();
     }
     if (server.credentials != null) {
       server.scheduler.scheduleWithFixedDelay(server::reloadCredentials, 1, 1, TimeUnit.SECONDS);
@@ -756,6 +760,7 @@ public final class FrontendServer implements AutoCloseable {
     }
     maintenance.stop();
     queues.stop();
+    schedules.stop();
     dispatcher.close();
     scheduler.shutdownNow();
     catalogThread.shutdownNow();

@@ -15,7 +15,7 @@ import org.apiary.internal.Output;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.apiary.runtime.SystemSchema;
-import org.apiary.runtime.procedure.EnqueueItem;
+import org.apiary.runtime.procedure.EnqueueItemAt;
 import org.voltdb.VoltTable;
 
 /**
@@ -97,12 +97,17 @@ final class QueueRunner {
         || request.dedup().length() > WireRequest.MAX_DEDUP_LENGTH)) {
       throw new InvalidRequestException("a deduplication ID has 1 to " + WireRequest.MAX_DEDUP_LENGTH + " characters");
     }
+    if (request.delayMs() != null && (request.delayMs() < 0 || request.delayMs() > WireRequest.MAX_DELAY_MS)) {
+      throw new InvalidRequestException("an enqueue's delay is 0 to " + WireRequest.MAX_DELAY_MS + " ms, not "
+          + request.delayMs());
+    }
     String invocation = stored(request, request.id());
     String dedup = request.dedup() == null ? null : stored(request, request.dedup());
     byte[] toRun = new WireRequest(WireRequest.INVOKE, request.id(), request.graph(), request.key(), request.args(),
         request.caller(), null, request.purpose(), request.roles(), null).toBytes();
     InvocationLog.callAsync(db, "enqueuing invocation " + request.id() + " on queue " + request.queue(),
-        SystemSchema.ENQUEUE_ITEM, request.queue(), invocation, dedup, request.graph(), toRun, requestHash)
+        SystemSchema.ENQUEUE_ITEM_AT, request.queue(), invocation, dedup, request.graph(), toRun, requestHash,
+        request.delayMs() == null ? 0L : request.delayMs())
         .whenComplete((r, err) -> {
           if (err != null) {
             reply.accept(InvocationCoordinator.toReply(request.id(), InvocationCoordinator.unwrap(err)));
@@ -112,10 +117,10 @@ final class QueueRunner {
           t.advanceRow();
           long outcome = t.getLong(0);
           String itemId = clientId(request, t.getString(1));
-          if (outcome == EnqueueItem.UNKNOWN_QUEUE) {
+          if (outcome == EnqueueItemAt.UNKNOWN_QUEUE) {
             reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, "unknown queue '" + request.queue()
                 + "': declare it with the application (Application.withQueues); nothing was enqueued"));
-          } else if (outcome == EnqueueItem.CONFLICT) {
+          } else if (outcome == EnqueueItemAt.CONFLICT) {
             reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, (request.dedup() != null
                 ? "deduplication ID '" + request.dedup() + "'" : "invocation ID '" + request.id() + "'")
                 + " of queue '" + request.queue() + "' is taken by invocation " + itemId + " (graph '"
@@ -250,7 +255,7 @@ final class QueueRunner {
         if (room <= 0 || !running) {
           return;
         }
-        VoltTable claimed = db.callAdmin("claiming items of queue " + queue, SystemSchema.CLAIM_QUEUE_ITEMS, queue,
+        VoltTable claimed = db.callAdmin("claiming items of queue " + queue, SystemSchema.CLAIM_DUE_QUEUE_ITEMS, queue,
             frontendId, Math.min(room, CLAIM_BATCH)).getResults()[0];
         while (claimed.advanceRow()) {
           run(queue, claimed.getString(0), claimed.getVarbinary(1));

@@ -82,6 +82,9 @@ public final class Registrar {
       db.callAdmin("storing queue '" + q.name() + "'", SystemSchema.STORE_QUEUE, q.name(), q.concurrency(),
           q.perFrontend(), q.rateLimit(), q.ratePeriod() == null ? 0L : q.ratePeriod().toMillis());
     }
+    for (org.apiary.Schedule schedule : app.schedules()) {
+      Schedules.store(db, schedule);
+    }
     return registered;
   }
 

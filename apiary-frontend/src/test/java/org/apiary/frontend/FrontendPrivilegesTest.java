@@ -54,7 +54,7 @@ class FrontendPrivilegesTest {
       "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
       "ApiaryFindOutcomeOf_VARBINARY", "CheckAndRecordDenial", "CancelInvocation",
       "ApiaryInvocationStatus", "EnqueueItem", "ClaimQueueItems", "FinishQueueItem", "ReleaseQueueItems",
-      "ApiaryFindQueueItem", "ExpireQueueItems");
+      "ApiaryFindQueueItem", "ExpireQueueItems", "EnqueueItemAt", "ClaimDueQueueItems", "TickSchedule");
 
   /**
    * VoltDB's system procedures that VoltDB lets every user call, whatever the user's roles (their catalog entry is

@@ -25,7 +25,8 @@ import org.apiary.internal.Json;
  *       outcome (the cancellation, or the outcome it had already ended with) (issue 42);</li>
  *   <li>{@code {"type":"enqueue", ..., "queue":NAME, "dedup":ID}}, with an invoke request's fields, puts the invocation
  *       on a durable queue and is answered ({@code "running"}, its one output the item's invocation ID) once the item
- *       is stored, or with the existing item's ID if the deduplication ID is taken by the same request (issue 42).</li>
+ *       is stored, or with the existing item's ID if the deduplication ID is taken by the same request (issue 42);
+ *       {@code "delayMs":N} keeps the item from starting until N ms after it is stored (by the database's clock).</li>
  * </ul>
  *
  * @param type {@link #INVOKE} or {@link #RESULT}
@@ -45,11 +46,20 @@ import org.apiary.internal.Json;
  *     its client no longer waits for it, or {@code null}; a frontend does not start a request it receives later than
  *     this (plus its clock-skew allowance), because by then the client may have been answered elsewhere and the
  *     invocation's outcome may since have been deleted, so running it could apply its writes a second time
+ * @param queue an enqueue's queue, else {@code null}
+ * @param dedup an enqueue's deduplication ID, or {@code null}
+ * @param delayMs how long after it is stored an enqueued item may start, in milliseconds, or {@code null} for at once
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller,
                           String credential, String purpose, String roles, Long expires, String queue,
-                          String dedup) {
+                          String dedup, Long delayMs) {
+  /** An enqueue request that starts its item as soon as it is claimed (no delay), or one that is not an enqueue. */
+  public WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller,
+                     String credential, String purpose, String roles, Long expires, String queue, String dedup) {
+    this(type, id, graph, key, args, caller, credential, purpose, roles, expires, queue, dedup, null);
+  }
+
   /** A request that is not an enqueue (no queue, no deduplication ID). */
   public WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller,
                      String credential, String purpose, String roles, Long expires) {
@@ -58,6 +68,8 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
 
   /** Puts an invocation on a durable queue: answered once the item is stored (issue 42). */
   public static final String ENQUEUE = "enqueue";
+  /** The longest delay an enqueue may ask for before its item starts (a year), in milliseconds. */
+  public static final long MAX_DELAY_MS = 366L * 24 * 3600 * 1000;
   /** The longest deduplication ID an enqueue may carry. */
   public static final int MAX_DEDUP_LENGTH = 64;
 
@@ -117,18 +129,18 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
 
   /** This request stating a data-use purpose. */
   public WireRequest withPurpose(String value) {
-    return new WireRequest(type, id, graph, key, args, caller, credential, value, roles, expires, queue, dedup);
+    return new WireRequest(type, id, graph, key, args, caller, credential, value, roles, expires, queue, dedup, delayMs);
   }
 
   /** This request presenting a credential. */
   public WireRequest withCredential(String value) {
-    return new WireRequest(type, id, graph, key, args, caller, value, purpose, roles, expires, queue, dedup);
+    return new WireRequest(type, id, graph, key, args, caller, value, purpose, roles, expires, queue, dedup, delayMs);
   }
 
   /** This request as a frontend keeps it: the caller and roles it established, and no credential. */
   public WireRequest asStored(String establishedCaller, String establishedRoles) {
     return new WireRequest(type, id, graph, key, args, establishedCaller, null, purpose, establishedRoles,
-        expires, queue, dedup);
+        expires, queue, dedup, delayMs);
   }
 
   /**
@@ -173,6 +185,9 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
         stringField(g, "roles", roles);
         stringField(g, "queue", queue);
         stringField(g, "dedup", dedup);
+        if (delayMs != null) {
+          g.writeNumberField("delayMs", delayMs);
+        }
         if (expires != null) {
           g.writeNumberField(EXPIRES_FIELD, expires);
         }
@@ -212,6 +227,7 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
       String queue = null;
       String dedup = null;
       Long expires = null;
+      Long delayMs = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
         JsonToken value = p.nextToken();
@@ -232,6 +248,12 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
             }
             expires = p.getLongValue();
           }
+          case "delayMs" -> {
+            if (value != JsonToken.VALUE_NUMBER_INT) {
+              throw new JsonParseException(p, "field 'delayMs' must be an integer (milliseconds), not " + value);
+            }
+            delayMs = p.getLongValue();
+          }
           case "key" -> key = Json.readTree(p); // JSON null as a NullNode, as data binding reads it
           case "args" -> {
             if (value == JsonToken.VALUE_NULL) {
@@ -248,7 +270,8 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
           default -> p.skipChildren();
         }
       }
-      return new WireRequest(type, id, graph, key, args, caller, credential, purpose, roles, expires, queue, dedup);
+      return new WireRequest(type, id, graph, key, args, caller, credential, purpose, roles, expires, queue, dedup,
+          delayMs);
     } catch (IOException e) {
       throw new IllegalArgumentException("request is not valid: " + e.getMessage(), e);
     }

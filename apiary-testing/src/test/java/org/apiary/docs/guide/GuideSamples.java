@@ -19,6 +19,7 @@ import org.apiary.OutcomeUnknownException;
 import org.apiary.OverloadedException;
 import org.apiary.Queue;
 import org.apiary.RecordingMode;
+import org.apiary.Schedule;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
@@ -103,6 +104,16 @@ final class GuideSamples {
 
     InvocationHandle handle = client.enqueue("emails", "payday-2026-11", InvocationRequest.of("payday", null, 100L));
     GraphResult result = handle.await(Duration.ofSeconds(60));   // RUNNING while it waits on the queue, then as any
+  }
+
+  // "Schedules and delayed starts"
+  static void schedules(org.apiary.server.Apiary apiary, ApiaryClient client) {
+    Schedule nightly = Schedule.cron("nightly", "0 2 * * *", payday())   // 02:00 UTC every day
+        .missed(Schedule.catchUp(3));        // after an outage, also the 3 latest missed ticks
+    apiary.deploy(Application.of(SCHEMA, payday()).withQueues(Queue.named("later")).withSchedules(nightly));
+
+    InvocationHandle inAnHour = client.enqueue("later", null, InvocationRequest.of("payday", null, 100L),
+        Duration.ofHours(1));                // a delayed start: not claimed before the database's clock says so
   }
 
   // "Errors"

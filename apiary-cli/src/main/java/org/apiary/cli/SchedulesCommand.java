@@ -1,0 +1,178 @@
+package org.apiary.cli;
+
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.apiary.InvalidRequestException;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.Schedules;
+import org.apiary.runtime.SystemSchema;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code apiary schedules list|pause|resume|trigger|backfill|delete} (issue 42): schedules, from the database. */
+@Command(name = "schedules", mixinStandardHelpOptions = true,
+    description = {"Schedules (declared with the application, Schedule.cron, or created at run time): each tick runs "
+        + "its graph once across every frontend, with the tick's time (UTC) as its argument, as an item of the "
+        + "schedule's queue (schedule.NAME).",
+        "Every subcommand is one transaction in the schedule's partition, through the database's administrator."},
+    subcommands = {SchedulesCommand.ListSchedules.class, SchedulesCommand.Pause.class, SchedulesCommand.Resume.class,
+        SchedulesCommand.Trigger.class, SchedulesCommand.Backfill.class, SchedulesCommand.Delete.class})
+public final class SchedulesCommand implements Runnable {
+  @Spec
+  CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new ParameterException(spec.commandLine(), "name a subcommand: apiary schedules list, pause NAME, "
+        + "resume NAME, trigger NAME, backfill NAME --from T --to T, or delete NAME");
+  }
+
+  /** What every subcommand shares: where the database is, and the refusal of an unknown schedule as one line. */
+  abstract static class Base implements Callable<Integer> {
+    @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
+    ServiceTarget.Database target;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      if (target == null) {
+        throw ServiceTarget.missing(spec, "--database HOST:PORT");
+      }
+      PrintWriter out = spec.commandLine().getOut();
+      try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+        if (!SystemSchema.tables(db).contains(SystemSchema.SCHEDULES)) {
+          throw new CliException("no schedules: this database's system schema has none (nothing with schedules was "
+              + "deployed to " + target.describe() + ")");
+        }
+        run(db, out);
+      } catch (InvalidRequestException e) {
+        throw new CliException(e.getMessage(), e);
+      } finally {
+        out.flush();
+      }
+      return 0;
+    }
+
+    abstract void run(ApiaryDatabase db, PrintWriter out);
+  }
+
+  /** A subcommand about one schedule, named by its one parameter. */
+  abstract static class Named extends Base {
+    @Parameters(index = "0", paramLabel = "NAME", description = "The schedule's name.")
+    String name;
+  }
+
+  @Command(name = "list", mixinStandardHelpOptions = true,
+      description = "List the schedules: name, cron expression, graph, partition key, missed-tick policy, whether "
+          + "paused, the last tick put on its queue, the next one, and how many of its ticks wait or run.")
+  static final class ListSchedules extends Base {
+    @Override
+    void run(ApiaryDatabase db, PrintWriter out) {
+      List<Map<String, Object>> rows = new ArrayList<>();
+      for (Schedules.Stored s : Schedules.list(db)) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("name", s.name());
+        row.put("cron", s.expression());
+        row.put("graph", s.graph());
+        row.put("key", s.partitionKeyJson() == null ? "-" : s.partitionKeyJson());
+        row.put("missed", s.catchUp() == 0 ? "skip" : "catch up " + s.catchUp());
+        row.put("paused", s.paused() ? "yes" : "no");
+        row.put("last_tick", s.lastTick());
+        row.put("next_tick", s.paused() ? "(paused)" : s.nextTick() == null ? "never" : s.nextTick());
+        row.put("waiting", s.waiting());
+        rows.add(row);
+      }
+      if (rows.isEmpty()) {
+        out.println("no schedules in " + target.describe());
+        return;
+      }
+      ProvenanceCommand.printTable(out, rows);
+    }
+  }
+
+  @Command(name = "pause", mixinStandardHelpOptions = true,
+      description = "Pause a schedule: none of its ticks is put on its queue until it is resumed (ticks already "
+          + "there still run).")
+  static final class Pause extends Named {
+    @Override
+    void run(ApiaryDatabase db, PrintWriter out) {
+      Schedules.pause(db, name);
+      out.println("schedule " + name + " paused");
+    }
+  }
+
+  @Command(name = "resume", mixinStandardHelpOptions = true,
+      description = "Resume a paused schedule: its next tick is the first after now; the ticks of the pause are not "
+          + "run (backfill them if they should be).")
+  static final class Resume extends Named {
+    @Override
+    void run(ApiaryDatabase db, PrintWriter out) {
+      Schedules.resume(db, name);
+      out.println("schedule " + name + " resumed");
+    }
+  }
+
+  @Command(name = "trigger", mixinStandardHelpOptions = true,
+      description = "Run a schedule now, paused or not: a tick at the database's current time is put on its queue "
+          + "(its regular ticks are unchanged). Prints the tick's invocation ID.")
+  static final class Trigger extends Named {
+    @Override
+    void run(ApiaryDatabase db, PrintWriter out) {
+      Schedules.Tick tick = Schedules.trigger(db, name);
+      out.println("schedule " + name + " triggered: tick " + tick.time() + ", invocation " + tick.invocationId());
+    }
+  }
+
+  @Command(name = "backfill", mixinStandardHelpOptions = true,
+      description = {"Put every tick of a range on a schedule's queue, paused or not: each runs unless a tick of "
+          + "that time is there already (one that ran within the retention of queue items does not run again). At "
+          + "most 10000 ticks at once.",
+          "Prints one line per tick: its time, invocation ID, and 'enqueued' or 'already there'."})
+  static final class Backfill extends Named {
+    @Option(names = "--from", required = true, paramLabel = "T", description = "The range's first instant "
+        + "(inclusive): an instant (2026-11-29T00:00:00Z) or a time ago (90s, 15m, 2h, 1d).")
+    String from;
+
+    @Option(names = "--to", paramLabel = "T", description = "The range's last instant (inclusive), as --from; "
+        + "default now.")
+    String to;
+
+    @Override
+    void run(ApiaryDatabase db, PrintWriter out) {
+      Instant now = Instant.now();
+      Instant start = ExecutionsCommand.ListExecutions.since(from, now);
+      Instant end = to == null ? now : ExecutionsCommand.ListExecutions.since(to, now);
+      List<Schedules.Tick> ticks = Schedules.backfill(db, name, start, end);
+      long enqueued = 0;
+      for (Schedules.Tick t : ticks) {
+        out.println(t.time() + "  " + t.invocationId() + "  " + (t.enqueued() ? "enqueued" : "already there"));
+        enqueued += t.enqueued() ? 1 : 0;
+      }
+      out.println("schedule " + name + ": " + ticks.size() + " tick(s) from " + start + " to " + end + ", " + enqueued
+          + " enqueued");
+    }
+  }
+
+  @Command(name = "delete", mixinStandardHelpOptions = true,
+      description = "Delete a schedule: no tick of it is put on its queue after this; ticks already there still run. "
+          + "A schedule declared with an application comes back when the application is registered again.")
+  static final class Delete extends Named {
+    @Override
+    void run(ApiaryDatabase db, PrintWriter out) {
+      Schedules.delete(db, name);
+      out.println("schedule " + name + " deleted");
+    }
+  }
+}
