@@ -85,10 +85,14 @@ final class DurabilityDrill {
     SplittableRandom random = new SplittableRandom(settings.seed());
     int diverged = 0;
     try {
+      long began = System.nanoTime();
       target.start();
+      long started = System.nanoTime();
       try (ApiaryDatabase db = target.admin()) {
         Registrar.register(db, DurabilityApp.APP);
       }
+      out.printf("-> started in %.1f s, the application registered in %.1f s%n", (started - began) / 1e9,
+          (System.nanoTime() - started) / 1e9);
       AtomicBoolean stop = new AtomicBoolean();
       String endpoint = target.endpoint();
       List<Thread> clients = new ArrayList<>();
@@ -110,7 +114,9 @@ final class DurabilityDrill {
         out.printf("-> SIGKILL %d of %d at %.1f s (%d acknowledged so far); restarting%n", i + 1, settings.kills(),
             (System.nanoTime() - start) / 1e9, acked);
         try {
+          long restarting = System.nanoTime();
           target.restart(random, out);
+          out.printf("   back in %.1f s%n", (System.nanoTime() - restarting) / 1e9);
         } catch (IllegalStateException e) {
           diverged++;
           out.println("-> the service did not come back: " + e.getMessage());
