@@ -202,6 +202,7 @@ final class DurabilityDrill {
   private int report(String endpoint, DurabilityTarget target, int diverged) throws Exception {
     long rerun = 0;
     long unresolved = 0;
+    long resendFailed = 0; // acknowledged invocations whose resend got no answer: their outcome is gone
     if (endpoint != null) {
       try (ApiaryClient client = client(endpoint)) {
         InvocationRequest r;
@@ -221,7 +222,15 @@ final class DurabilityDrill {
             .filter(e -> !withinAsyncBound(e.getValue()[2])).toList());
         java.util.Collections.shuffle(sample, new java.util.Random(settings.seed()));
         for (Map.Entry<String, long[]> e : sample.subList(0, Math.min(1_000, sample.size()))) {
-          long again = client.invoke(requests.get(e.getKey())).value(Long.class);
+          long again;
+          try {
+            again = client.invoke(requests.get(e.getKey())).value(Long.class);
+          } catch (ApiaryException ex) {
+            if (resendFailed++ < 20) {
+              out.println("-> " + e.getKey() + " (increment, acknowledged) fails when resent: " + ex.getMessage());
+            }
+            continue;
+          }
           if (again != e.getValue()[1]) {
             rerun++;
             out.println("-> " + e.getKey() + " (increment of counter " + e.getValue()[0] + ") was acknowledged with "
@@ -232,7 +241,15 @@ final class DurabilityDrill {
           if (withinAsyncBound(e.getValue()[1])) {
             continue;
           }
-          long again = client.invoke(requests.get(e.getKey())).value(Long.class);
+          long again;
+          try {
+            again = client.invoke(requests.get(e.getKey())).value(Long.class);
+          } catch (ApiaryException ex) {
+            if (resendFailed++ < 20) {
+              out.println("-> " + e.getKey() + " (tally, acknowledged) fails when resent: " + ex.getMessage());
+            }
+            continue;
+          }
           if (again != e.getValue()[0]) {
             rerun++;
             out.println("-> " + e.getKey() + " (tally) was acknowledged with " + e.getValue()[0] + " but answers "
@@ -281,13 +298,16 @@ final class DurabilityDrill {
     duplicated += Math.max(0, tally - tallies.size());
     long acknowledged = increments.size() + tallies.size();
     unexpected.forEach(u -> out.println("-> unexpected: " + u));
+    if (resendFailed > 0) {
+      out.println("-> " + resendFailed + " acknowledged invocations got no answer when resent: their outcome is gone");
+    }
     out.printf("-> %d calls failed as they should (their writes rolled back), %d resolved by resending after the "
         + "load%n", failedAsExpected.get(), requests.size() - acknowledged - failedAsExpected.get() - unresolved);
     out.printf("drill durability: acknowledged=%d present=%d lost=%d duplicated=%d resend_rerun=%d diverged=%d%s%n",
         acknowledged, acknowledged - lost - lostWithinBound, lost, duplicated, rerun, diverged,
         settings.journal().equalsIgnoreCase("asynchronous") ? " lost_within_async_bound=" + lostWithinBound : "");
     boolean ok = acknowledged > 0 && lost == 0 && duplicated == 0 && rerun == 0 && diverged == 0 && unresolved == 0
-        && unexpected.isEmpty();
+        && resendFailed == 0 && unexpected.isEmpty();
     return ok ? 0 : 1;
   }
 

@@ -152,7 +152,9 @@ interface DurabilityTarget {
       for (LocalCluster.Node n : cluster.nodes()) {
         ProcessHandle.of(n.pid()).ifPresent(all::add);
       }
-      ProcessHandle.of(frontend.pid()).ifPresent(all::add);
+      if (frontend != null) {
+        ProcessHandle.of(frontend.pid()).ifPresent(all::add);
+      }
       all.forEach(ProcessHandle::destroyForcibly); // every one at once, then wait
       for (ProcessHandle h : all) {
         h.onExit().get(30, TimeUnit.SECONDS);
