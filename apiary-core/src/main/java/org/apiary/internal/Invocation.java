@@ -349,6 +349,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
       String callerRoles = null;
       Long notBefore = null;
       Long deadline = null;
+      Integer graphVersion = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
         JsonToken value = p.nextToken();
@@ -366,6 +367,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
           case "callerRoles" -> callerRoles = Json.text(p, "callerRoles");
           case "notBefore" -> notBefore = value == JsonToken.VALUE_NULL ? null : p.getLongValue();
           case "deadline" -> deadline = value == JsonToken.VALUE_NULL ? null : p.getLongValue();
+          case "graphVersion" -> graphVersion = value == JsonToken.VALUE_NULL ? null : p.getIntValue();
           default -> p.skipChildren();
         }
       }
@@ -373,7 +375,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
         throw new IllegalArgumentException("malformed function invocation: no inputs");
       }
       return new Invocation(inputs, invocationId, record, graph, caller, firstRun, exactlyOnce, outputEdges,
-          requestHash, purpose, callerRoles, notBefore, deadline);
+          requestHash, purpose, callerRoles, notBefore, deadline, graphVersion);
     } catch (IOException e) {
       throw new IllegalArgumentException("malformed function invocation: " + e.getMessage(), e);
     }

@@ -216,6 +216,21 @@ final class DurabilityDrill {
             out.println("-> " + r.id() + " has no answer even now: " + e.getMessage());
           }
         }
+      }
+    }
+    // The data is read before any acknowledged invocation is resent: a resend that ran again would hide a loss.
+    Map<Long, Long> counters = new HashMap<>();
+    long tally = 0;
+    try (ApiaryDatabase db = target.admin()) {
+      VoltTable t = db.callAdmin("reading counters", "@AdHoc", "SELECT k, v FROM counters").getResults()[0];
+      while (t.advanceRow()) {
+        counters.put(t.getLong(0), t.getLong(1));
+      }
+      VoltTable n = db.callAdmin("reading the tally", "@AdHoc", "SELECT n FROM tallies WHERE id = 0").getResults()[0];
+      tally = n.advanceRow() ? n.getLong(0) : 0;
+    }
+    if (endpoint != null) {
+      try (ApiaryClient client = client(endpoint)) {
         // An acknowledged invocation resent after the crashes answers from its outcome; a different answer means it
         // ran again.
         List<Map.Entry<String, long[]>> sample = new ArrayList<>(increments.entrySet().stream()
@@ -257,16 +272,6 @@ final class DurabilityDrill {
           }
         }
       }
-    }
-    Map<Long, Long> counters = new HashMap<>();
-    long tally = 0;
-    try (ApiaryDatabase db = target.admin()) {
-      VoltTable t = db.callAdmin("reading counters", "@AdHoc", "SELECT k, v FROM counters").getResults()[0];
-      while (t.advanceRow()) {
-        counters.put(t.getLong(0), t.getLong(1));
-      }
-      VoltTable n = db.callAdmin("reading the tally", "@AdHoc", "SELECT n FROM tallies WHERE id = 0").getResults()[0];
-      tally = n.advanceRow() ? n.getLong(0) : 0;
     }
     Map<Long, Long> acked = new HashMap<>();
     Map<Long, Long> atRisk = new HashMap<>(); // acknowledged within the asynchronous bound of a kill
