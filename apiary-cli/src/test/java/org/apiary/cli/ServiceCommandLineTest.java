@@ -181,6 +181,14 @@ class ServiceCommandLineTest {
         "the changed jar's function runs");
 
     stop(data, again);
+    // Journal format 3: a function's transaction is journaled with the graph its invocation ran and that graph's
+    // version, as the frontend dispatched it (the journal of the last run is still there after its clean stop).
+    List<org.apiary.journal.JournalRecord> journaled = new java.util.ArrayList<>();
+    org.apiary.journal.JournalReader.scan(data.resolve("database").resolve("journal"), false).values()
+        .forEach(t -> org.apiary.journal.JournalReader.forEach(t, journaled::add));
+    assertTrue(journaled.stream().anyMatch(r -> "tally_add".equals(r.graph()) && r.graphVersion() == 1),
+        "a record names graph tally_add, version 1; the " + journaled.size() + " records name "
+            + journaled.stream().map(r -> r.procedure() + "/" + r.graph() + "/" + r.graphVersion()).distinct().toList());
     Result nothing = run("stop", "--data", data.toString());
     assertEquals(1, nothing.exit(), nothing.toString());
     assertTrue(nothing.err().contains("no Apiary is running in"), nothing.toString());

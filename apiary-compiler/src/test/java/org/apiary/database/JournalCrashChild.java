@@ -19,7 +19,8 @@ import org.voltdb.VoltTable;
  *       deploys through a second connection, as another process would, and takes no periodic checkpoint), then adds
  *       k to counter k for k = BASE, BASE+1, ...
  *       with 32 calls in flight, printing {@code ACK k} once a call is acknowledged; prints {@code LOADING} after the
- *       first 200 and runs until killed;</li>
+ *       first 200 and runs until killed; with {@code report=REPORT_DIR} in place of {@code external-deploy}, it
+ *       writes the journal's status report (what {@code apiary status} reads) into REPORT_DIR every 200 ms;</li>
  *   <li>{@code count DIR MODE [accept-loss]}: opens DIR (accepting journal loss if asked) and prints
  *       {@code COUNTER k v} for every counter, then {@code DONE}.</li>
  * </ul>
@@ -42,6 +43,7 @@ public final class JournalCrashChild {
 
   private static void run(String[] args, PrintStream out) throws Exception {
     boolean externalDeploy = args.length > 4 && args[4].equals("external-deploy");
+    Path report = args.length > 4 && args[4].startsWith("report=") ? Path.of(args[4].substring(7)) : null;
     DatabaseConfig config = DatabaseConfig.embedded(2).withDataDirectory(Path.of(args[1]))
         .withSnapshotInterval(Duration.ofSeconds(externalDeploy ? 600 : 3)).withJournal(JournalMode.parse(args[2]))
         .withAcceptJournalLoss(args.length > 3 && args[3].equals("accept-loss"));
@@ -69,6 +71,9 @@ public final class JournalCrashChild {
         return;
       }
       long base = Long.parseLong(args[3]);
+      if (report != null) {
+        reportJournal(report);
+      }
       Semaphore inFlight = new Semaphore(32);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
       for (long k = base; System.nanoTime() < deadline; k++) {
@@ -88,5 +93,22 @@ public final class JournalCrashChild {
       }
       throw new AssertionError("not killed within 120 s");
     }
+  }
+
+  /** Writes the journal's status report into {@code directory} every 200 ms, as {@code apiary start} does. */
+  private static void reportJournal(Path directory) {
+    Thread t = new Thread(() -> {
+      while (true) {
+        org.apiary.runtime.journal.JournalStatusReport.of(org.apiary.runtime.journal.ServerJournal.current())
+            .ifPresent(r -> r.writeTo(directory));
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }, "journal-status-reporter");
+    t.setDaemon(true);
+    t.start();
   }
 }

@@ -48,10 +48,13 @@ import java.util.Objects;
  *     since the epoch, by the database's clock) at which it may still run: its client's expiry plus the clock skew
  *     allowed. A later execution (a frontend paused after it checked the request) refuses with {@link #EXPIRED},
  *     since retention may have deleted the record of an earlier run; {@code null}: no such check
+ * @param graphVersion the version of {@code graph} the invocation runs, as its frontend knows it (kept in the
+ *     database's journal with the transaction), or {@code null} if not known
  */
 public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
                          String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges,
-                         Long requestHash, String purpose, String callerRoles, Long notBefore, Long deadline) {
+                         Long requestHash, String purpose, String callerRoles, Long notBefore, Long deadline,
+                         Integer graphVersion) {
   /**
    * An edge a function's outputs may take.
    *
@@ -95,6 +98,14 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
     }
   }
 
+  /** An execution whose graph version is not known. */
+  public Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
+                    String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges,
+                    Long requestHash, String purpose, String callerRoles, Long notBefore, Long deadline) {
+    this(inputs, invocationId, record, graph, caller, firstRun, exactlyOnce, outputEdges, requestHash, purpose,
+        callerRoles, notBefore, deadline, null);
+  }
+
   /** An execution without retention or expiry fences. */
   public Invocation(Map<String, List<JsonNode>> inputs, String invocationId, boolean record, String graph,
                     String caller, boolean firstRun, boolean exactlyOnce, Map<String, OutputEdge> outputEdges,
@@ -129,7 +140,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
   /** The same execution sent again to replay its record (it no longer skips the lookup). */
   public Invocation replay() {
     return new Invocation(inputs, invocationId, true, graph, caller, false, exactlyOnce, outputEdges, requestHash,
-        purpose, callerRoles, notBefore, deadline);
+        purpose, callerRoles, notBefore, deadline, graphVersion);
   }
 
   /** An invocation whose arguments all arrive on the source edge. */
@@ -147,6 +158,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
   private static final int HAS_OUTPUT_EDGES = 16;
   private static final int HAS_NOT_BEFORE = 32;
   private static final int HAS_DEADLINE = 64;
+  private static final int HAS_GRAPH_VERSION = 128;
 
   /**
    * Encodes this invocation for the database's site threads, which decode it once per function execution: a binary
@@ -161,7 +173,8 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
     out.append(BINARY);
     out.append((record ? RECORD : 0) | (firstRun ? FIRST_RUN : 0) | (exactlyOnce ? EXACTLY_ONCE : 0)
         | (requestHash != null ? HAS_REQUEST_HASH : 0) | (outputEdges != null ? HAS_OUTPUT_EDGES : 0)
-        | (notBefore != null ? HAS_NOT_BEFORE : 0) | (deadline != null ? HAS_DEADLINE : 0));
+        | (notBefore != null ? HAS_NOT_BEFORE : 0) | (deadline != null ? HAS_DEADLINE : 0)
+        | (graphVersion != null ? HAS_GRAPH_VERSION : 0));
     writeString(out, invocationId);
     writeString(out, graph);
     writeString(out, caller);
@@ -175,6 +188,9 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
     }
     if (deadline != null) {
       writeLong(out, deadline);
+    }
+    if (graphVersion != null) {
+      out.appendFourBytes(graphVersion);
     }
     if (outputEdges != null) {
       out.appendFourBytes(outputEdges.size());
@@ -246,6 +262,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
       Long requestHash = (flags & HAS_REQUEST_HASH) != 0 ? in.getLong() : null;
       Long notBefore = (flags & HAS_NOT_BEFORE) != 0 ? in.getLong() : null;
       Long deadline = (flags & HAS_DEADLINE) != 0 ? in.getLong() : null;
+      Integer graphVersion = (flags & HAS_GRAPH_VERSION) != 0 ? in.getInt() : null;
       Map<String, OutputEdge> outputEdges = null;
       if ((flags & HAS_OUTPUT_EDGES) != 0) {
         int count = count(in);
@@ -287,7 +304,8 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
         }
       }
       return new Invocation(inputs, invocationId, (flags & RECORD) != 0, graph, caller, (flags & FIRST_RUN) != 0,
-          (flags & EXACTLY_ONCE) != 0, outputEdges, requestHash, purpose, callerRoles, notBefore, deadline);
+          (flags & EXACTLY_ONCE) != 0, outputEdges, requestHash, purpose, callerRoles, notBefore, deadline,
+          graphVersion);
     } catch (java.nio.BufferUnderflowException | IOException | IllegalArgumentException e) {
       throw new IllegalArgumentException("malformed function invocation (binary, " + bytes.length + " bytes): "
           + (e.getMessage() == null ? "truncated" : e.getMessage()), e);
@@ -331,6 +349,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
       String callerRoles = null;
       Long notBefore = null;
       Long deadline = null;
+      Integer graphVersion = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
         JsonToken value = p.nextToken();
@@ -348,6 +367,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
           case "callerRoles" -> callerRoles = Json.text(p, "callerRoles");
           case "notBefore" -> notBefore = value == JsonToken.VALUE_NULL ? null : p.getLongValue();
           case "deadline" -> deadline = value == JsonToken.VALUE_NULL ? null : p.getLongValue();
+          case "graphVersion" -> graphVersion = value == JsonToken.VALUE_NULL ? null : p.getIntValue();
           default -> p.skipChildren();
         }
       }
@@ -355,7 +375,7 @@ public record Invocation(Map<String, List<JsonNode>> inputs, String invocationId
         throw new IllegalArgumentException("malformed function invocation: no inputs");
       }
       return new Invocation(inputs, invocationId, record, graph, caller, firstRun, exactlyOnce, outputEdges,
-          requestHash, purpose, callerRoles, notBefore, deadline);
+          requestHash, purpose, callerRoles, notBefore, deadline, graphVersion);
     } catch (IOException e) {
       throw new IllegalArgumentException("malformed function invocation: " + e.getMessage(), e);
     }

@@ -81,7 +81,8 @@ class StreamingEncodingTest {
     return new Invocation(inputs, graph ? "id-" + r.nextInt() : null, graph && r.nextBoolean(),
         graph ? "g" : null, r.nextBoolean() ? "caller \u00e9" : null, r.nextBoolean(), r.nextBoolean(), edges,
         r.nextBoolean() ? r.nextLong() : null, r.nextBoolean() ? "treatment" : null, r.nextBoolean() ? "nurse" : null,
-        r.nextBoolean() ? r.nextLong() : null, r.nextBoolean() ? r.nextLong() : null);
+        r.nextBoolean() ? r.nextLong() : null, r.nextBoolean() ? r.nextLong() : null,
+        graph && r.nextBoolean() ? r.nextInt(Integer.MAX_VALUE) : null);
   }
 
   @Test

@@ -188,8 +188,8 @@ public final class Dispatcher {
                                                  List<JsonNode> args, String caller, String purpose,
                                                  String callerRoles, boolean firstRun, Long requestHash,
                                                  Long notBefore, Long deadline) {
-    return execute(graph, invocationId, key, args, caller, purpose, callerRoles, firstRun, requestHash, notBefore,
-        deadline, null);
+    return execute(graph, null, invocationId, key, args, caller, purpose, callerRoles, firstRun, requestHash,
+        notBefore, deadline, null);
   }
 
   /**
@@ -203,14 +203,16 @@ public final class Dispatcher {
 
   /**
    * As {@link #execute(RegisteredGraph, String, JsonNode, List, String, String, String, boolean, Long, Long, Long)},
-   * with every wave of functions admitted by {@code gate} ({@code null}: none is checked).
+   * for version {@code graphVersion} of the graph ({@code null}: not known; each function's transaction carries it
+   * into the database's journal), with every wave of functions admitted by {@code gate} ({@code null}: none is
+   * checked).
    */
-  CompletableFuture<List<Output>> execute(RegisteredGraph graph, String invocationId, JsonNode key,
-                                          List<JsonNode> args, String caller, String purpose, String callerRoles,
-                                          boolean firstRun, Long requestHash, Long notBefore, Long deadline,
-                                          Gate gate) {
-    Execution e = new Execution(plan(graph), invocationId, caller, purpose, callerRoles, firstRun, requestHash,
-        notBefore, deadline, FunctionInvoker.forwarding(db, catalog.functions()));
+  CompletableFuture<List<Output>> execute(RegisteredGraph graph, Integer graphVersion, String invocationId,
+                                          JsonNode key, List<JsonNode> args, String caller, String purpose,
+                                          String callerRoles, boolean firstRun, Long requestHash, Long notBefore,
+                                          Long deadline, Gate gate) {
+    Execution e = new Execution(plan(graph), graphVersion, invocationId, caller, purpose, callerRoles, firstRun,
+        requestHash, notBefore, deadline, FunctionInvoker.forwarding(db, catalog.functions()));
     e.gate = gate;
     e.start(key, args);
     return e.result;
@@ -261,6 +263,7 @@ public final class Dispatcher {
     private final Long requestHash;
     private final Long notBefore;
     private final Long deadline;
+    private final Integer graphVersion;
     private final FunctionInvoker invoker;
     private final CompletableFuture<List<Output>> result = new CompletableFuture<>();
     /** Admits each wave of functions before it starts, or {@code null}; set before {@link #start}. */
@@ -272,8 +275,9 @@ public final class Dispatcher {
     private final TreeMap<Integer, List<Output>> sink = new TreeMap<>();
     private int unfinished;
 
-    Execution(Planned planned, String invocationId, String caller, String purpose, String callerRoles,
-              boolean firstRun, Long requestHash, Long notBefore, Long deadline, FunctionInvoker invoker) {
+    Execution(Planned planned, Integer graphVersion, String invocationId, String caller, String purpose,
+              String callerRoles, boolean firstRun, Long requestHash, Long notBefore, Long deadline,
+              FunctionInvoker invoker) {
       this.plan = planned.plan();
       this.meters = planned.meters();
       this.graph = plan.graph;
@@ -285,6 +289,7 @@ public final class Dispatcher {
       this.requestHash = requestHash;
       this.notBefore = notBefore;
       this.deadline = deadline;
+      this.graphVersion = graphVersion;
       this.invoker = invoker;
       int size = plan.size();
       inbox = new ArrayList<>(size);
@@ -380,7 +385,8 @@ public final class Dispatcher {
             : null;
         Invocation call = new Invocation(runs.get(i).getValue(), invocationId, record, graph.name(), caller,
             firstRun && record, graph.mode() != org.apiary.RecordingMode.NONE, plan.outputEdges(index),
-            record ? requestHash : null, purpose, callerRoles, record ? notBefore : null, record ? deadline : null);
+            record ? requestHash : null, purpose, callerRoles, record ? notBefore : null, record ? deadline : null,
+            graphVersion);
         FrontendMetrics.FunctionMeters meter = meters[index];
         long started = meter.off() ? 0 : System.nanoTime();
         call(fn, key, call).whenCompleteAsync(completion(fn, meter, started, r -> {

@@ -500,8 +500,8 @@ final class InvocationCoordinator {
     String invocation = attempt.invocation();
     Pending pending = pending(invocation);
     OneTransactionOutcomes.Location one = pending == null ? null : pending.oneTransaction;
-    dispatcher.execute(attempt.graph(), invocation, attempt.key(), attempt.args(), attempt.caller(),
-        attempt.purpose(), attempt.roles(), attempt.firstRun(), one == null ? null : one.requestHash(),
+    dispatcher.execute(attempt.graph(), attempt.version(), invocation, attempt.key(), attempt.args(),
+        attempt.caller(), attempt.purpose(), attempt.roles(), attempt.firstRun(), one == null ? null : one.requestHash(),
         attempt.notBefore(), attempt.deadline(), pending != null && pending.logged ? cancelGate(invocation) : null)
         .whenComplete((outputs, err) -> guarded(invocation, () -> {
           if (err == null) {

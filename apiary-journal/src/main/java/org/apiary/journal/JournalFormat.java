@@ -7,7 +7,8 @@ import java.util.zip.CRC32C;
 
 /**
  * The journal's file format, version {@value #VERSION} (docs/journal-format.md says the same for readers in other
- * languages). All integers are big-endian.
+ * languages; this code reads versions {@value #OLDEST_READABLE_VERSION} to {@value #VERSION}). All integers are
+ * big-endian.
  *
  * <p>A journal is a directory of segment files named {@code journal-<timeline, 16 hex digits>-<segment number, 8
  * digits>.log}. A timeline is the run of transaction IDs between two restores: a start that restores a snapshot and
@@ -22,8 +23,12 @@ import java.util.zip.CRC32C;
  *   RECORD (2): type u8 | sequence i64 | partition i32 | transaction ID i64 | unique ID i64 | catalog version i32 |
  *               result hash i64 |
  *               procedure (u16 length, UTF-8) | invocation ID (i16 length, -1 for none, UTF-8) |
+ *               graph (i16 length, -1 for none, UTF-8) | graph version i32 |       (version 3 on)
  *               parameters (i32 length, bytes)
  * </pre>
+ * The graph and its version (version 3) are those of the graph invocation the transaction ran for, as the frontend
+ * that dispatched it knew them ({@link JournalRecord#NO_GRAPH_VERSION} where it ran for none, or where the caller
+ * did not say); a version 1 or 2 record reads as having neither.
  * A RECORD with an empty procedure name is a <em>mark</em> (version 2): the multi-partition transaction whose
  * transaction ID it holds executed at this place in {@code partition}'s order. A cluster's nodes write them, since a
  * multi-partition transaction's own record is written only by the node that coordinated it.
@@ -33,9 +38,14 @@ import java.util.zip.CRC32C;
  */
 public final class JournalFormat {
   /** The format version this code writes and reads. */
-  public static final int VERSION = 2;
-  /** The oldest format version this code reads (version 1 has no marks; otherwise the same). */
+  public static final int VERSION = 3;
+  /**
+   * The oldest format version this code reads (version 1 has no marks; versions 1 and 2 have no graph and graph
+   * version in records; otherwise the same).
+   */
   public static final int OLDEST_READABLE_VERSION = 1;
+  /** The first format version whose records hold the graph and its version. */
+  static final int FIRST_VERSION_WITH_GRAPH = 3;
   /** The bytes of a segment's header. */
   public static final int HEADER_BYTES = 40;
   /** The bytes before each frame's body: its length and its checksum. */
@@ -63,8 +73,8 @@ public final class JournalFormat {
     return b.array();
   }
 
-  /** A segment's header as read: its timeline, number and first sequence. */
-  record Header(long timeline, long segment, long firstSequence) {}
+  /** A segment's header as read: its format version, timeline, number and first sequence. */
+  record Header(int version, long timeline, long segment, long firstSequence) {}
 
   /** Parses a header, or explains in {@code IllegalArgumentException} why it is not one. */
   static Header parseHeader(byte[] h) {
@@ -90,7 +100,7 @@ public final class JournalFormat {
       throw new IllegalArgumentException("it is in journal format version " + version + "; this Apiary reads versions "
           + OLDEST_READABLE_VERSION + " to " + VERSION);
     }
-    return new Header(timeline, segment, first);
+    return new Header(version, timeline, segment, first);
   }
 
   /** Appends a GROUP frame to {@code out}. */
@@ -102,23 +112,42 @@ public final class JournalFormat {
 
   /** Appends a RECORD frame to {@code out}. */
   static void writeRecord(GrowableBuffer out, long sequence, int partition, long txnId, long uniqueId,
-                          int catalogVersion, long resultHash, String procedure, String invocationId, byte[] parameters) {
+                          int catalogVersion, long resultHash, String procedure, String invocationId, String graph,
+                          int graphVersion, byte[] parameters) {
     int start = out.reserveFramePrefix();
     byte[] name = procedure.getBytes(StandardCharsets.UTF_8);
     byte[] id = invocationId == null ? null : invocationId.getBytes(StandardCharsets.UTF_8);
-    if (name.length > 0xffff || (id != null && id.length > Short.MAX_VALUE)) {
-      throw new IllegalArgumentException("a journal record's procedure name or invocation ID is too long");
+    byte[] graphName = graph == null ? null : graph.getBytes(StandardCharsets.UTF_8);
+    if (name.length > 0xffff || (id != null && id.length > Short.MAX_VALUE)
+        || (graphName != null && graphName.length > Short.MAX_VALUE)) {
+      throw new IllegalArgumentException("a journal record's procedure name, invocation ID or graph name is too long");
     }
     out.put(RECORD).putLong(sequence).putInt(partition).putLong(txnId).putLong(uniqueId).putInt(catalogVersion)
         .putLong(resultHash)
         .putShort((short) name.length).put(name);
-    if (id == null) {
-      out.putShort((short) -1);
-    } else {
-      out.putShort((short) id.length).put(id);
-    }
+    putNullable(out, id);
+    putNullable(out, graphName);
+    out.putInt(graphVersion);
     out.putInt(parameters.length).put(parameters);
     out.finishFrame(start);
+  }
+
+  private static void putNullable(GrowableBuffer out, byte[] text) {
+    if (text == null) {
+      out.putShort((short) -1);
+    } else {
+      out.putShort((short) text.length).put(text);
+    }
+  }
+
+  private static String getNullable(ByteBuffer b) {
+    short length = b.getShort();
+    if (length < 0) {
+      return null;
+    }
+    byte[] bytes = new byte[length];
+    b.get(bytes);
+    return new String(bytes, StandardCharsets.UTF_8);
   }
 
   /**
@@ -129,7 +158,7 @@ public final class JournalFormat {
     GrowableBuffer out = new GrowableBuffer(256);
     for (JournalRecord r : records) {
       writeRecord(out, r.sequence(), r.partition(), r.txnId(), r.uniqueId(), r.catalogVersion(), r.resultHash(),
-          r.procedure(), r.invocationId(), r.parameters());
+          r.procedure(), r.invocationId(), r.graph(), r.graphVersion(), r.parameters());
     }
     return java.util.Arrays.copyOf(out.readable().array(), out.size());
   }
@@ -151,7 +180,7 @@ public final class JournalFormat {
       if ((int) crc(bytes, b.position(), length) != crc) {
         throw new IllegalArgumentException("a record in a batch fails its checksum");
       }
-      if (!(decodeBody(bytes, b.position(), length) instanceof JournalRecord r)) {
+      if (!(decodeBody(bytes, b.position(), length, VERSION) instanceof JournalRecord r)) {
         throw new IllegalArgumentException("a record batch holds a frame that is not a record");
       }
       records.add(r);
@@ -163,8 +192,8 @@ public final class JournalFormat {
   /** A GROUP frame's contents. */
   record Group(long first, long last, int count, long writtenAtMillis) {}
 
-  /** Decodes a frame body: a {@link Group} or a {@link JournalRecord}. */
-  static Object decodeBody(byte[] body, int offset, int length) {
+  /** Decodes a frame body of a segment in format {@code version}: a {@link Group} or a {@link JournalRecord}. */
+  static Object decodeBody(byte[] body, int offset, int length, int version) {
     ByteBuffer b = ByteBuffer.wrap(body, offset, length);
     byte type = b.get();
     if (type == GROUP) {
@@ -181,12 +210,12 @@ public final class JournalFormat {
     long resultHash = b.getLong();
     byte[] name = new byte[b.getShort() & 0xffff];
     b.get(name);
-    short idLength = b.getShort();
-    String id = null;
-    if (idLength >= 0) {
-      byte[] idBytes = new byte[idLength];
-      b.get(idBytes);
-      id = new String(idBytes, StandardCharsets.UTF_8);
+    String id = getNullable(b);
+    String graph = null;
+    int graphVersion = JournalRecord.NO_GRAPH_VERSION;
+    if (version >= FIRST_VERSION_WITH_GRAPH) {
+      graph = getNullable(b);
+      graphVersion = b.getInt();
     }
     byte[] parameters = new byte[b.getInt()];
     b.get(parameters);
@@ -194,7 +223,7 @@ public final class JournalFormat {
       throw new IllegalArgumentException(b.remaining() + " bytes after the record's last field");
     }
     return new JournalRecord(sequence, partition, txnId, uniqueId, catalogVersion, resultHash,
-        new String(name, StandardCharsets.UTF_8), id, parameters);
+        new String(name, StandardCharsets.UTF_8), id, graph, graphVersion, parameters);
   }
 
   static long crc(byte[] bytes, int offset, int length) {

@@ -55,12 +55,13 @@ public final class JournalReader {
     List<Path> segments = timeline.segments();
     for (int i = 0; i < segments.size(); i++) {
       byte[] bytes = read(segments.get(i));
+      int version = JournalFormat.parseHeader(bytes).version();
       long end = timeline.validBytes().get(i);
       int at = JournalFormat.HEADER_BYTES;
       while (at < end) {
         ByteBuffer b = ByteBuffer.wrap(bytes, at, JournalFormat.FRAME_PREFIX_BYTES);
         int length = b.getInt();
-        Object frame = JournalFormat.decodeBody(bytes, at + JournalFormat.FRAME_PREFIX_BYTES, length);
+        Object frame = JournalFormat.decodeBody(bytes, at + JournalFormat.FRAME_PREFIX_BYTES, length, version);
         if (frame instanceof JournalRecord r) {
           consumer.accept(r);
         }
@@ -119,7 +120,8 @@ public final class JournalReader {
         notes.add(problem + ": dropped it and everything after it");
         break;
       }
-      Segment seg = scanSegment(s.file(), bytes, lastSegment, header.firstSequence(), acceptLoss, notes);
+      Segment seg = scanSegment(s.file(), bytes, header.version(), lastSegment, header.firstSequence(), acceptLoss,
+          notes);
       files.add(s.file());
       valid.add(seg.validEnd);
       if (seg.records > 0) {
@@ -144,7 +146,7 @@ public final class JournalReader {
     boolean stopped;
   }
 
-  private static Segment scanSegment(Path file, byte[] bytes, boolean lastSegment, long expectedFirst,
+  private static Segment scanSegment(Path file, byte[] bytes, int version, boolean lastSegment, long expectedFirst,
                                      boolean acceptLoss, List<String> notes) {
     Segment seg = new Segment();
     int at = JournalFormat.HEADER_BYTES;
@@ -152,7 +154,7 @@ public final class JournalReader {
     long groupLast = -1; // the last sequence of the group being read, -1 if unknown
     long groupRemaining = 0; // records of that group not read yet
     while (at < bytes.length) {
-      Object frame = frameAt(bytes, at);
+      Object frame = frameAt(bytes, at, version);
       String problem = null;
       if (frame == null) {
         problem = "a damaged frame";
@@ -168,7 +170,8 @@ public final class JournalReader {
       }
       if (problem != null) {
         // Damage where a group's records are done is the next group's header: that group's range is unknown.
-        boolean torn = lastSegment && onlyTheSameGroupFollows(bytes, at + 1, groupRemaining > 0 ? groupLast : -1);
+        boolean torn = lastSegment && onlyTheSameGroupFollows(bytes, version, at + 1,
+            groupRemaining > 0 ? groupLast : -1);
         if (torn) {
           notes.add("cut the torn tail of " + file.getFileName() + " at offset " + at + " (" + problem + " in the last "
               + "group written, which was never fsynced): " + (bytes.length - at) + " bytes dropped, none of them "
@@ -208,9 +211,9 @@ public final class JournalReader {
    * Whether every whole frame after a damaged one could belong to the same (last, unsynced) group: no GROUP frame (a
    * later group is written only after this one was fsynced) and no record past the group's last sequence.
    */
-  private static boolean onlyTheSameGroupFollows(byte[] bytes, int from, long groupLast) {
+  private static boolean onlyTheSameGroupFollows(byte[] bytes, int version, int from, long groupLast) {
     for (int at = from; at + JournalFormat.FRAME_PREFIX_BYTES <= bytes.length; at++) {
-      Object frame = frameAt(bytes, at);
+      Object frame = frameAt(bytes, at, version);
       if (frame instanceof JournalFormat.Group) {
         return false;
       }
@@ -222,7 +225,7 @@ public final class JournalReader {
   }
 
   /** The frame at {@code at} if one whole, checksummed frame is there, else {@code null}. */
-  private static Object frameAt(byte[] bytes, int at) {
+  private static Object frameAt(byte[] bytes, int at, int version) {
     if (at + JournalFormat.FRAME_PREFIX_BYTES > bytes.length) {
       return null;
     }
@@ -238,7 +241,7 @@ public final class JournalReader {
       return null;
     }
     try {
-      return JournalFormat.decodeBody(bytes, body, length);
+      return JournalFormat.decodeBody(bytes, body, length, version);
     } catch (RuntimeException e) {
       return null; // a checksum that matches by chance over bytes that are not a frame
     }

@@ -17,12 +17,24 @@ import java.util.Objects;
  * @param resultHash a short hash of the transaction's result, to tell a re-run that diverged
  * @param procedure the stored procedure that ran
  * @param invocationId the Apiary invocation it executed for, or {@code null} if none
+ * @param graph the graph that invocation ran, or {@code null} if none (or the record predates format version 3)
+ * @param graphVersion the version of {@code graph} the invocation ran under, as the frontend that dispatched it knew
+ *     it, or {@link #NO_GRAPH_VERSION}
  * @param parameters the procedure's parameters as they arrived, in the database's own serialization
  */
 public record JournalRecord(long sequence, int partition, long txnId, long uniqueId, int catalogVersion, long resultHash,
-                            String procedure, String invocationId, byte[] parameters) {
+                            String procedure, String invocationId, String graph, int graphVersion, byte[] parameters) {
   /** The partition number of multi-partition transactions (VoltDB's multi-partition initiator). */
   public static final int MULTI_PARTITION = 16383;
+  /** The {@link #graphVersion} of a transaction that ran for no graph (or whose caller did not say which version). */
+  public static final int NO_GRAPH_VERSION = 0;
+
+  /** A record of a transaction that ran for no graph (as every record before format version 3 reads). */
+  public JournalRecord(long sequence, int partition, long txnId, long uniqueId, int catalogVersion, long resultHash,
+                       String procedure, String invocationId, byte[] parameters) {
+    this(sequence, partition, txnId, uniqueId, catalogVersion, resultHash, procedure, invocationId, null,
+        NO_GRAPH_VERSION, parameters);
+  }
 
   public JournalRecord {
     Objects.requireNonNull(procedure, "procedure");
@@ -51,7 +63,8 @@ public record JournalRecord(long sequence, int partition, long txnId, long uniqu
   public boolean equals(Object o) {
     return o instanceof JournalRecord r && sequence == r.sequence && partition == r.partition && txnId == r.txnId
         && uniqueId == r.uniqueId && catalogVersion == r.catalogVersion && resultHash == r.resultHash && procedure.equals(r.procedure)
-        && Objects.equals(invocationId, r.invocationId) && Arrays.equals(parameters, r.parameters);
+        && Objects.equals(invocationId, r.invocationId) && Objects.equals(graph, r.graph)
+        && graphVersion == r.graphVersion && Arrays.equals(parameters, r.parameters);
   }
 
   @Override
@@ -65,6 +78,7 @@ public record JournalRecord(long sequence, int partition, long txnId, long uniqu
       return "journal mark " + sequence + " (multi-partition transaction " + txnId + " on partition " + partition + ")";
     }
     return "journal record " + sequence + " (" + procedure + ", partition " + partition + ", transaction " + txnId
-        + (invocationId == null ? "" : ", invocation " + invocationId) + ")";
+        + (invocationId == null ? "" : ", invocation " + invocationId)
+        + (graph == null ? "" : ", graph " + graph + " version " + graphVersion) + ")";
   }
 }

@@ -162,6 +162,16 @@ public final class JournalWriter implements AutoCloseable {
    */
   public long append(int partition, long txnId, long uniqueId, int catalogVersion, long resultHash, String procedure,
                      String invocationId, byte[] parameters) {
+    return append(partition, txnId, uniqueId, catalogVersion, resultHash, procedure, invocationId, null,
+        JournalRecord.NO_GRAPH_VERSION, parameters);
+  }
+
+  /**
+   * As {@link #append(int, long, long, int, long, String, String, byte[])}, for a transaction that ran for an
+   * invocation of {@code graph} at version {@code graphVersion} (see {@link JournalRecord#graphVersion()}).
+   */
+  public long append(int partition, long txnId, long uniqueId, int catalogVersion, long resultHash, String procedure,
+                     String invocationId, String graph, int graphVersion, byte[] parameters) {
     synchronized (lock) {
       String refused = failure;
       if (refused != null) {
@@ -176,8 +186,7 @@ public final class JournalWriter implements AutoCloseable {
       }
       long sequence = lastAppended + 1;
       JournalFormat.writeRecord(pending, sequence, partition, txnId, uniqueId, catalogVersion, resultHash, procedure,
-          invocationId,
-          parameters);
+          invocationId, graph, graphVersion, parameters);
       lastAppended = sequence;
       pendingRecords++;
       if (settings.mode() == JournalMode.SYNCHRONOUS && pendingRecords == 1) {

@@ -81,12 +81,13 @@ public final class ServerJournal {
 
   /** Appends a committed transaction's record; see {@link JournalWriter#append}. */
   public long append(int partition, long txnId, long uniqueId, int catalogVersion, long resultHash, String procedure,
-                     String invocationId, byte[] parameters) {
+                     String invocationId, String graph, int graphVersion, byte[] parameters) {
     JournalWriter w = writer;
     if (w == null) {
       throw new JournalUnavailableException("the journal is not open for writing (recovery has not finished)");
     }
-    return w.append(partition, txnId, uniqueId, catalogVersion, resultHash, procedure, invocationId, parameters);
+    return w.append(partition, txnId, uniqueId, catalogVersion, resultHash, procedure, invocationId, graph,
+        graphVersion, parameters);
   }
 
   /** The version of the running server's catalog (schema and procedures). */

@@ -263,7 +263,7 @@ public abstract class FunctionProcedure extends JournaledProcedure {
     }
     captureIfActive(call, partitionKey, runtime, started, ProvenanceSchema.MODE_RAN);
     if (writes || call.record()) {
-      journal(call.invocationId(), org.apiary.journal.JournalFormat.hash(outputs));
+      journal(call.invocationId(), call.graph(), call.graphVersion(), org.apiary.journal.JournalFormat.hash(outputs));
     }
     return result(outputs, false);
   }

@@ -120,6 +120,14 @@ public abstract class JournaledProcedure extends VoltProcedure {
 
   /** Journals this committed transaction of {@code invocationId}, whose result hashes to {@code resultHash}. */
   protected final void journal(String invocationId, long resultHash) {
+    journal(invocationId, null, null, resultHash);
+  }
+
+  /**
+   * Journals this committed transaction of {@code invocationId}, an invocation of version {@code graphVersion} of
+   * {@code graph} (either {@code null}: not known), whose result hashes to {@code resultHash}.
+   */
+  protected final void journal(String invocationId, String graph, Integer graphVersion, long resultHash) {
     ServerJournal journal = ServerJournal.current();
     if (journal == null) {
       return;
@@ -138,7 +146,7 @@ public abstract class JournaledProcedure extends VoltProcedure {
     TransactionState txn = transaction();
     try {
       journal.append(partition(), txn.txnId, drawn, ServerJournal.catalogVersion(), resultHash, procedureName(),
-          invocationId, parameters());
+          invocationId, graph, graphVersion == null ? JournalRecord.NO_GRAPH_VERSION : graphVersion, parameters());
     } catch (JournalUnavailableException e) {
       throw new VoltAbortException("the write was refused and rolled back: " + e.getMessage());
     }

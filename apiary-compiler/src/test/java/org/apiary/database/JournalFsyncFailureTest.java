@@ -1,0 +1,208 @@
+package org.apiary.database;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import org.apiary.runtime.journal.JournalStatusReport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 40, item 5: the journal's fsync fails for real, under a running server. The journal directory is an ext4 file
+ * system on a loop device whose backing file is a sparse image on a small tmpfs: once the tmpfs is full, the loop
+ * device cannot store a new block, the block layer fails the write-back, and the kernel's fsync returns an error
+ * (ENOSPC on this kernel: a thin-provisioned volume running out of room) although every write() succeeded into the
+ * page cache. This kernel has no device-mapper ({@code dm-flakey}/{@code error}), so this is the kernel-level fault at
+ * hand. It needs root (mount, losetup, mkfs.ext4), as CI has; elsewhere it is skipped, saying why, and with
+ * {@code CI=true} it fails instead.
+ *
+ * <p>A synchronously journaled database runs in a child JVM under load. After the fault: writes are refused with the
+ * reason (the fsync failed), no write is acknowledged any more, and the status report says so. The child is then
+ * SIGKILLed, the file system unmounted (its cached pages dropped), the tmpfs given room again and the file system
+ * mounted anew, so the restart reads what the device holds: every acknowledged write must be there, exactly once.
+ */
+class JournalFsyncFailureTest {
+  private static final Duration RUN = Duration.ofSeconds(90);
+
+  @TempDir Path dir;
+  private final List<String[]> undo = new ArrayList<>();
+
+  @Test
+  void aFailedFsyncStopsAcknowledgementsSaysWhyAndLosesNothingAcknowledged() throws Exception {
+    Path backing = dir.resolve("backing");
+    Files.createDirectories(backing);
+    Result tmpfs = run("mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", backing.toString());
+    require(tmpfs.ok(), "mounting a tmpfs needs root: " + tmpfs.output());
+    undo.add(new String[] {"umount", "-l", backing.toString()});
+    Path image = backing.resolve("disk.img");
+    try (var f = new java.io.RandomAccessFile(image.toFile(), "rw")) {
+      f.setLength(256L << 20); // sparse: the tmpfs holds only the blocks written
+    }
+    Result loop = run("losetup", "-f", "--show", image.toString());
+    require(loop.ok(), "no loop device: " + loop.output());
+    String device = loop.output().strip();
+    undo.add(0, new String[] {"losetup", "-d", device});
+    Result mkfs = run("mkfs.ext4", "-q", "-F", "-b", "4096", device);
+    require(mkfs.ok(), "mkfs.ext4 failed: " + mkfs.output());
+    Path data = dir.resolve("data");
+    Path journal = DatabaseJournal.directoryOf(data);
+    Files.createDirectories(journal);
+    assertTrue(run("mount", device, journal.toString()).ok(), "mount " + device);
+    undo.add(0, new String[] {"umount", "-l", journal.toString()});
+    Path reports = dir.resolve("reports");
+    Files.createDirectories(reports);
+
+    DurabilityFixture.Child load = start("load", data.toString(), "synchronous", "1", "report=" + reports);
+    Set<Long> acknowledged;
+    try {
+      load.awaitLine("LOADING", RUN);
+      Thread.sleep(300);
+      fill(backing.resolve("filler"));
+      String refused = awaitLine(load, l -> l.startsWith("ERR ") && l.contains("fsync failed"), Duration.ofSeconds(20));
+      assertTrue(refused.contains(journal.toString()), "the refusal names the journal directory: " + refused);
+      Thread.sleep(500); // completions already on their way when the fsync failed
+      int seen = load.output().lines().toList().size();
+      Thread.sleep(1500);
+      List<String> later = load.output().lines().skip(seen).toList();
+      assertTrue(later.stream().noneMatch(l -> l.startsWith("ACK ")), "acknowledged after the fsync failed: " + later);
+      assertTrue(later.stream().anyMatch(l -> l.startsWith("ERR ") && l.contains("fsync failed")),
+          "the server goes on refusing writes, saying why: " + later);
+      JournalStatusReport status = awaitFailureReported(reports);
+      assertTrue(status.failure().contains("fsync failed") && status.failure().contains("restart"), status.failure());
+    } finally {
+      load.kill();
+    }
+    acknowledged = new TreeSet<>();
+    load.output().lines().filter(l -> l.startsWith("ACK ")).forEach(l -> acknowledged.add(Long.parseLong(l.substring(4))));
+    assertTrue(acknowledged.size() >= 200, "the load ran: " + acknowledged.size());
+
+    // What the device holds: no page cached by the dead server's file system survives the unmount.
+    assertTrue(run("umount", journal.toString()).ok(), "umount " + journal);
+    Files.delete(backing.resolve("filler"));
+    assertTrue(run("mount", device, journal.toString()).ok(), "mount " + device + " again");
+    String out = start("count", data.toString(), "synchronous").finish(RUN);
+    Map<Long, Long> counters = new HashMap<>();
+    out.lines().filter(l -> l.startsWith("COUNTER ")).forEach(l -> {
+      String[] p = l.split(" ");
+      counters.put(Long.parseLong(p[1]), Long.parseLong(p[2]));
+    });
+    List<Long> lost = acknowledged.stream().filter(k -> !counters.containsKey(k)).toList();
+    List<String> wrong = new ArrayList<>();
+    counters.forEach((k, v) -> {
+      if (v != (long) k) {
+        wrong.add(k + "=" + v);
+      }
+    });
+    System.getLogger(getClass().getName()).log(System.Logger.Level.INFO, "fsync failure: acknowledged="
+        + acknowledged.size() + " present=" + counters.size() + " lost=" + lost.size() + " duplicated=" + wrong.size());
+    assertEquals(List.of(), lost.subList(0, Math.min(20, lost.size())), lost.size() + " acknowledged writes lost");
+    assertEquals(List.of(), wrong, "counters applied other than exactly once");
+  }
+
+  /** Skips the test with the printed reason if the fault cannot be built here; with CI=true, fails. */
+  private static void require(boolean possible, String why) {
+    if (possible) {
+      return;
+    }
+    String message = "the fsync fault cannot be built here (needs root, a loop device and mkfs.ext4): " + why;
+    if ("true".equalsIgnoreCase(System.getenv("CI"))) {
+      fail(message + "; CI=true, where this test must run");
+    }
+    System.out.println("SKIPPED: " + message);
+    org.junit.jupiter.api.Assumptions.abort(message);
+  }
+
+  /** Fills the tmpfs under the loop device's image, so no new block of the device can be stored. */
+  private static void fill(Path filler) throws IOException {
+    byte[] chunk = new byte[1 << 20];
+    try (OutputStream o = Files.newOutputStream(filler)) {
+      for (int i = 0; i < 1024; i++) {
+        o.write(chunk);
+      }
+    } catch (IOException e) {
+      if (!String.valueOf(e.getMessage()).contains("No space left")) {
+        throw e;
+      }
+      return;
+    }
+    throw new AssertionError("the 48 MB tmpfs took 1 GB without filling");
+  }
+
+  private static String awaitLine(DurabilityFixture.Child child, java.util.function.Predicate<String> wanted,
+                                  Duration timeout) throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      Optional<String> line = child.output().lines().filter(wanted).findFirst();
+      if (line.isPresent()) {
+        return line.get();
+      }
+      assertTrue(child.process().isAlive(), "the server died:\n" + child.output());
+      Thread.sleep(100);
+    }
+    throw new AssertionError("no such line within " + timeout + ":\n" + tail(child.output()));
+  }
+
+  private static JournalStatusReport awaitFailureReported(Path reports) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    JournalStatusReport last = null;
+    while (System.nanoTime() < deadline) {
+      last = JournalStatusReport.readFrom(reports).orElse(null);
+      if (last != null && last.failure() != null) {
+        return last;
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("the journal's status report never gave a failure; last: " + last);
+  }
+
+  private static String tail(String output) {
+    List<String> lines = output.lines().toList();
+    return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+  }
+
+  private static DurabilityFixture.Child start(String... args) throws IOException {
+    return DurabilityFixture.Child.startMain(JournalCrashChild.class, null, args);
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    for (String[] command : undo) {
+      run(command);
+    }
+  }
+
+  private record Result(int exit, String output) {
+    boolean ok() {
+      return exit == 0;
+    }
+  }
+
+  private static Result run(String... command) throws Exception {
+    Process p;
+    try {
+      p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    } catch (IOException e) {
+      return new Result(-1, command[0] + " cannot run: " + e.getMessage());
+    }
+    if (!p.waitFor(30, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      return new Result(-1, String.join(" ", command) + " did not finish within 30 s");
+    }
+    return new Result(p.exitValue(), new String(p.getInputStream().readAllBytes()));
+  }
+}
