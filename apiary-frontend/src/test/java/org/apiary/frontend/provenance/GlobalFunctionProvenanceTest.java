@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,7 +18,6 @@ import org.apiary.provenance.ProvenanceSchema;
 import org.apiary.provenance.ProvenanceTable;
 import org.apiary.runtime.FunctionCatalog;
 import org.apiary.runtime.FunctionInvoker;
-import org.apiary.runtime.provenance.ServerProvenance;
 import org.apiary.testing.DatabaseTest;
 import org.apiary.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
@@ -46,9 +43,9 @@ class GlobalFunctionProvenanceTest {
     String url = db.config().provenance().sinkUrl();
     String updates = "SELECT COUNT(*) FROM itemsEvents WHERE id IN (" + keys[0] + ", " + keys[1]
         + ") AND event_type = 'update' AND qty >= 100";
-    assertEquals(10L, awaitCount(url, updates, 10), "five runs, two updates each");
-    awaitCount(url, "SELECT COUNT(*) FROM FunctionInvocations WHERE execution_id LIKE 'inv-global-set-%'", 5);
-    List<String> joined = rows(url, "SELECT f.execution_id, e.id, e.qty FROM itemsEvents e "
+    assertEquals(10L, SinkRows.awaitCount(url, updates, 10, WAIT), "five runs, two updates each");
+    SinkRows.awaitCount(url, "SELECT COUNT(*) FROM FunctionInvocations WHERE execution_id LIKE 'inv-global-set-%'", 5, WAIT);
+    List<String> joined = SinkRows.rows(url, "SELECT f.execution_id, e.id, e.qty FROM itemsEvents e "
         + "JOIN FunctionInvocations f ON f.exec_id = " + ProvenanceSchema.writerExecId("e") + " WHERE e.id IN (" + keys[0] + ", " + keys[1]
         + ") AND e.event_type = 'update' AND e.qty >= 100 ORDER BY f.execution_id, e.id");
     List<String> expected = new ArrayList<>();
@@ -79,9 +76,9 @@ class GlobalFunctionProvenanceTest {
     callGlobal(invoker, "readTwo", "inv-order-g-read-4", a, b);            // sees 8
 
     String url = db.config().provenance().sinkUrl();
-    awaitCount(url, "SELECT COUNT(*) FROM itemsEvents WHERE id = " + a + " AND event_type <> 'read'", 6);
-    awaitCount(url, "SELECT COUNT(*) FROM itemsEvents WHERE id = " + a + " AND event_type = 'read'", 7);
-    List<String> history = rows(url, "SELECT f.execution_id, e.event_type, e.qty FROM itemsEvents e "
+    SinkRows.awaitCount(url, "SELECT COUNT(*) FROM itemsEvents WHERE id = " + a + " AND event_type <> 'read'", 6, WAIT);
+    SinkRows.awaitCount(url, "SELECT COUNT(*) FROM itemsEvents WHERE id = " + a + " AND event_type = 'read'", 7, WAIT);
+    List<String> history = SinkRows.rows(url, "SELECT f.execution_id, e.event_type, e.qty FROM itemsEvents e "
         + "JOIN FunctionInvocations f ON f.exec_id = " + ProvenanceSchema.writerExecId("e") + " WHERE e.id = " + a
         + " ORDER BY " + ProvenanceSchema.eventOrder("e"));
     String stock = "inv-order-stock-" + a;
@@ -120,8 +117,8 @@ class GlobalFunctionProvenanceTest {
       ids.add("'inv-order-stock-" + k + "'");
     }
     String stocked = "FROM FunctionInvocations WHERE execution_id IN (" + String.join(", ", ids) + ")";
-    awaitCount(url, "SELECT COUNT(*) " + stocked, 10);
-    List<String> other = rows(url, "SELECT CAST(partition_key AS BIGINT) " + stocked + " AND partition_id <> "
+    SinkRows.awaitCount(url, "SELECT COUNT(*) " + stocked, 10, WAIT);
+    List<String> other = SinkRows.rows(url, "SELECT CAST(partition_key AS BIGINT) " + stocked + " AND partition_id <> "
         + "(SELECT partition_id " + stocked + " AND partition_key = '" + from + "') ORDER BY 1 LIMIT 1");
     if (other.isEmpty()) {
       throw new AssertionError("none of ten keys from " + from + " on hashes to a second partition");
@@ -142,36 +139,4 @@ class GlobalFunctionProvenanceTest {
     invoker.callAsync(function, key, invocation).get(WAIT.toSeconds(), TimeUnit.SECONDS);
   }
 
-  /** Waits (bounded) until the count query reaches {@code expected}, and returns the last count seen. */
-  private static long awaitCount(String url, String countQuery, long expected) throws Exception {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    long count;
-    do {
-      ServerProvenance.active().orElseThrow().flush(Duration.ofSeconds(10));
-      count = Long.parseLong(rows(url, countQuery).get(0));
-      if (count >= expected) {
-        return count;
-      }
-      Thread.sleep(200);
-    } while (System.nanoTime() < deadline);
-    return count;
-  }
-
-  /** The rows of a query, each as its values joined by '|'. */
-  private static List<String> rows(String url, String query) throws Exception {
-    try (Connection c = DriverManager.getConnection(url);
-         PreparedStatement s = c.prepareStatement(query);
-         ResultSet rs = s.executeQuery()) {
-      List<String> rows = new ArrayList<>();
-      int n = rs.getMetaData().getColumnCount();
-      while (rs.next()) {
-        StringBuilder row = new StringBuilder();
-        for (int i = 1; i <= n; i++) {
-          row.append(i == 1 ? "" : "|").append(rs.getString(i));
-        }
-        rows.add(row.toString());
-      }
-      return rows;
-    }
-  }
 }

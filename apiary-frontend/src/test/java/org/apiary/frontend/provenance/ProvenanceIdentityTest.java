@@ -4,10 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,7 +16,6 @@ import org.apiary.provenance.ProvenanceQueries;
 import org.apiary.provenance.ProvenanceTable;
 import org.apiary.runtime.FunctionCatalog;
 import org.apiary.runtime.FunctionInvoker;
-import org.apiary.runtime.provenance.ServerProvenance;
 import org.apiary.testing.DatabaseTest;
 import org.apiary.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
@@ -46,21 +42,21 @@ class ProvenanceIdentityTest {
 
     String url = db.config().provenance().sinkUrl();
     String readsOf61 = "SELECT COUNT(*) FROM itemsEvents WHERE id = 61 AND event_type = 'read'";
-    assertEquals(2L, awaitCount(url, readsOf61, 2), "two reads, two read events");
+    assertEquals(2L, SinkRows.awaitCount(url, readsOf61, 2, WAIT), "two reads, two read events");
     String executions = "SELECT COUNT(*) FROM FunctionInvocations WHERE execution_id LIKE 'inv-identity-%-61%'";
-    assertEquals(3L, awaitCount(url, executions, 3), "one write and two read-only executions");
-    List<String> reads = rows(url, "SELECT f.execution_id, f.function_name FROM itemsEvents e "
+    assertEquals(3L, SinkRows.awaitCount(url, executions, 3, WAIT), "one write and two read-only executions");
+    List<String> reads = SinkRows.rows(url, "SELECT f.execution_id, f.function_name FROM itemsEvents e "
         + "JOIN FunctionInvocations f ON f.exec_id = e.exec_id WHERE e.id = 61 AND e.event_type = 'read' "
         + "ORDER BY f.execution_id");
     assertEquals(List.of("inv-identity-read-61-a|readItem", "inv-identity-read-61-b|readItem"), reads,
         "each read is attributed to its own execution, none to the writer");
     // Writes arrive through VoltDB's export stream, on their own schedule: wait for them too.
-    awaitCount(url, "SELECT COUNT(*) FROM itemsEvents WHERE id = 61 AND event_type <> 'read'", 2);
-    List<String> writes = rows(url, "SELECT e.event_type, f.execution_id FROM itemsEvents e "
+    SinkRows.awaitCount(url, "SELECT COUNT(*) FROM itemsEvents WHERE id = 61 AND event_type <> 'read'", 2, WAIT);
+    List<String> writes = SinkRows.rows(url, "SELECT e.event_type, f.execution_id FROM itemsEvents e "
         + "JOIN FunctionInvocations f ON f.exec_id = e.exec_id WHERE e.id = 61 AND e.event_type <> 'read' "
         + "ORDER BY e.event_seq");
     assertEquals(List.of("insert|inv-identity-stock-61", "update|inv-identity-stock-61"), writes);
-    List<String> ids = rows(url, "SELECT exec_id FROM FunctionInvocations "
+    List<String> ids = SinkRows.rows(url, "SELECT exec_id FROM FunctionInvocations "
         + "WHERE execution_id LIKE 'inv-identity-%-61%' ORDER BY execution_id");
     assertEquals(3, ids.stream().distinct().count(), "three executions, three identities: " + ids);
   }
@@ -77,10 +73,10 @@ class ProvenanceIdentityTest {
     String url = db.config().provenance().sinkUrl();
     String inserted = "SELECT COUNT(*) FROM itemsEvents WHERE id >= " + from + " AND id < " + to
         + " AND event_type = 'insert'";
-    assertEquals(to - from, awaitCount(url, inserted, to - from), "every inserted row has its event");
-    assertEquals(List.of("2"), rows(url, "SELECT COUNT(DISTINCT partition_id) FROM itemsEvents WHERE id >= " + from
+    assertEquals(to - from, SinkRows.awaitCount(url, inserted, to - from, WAIT), "every inserted row has its event");
+    assertEquals(List.of("2"), SinkRows.rows(url, "SELECT COUNT(DISTINCT partition_id) FROM itemsEvents WHERE id >= " + from
         + " AND id < " + to), "the write spans both partitions");
-    assertEquals(List.of(Long.toString(to - from)), rows(url, "SELECT COUNT(*) FROM (SELECT DISTINCT exec_id, "
+    assertEquals(List.of(Long.toString(to - from)), SinkRows.rows(url, "SELECT COUNT(*) FROM (SELECT DISTINCT exec_id, "
         + "partition_id, event_type, event_seq FROM itemsEvents WHERE id >= " + from + " AND id < " + to + ") k"),
         "the event key tells the partitions' events apart");
   }
@@ -102,8 +98,8 @@ class ProvenanceIdentityTest {
     assertEquals(7L, call(invoker, "readItem", 73L, "inv-order-read-73", "x"));
 
     String url = db.config().provenance().sinkUrl();
-    awaitCount(url, "SELECT COUNT(*) FROM itemsEvents WHERE id IN (71, 73) AND event_type <> 'read'", 7);
-    awaitCount(url, "SELECT COUNT(*) FROM itemsEvents WHERE id IN (71, 73) AND event_type = 'read'", 2);
+    SinkRows.awaitCount(url, "SELECT COUNT(*) FROM itemsEvents WHERE id IN (71, 73) AND event_type <> 'read'", 7, WAIT);
+    SinkRows.awaitCount(url, "SELECT COUNT(*) FROM itemsEvents WHERE id IN (71, 73) AND event_type = 'read'", 2, WAIT);
     try (Connection c = DriverManager.getConnection(url)) {
       ProvenanceQueries queries = new ProvenanceQueries(c);
       ProvenanceTable items = queries.describeEventsTable("items", List.of("id"));
@@ -112,7 +108,7 @@ class ProvenanceIdentityTest {
       Optional<Map<String, Object>> at73 = queries.stateWhenRead(items, Map.of("id", 73L), "inv-order-read-73");
       assertEquals(7L, at73.orElseThrow().get("qty"), "the single-partition write came last: " + at73);
     }
-    List<String> history = rows(url, "SELECT event_type, qty FROM itemsEvents WHERE id = 73 "
+    List<String> history = SinkRows.rows(url, "SELECT event_type, qty FROM itemsEvents WHERE id = 73 "
         + "ORDER BY " + ProvenanceQueries.EVENT_ORDER);
     assertEquals(List.of("insert|1", "update|5", "update|100", "update|7", "read|null"), history,
         "the documented order of a record's events");
@@ -126,36 +122,4 @@ class ProvenanceIdentityTest {
     return outputs.isEmpty() || outputs.get(0).value().isNull() ? null : outputs.get(0).value().asLong();
   }
 
-  /** Waits (bounded) until the count query reaches {@code expected}, and returns the last count seen. */
-  private static long awaitCount(String url, String countQuery, long expected) throws Exception {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    long count;
-    do {
-      ServerProvenance.active().orElseThrow().flush(Duration.ofSeconds(10));
-      count = Long.parseLong(rows(url, countQuery).get(0));
-      if (count >= expected) {
-        return count;
-      }
-      Thread.sleep(200);
-    } while (System.nanoTime() < deadline);
-    return count;
-  }
-
-  /** The rows of a query, each as its values joined by '|'. */
-  private static List<String> rows(String url, String query) throws Exception {
-    try (Connection c = DriverManager.getConnection(url);
-         PreparedStatement s = c.prepareStatement(query);
-         ResultSet rs = s.executeQuery()) {
-      List<String> rows = new ArrayList<>();
-      int n = rs.getMetaData().getColumnCount();
-      while (rs.next()) {
-        StringBuilder row = new StringBuilder();
-        for (int i = 1; i <= n; i++) {
-          row.append(i == 1 ? "" : "|").append(rs.getString(i));
-        }
-        rows.add(row.toString());
-      }
-      return rows;
-    }
-  }
 }
