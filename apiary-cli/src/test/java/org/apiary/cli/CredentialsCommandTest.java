@@ -1,22 +1,21 @@
 package org.apiary.cli;
 
+import static org.apiary.cli.InProcessCli.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Set;
+import org.apiary.cli.InProcessCli.Run;
 import org.apiary.frontend.Credentials;
 import org.apiary.testing.DatabaseTest;
 import org.apiary.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * {@code apiary credentials create|list|revoke} against the test database (issue 14: keys with roles, keys that
@@ -24,18 +23,6 @@ import picocli.CommandLine;
  */
 @DatabaseTest
 class CredentialsCommandTest {
-  private record Run(int code, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cl = Main.commandLine();
-    cl.setOut(new PrintWriter(out));
-    cl.setErr(new PrintWriter(err));
-    int code = cl.execute(args);
-    return new Run(code, out.toString(), err.toString());
-  }
-
   @Test
   void aKeyWithRolesIsCreatedListedAndRevoked(TestDatabase database, @TempDir Path dir) throws Exception {
     String address = String.join(",", database.database().clientAddresses());

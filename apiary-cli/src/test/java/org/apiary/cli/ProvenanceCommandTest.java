@@ -1,31 +1,18 @@
 package org.apiary.cli;
 
+import static org.apiary.cli.InProcessCli.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.apiary.cli.InProcessCli.Run;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /** {@code apiary provenance}: a sink password never comes from the command line (issue 14). */
 class ProvenanceCommandTest {
   private static final String POSTGRES = "jdbc:postgresql://127.0.0.1:5432/postgres";
-
-  private record Run(int code, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cl = Main.commandLine();
-    cl.setOut(new PrintWriter(out));
-    cl.setErr(new PrintWriter(err));
-    int code = cl.execute(args);
-    return new Run(code, out.toString(), err.toString());
-  }
 
   @Test
   void aPasswordOnTheCommandLineIsRefused() {

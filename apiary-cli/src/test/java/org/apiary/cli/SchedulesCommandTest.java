@@ -1,19 +1,18 @@
 package org.apiary.cli;
 
+import static org.apiary.cli.InProcessCli.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import org.apiary.cli.InProcessCli.Run;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.frontend.Registrar;
 import org.apiary.frontend.schedule.ScheduleApp;
 import org.apiary.testing.DatabaseTest;
 import org.apiary.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /**
  * {@code apiary schedules list|pause|resume|trigger|backfill|delete} against the test database (issue 42, item 3).
@@ -21,18 +20,6 @@ import picocli.CommandLine;
  */
 @DatabaseTest
 class SchedulesCommandTest {
-  private record Run(int code, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cl = Main.commandLine();
-    cl.setOut(new PrintWriter(out));
-    cl.setErr(new PrintWriter(err));
-    int code = cl.execute(args);
-    return new Run(code, out.toString(), err.toString());
-  }
-
   private static long items(ApiaryDatabase db, String queue) {
     return db.callAdmin("counting items", "@AdHoc", "SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = ?",
         queue).getResults()[0].asScalarLong();
