@@ -320,6 +320,7 @@ public final class ExecutionsCommand implements Runnable {
       if (target == null) {
         throw ServiceTarget.missing(spec, "--database HOST:PORT");
       }
+      findProvenance();
       try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
         if (!ExecutionQueries.hasLog(db)) {
           throw new CliException("invocation " + id + " is not in the log: " + target.describe() + " has no "
@@ -336,7 +337,7 @@ public final class ExecutionsCommand implements Runnable {
         }
         if (d == null) {
           throw new CliException("invocation " + id + " is not in the log of " + target.describe()
-              + (provenanceSource() == null ? "" : " nor in its provenance sink") + ": it is unknown, "
+              + (provenance == null ? "" : " nor in its provenance sink") + ": it is unknown, "
               + "ended longer ago than the retention (default 1 hour) and was deleted, or ran before issue 42 in a "
               + "graph that was not logged then (one recorded function, or recording nothing); list what is there "
               + "with: apiary "
@@ -404,16 +405,25 @@ public final class ExecutionsCommand implements Runnable {
       }
     }
 
-    /** The invocation's function executions from the provenance sink, or a line saying why they are not shown. */
+    /** Where the provenance sink's rows are asked for ({@link #findProvenance}), or {@code null}. */
+    private ProvenanceSource provenance;
+    /** Why {@link #provenance} is {@code null}, as it follows "functions: not shown". */
+    private String noProvenance;
+
     /**
-     * Where the provenance sink's rows are asked for: the running service with {@code --data} (its process holds the
-     * sink), {@code --provenance-sink} or a stopped service's sink otherwise; {@code null} if none is known.
-     *
-     * @throws CliException if {@code --data} names a service that captures no provenance or serves no console
+     * Finds, once, where the provenance sink's rows are asked for: the running service with {@code --data} (its
+     * process holds the sink), {@code --provenance-sink} or a stopped service's sink otherwise; none, with why, if
+     * none is known or {@code --data} names a service that captures no provenance or serves no console.
      */
-    private ProvenanceSource provenanceSource() {
-      return provenanceSink != null ? ProvenanceSource.sink(provenanceSink, new java.util.Properties())
-          : target.data != null ? ProvenanceSource.data(target.data) : null;
+    private void findProvenance() {
+      try {
+        provenance = provenanceSink != null ? ProvenanceSource.sink(provenanceSink, new java.util.Properties())
+            : target.data != null ? ProvenanceSource.data(target.data) : null;
+        noProvenance = provenance != null ? null : " (the provenance sink is not known here: give --provenance-sink "
+            + "JDBC_URL, or --data DIR for an `apiary start` that captures provenance)";
+      } catch (CliException e) {
+        noProvenance = ": " + e.getMessage();
+      }
     }
 
     /**
@@ -422,14 +432,12 @@ public final class ExecutionsCommand implements Runnable {
      * false if the sink does not know it either (or no sink is known).
      */
     private boolean fromSink() {
-      ProvenanceSource source;
+      if (provenance == null) {
+        return false;
+      }
       ProvenanceReports.Report ends;
       try {
-        source = provenanceSource();
-        if (source == null) {
-          return false;
-        }
-        ends = source.answer("invocation", Map.of("execution", id));
+        ends = provenance.answer("invocation", Map.of("execution", id));
       } catch (SQLException | RuntimeException e) {
         out.println("invocation " + id + ": not in the log, and its provenance sink could not be read: "
             + e.getMessage());
@@ -457,18 +465,11 @@ public final class ExecutionsCommand implements Runnable {
       return true;
     }
 
-    /** The invocation's function executions in the provenance sink ({@link #provenanceSource()}). */
+    /** The invocation's function executions in the provenance sink, or a line saying why they are not shown. */
     private void functions(String executionId) {
-      ProvenanceSource source;
-      try {
-        source = provenanceSource();
-      } catch (CliException e) {
-        out.println("  functions: not shown: " + e.getMessage());
-        return;
-      }
+      ProvenanceSource source = provenance;
       if (source == null) {
-        out.println("  functions: not shown (the provenance sink is not known here: give --provenance-sink "
-            + "JDBC_URL, or --data DIR for an `apiary start` that captures provenance)");
+        out.println("  functions: not shown" + noProvenance);
         return;
       }
       try {
