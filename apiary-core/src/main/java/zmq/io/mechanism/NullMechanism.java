@@ -9,6 +9,7 @@ import zmq.Options;
 import zmq.ZError;
 import zmq.ZMQ;
 import zmq.io.SessionBase;
+import zmq.io.coder.v2.V2Decoder;
 import zmq.io.net.Address;
 
 /**
@@ -47,6 +48,10 @@ class NullMechanism extends Mechanism {
     super(session, peerAddress, options);
     this.peer = peerAddress;
     this.guard = options.allocator instanceof WireGuard g ? g : null;
+    V2Decoder decoder = V2Decoder.takeMadeOnThisThread();
+    if (guard != null && decoder != null && peerAddress != null) {
+      guard.receiving(peerAddress.address(), decoder);
+    }
     // The NULL mechanism asks ZAP only where a domain is set and a handler is there (no request on naive sockets).
     if (options.zapDomain != null && !options.zapDomain.isEmpty() && session.zapConnect() == 0) {
       zapConnected = true;

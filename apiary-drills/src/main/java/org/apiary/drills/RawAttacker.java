@@ -48,6 +48,9 @@ final class RawAttacker implements Runnable {
     /** A handshake, then 256 KiB frames with the MORE flag and never a last frame: until the frontend closes the
      * connection, or a few MiB and then silence. */
     UNFINISHED_MORE(Bound.WIRE),
+    /** A handshake, 256 KiB to 4 MiB of frames with the MORE flag, then no frame of data ever again but an answer
+     * to each of the frontend's heartbeats, as a live ZeroMQ peer gives (JeroMQ counts those as life). */
+    UNFINISHED_LIVE(Bound.WIRE),
     /** A handshake, then a frame header declaring 2^62 bytes (or 2^63, a negative size, or a huge command). */
     HUGE_LENGTH(Bound.AT_ONCE),
     /** A handshake, then a frame declaring 8 MB whose bytes come one every 500 ms. */
@@ -146,6 +149,13 @@ final class RawAttacker implements Runnable {
     long budget;
     long sent;
     long nextTrickleNanos;
+    long lastSentNanos;
+    long lastReceivedNanos;
+    /** What the frontend sent that is not parsed yet ({@link Attack#UNFINISHED_LIVE}), greeting first. */
+    ByteBuffer inbound;
+    boolean greetingRead;
+    /** PINGs received and not yet answered. */
+    int pongs;
 
     Conn(SocketChannel channel) {
       this.channel = channel;
@@ -239,6 +249,13 @@ final class RawAttacker implements Runnable {
           return;
         }
         c.received += n;
+        c.lastReceivedNanos = System.nanoTime();
+        if (attack == Attack.UNFINISHED_LIVE) {
+          answerHeartbeats(c);
+          if (c.pongs > 0 && key.isValid()) {
+            key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+          }
+        }
       }
       if (key.isValid() && key.isWritable()) {
         write(c, key);
@@ -260,10 +277,59 @@ final class RawAttacker implements Runnable {
     if (c.out != null && c.out.hasRemaining()) {
       int n = c.channel.write(c.out);
       c.sent += n;
+      if (n > 0) {
+        c.lastSentNanos = System.nanoTime();
+      }
       stats.bytesSent.addAndGet(n);
     }
-    boolean pending = (c.out != null && c.out.hasRemaining()) || (attack == Attack.UNFINISHED_MORE && c.budget != 0);
+    boolean pending = (c.out != null && c.out.hasRemaining()) || (attack == Attack.UNFINISHED_MORE && c.budget != 0)
+        || (attack == Attack.UNFINISHED_LIVE && (c.budget != 0 || c.pongs > 0));
     key.interestOps(SelectionKey.OP_READ | (pending ? SelectionKey.OP_WRITE : 0));
+  }
+
+  /**
+   * Parses what the frontend sent (its greeting, then frames) and queues a PONG for each PING, so the connection looks
+   * alive to JeroMQ's heartbeat while its message stays unfinished.
+   */
+  private void answerHeartbeats(Conn c) {
+    if (c.inbound == null) {
+      c.inbound = ByteBuffer.allocate(64 * 1024);
+    }
+    readBuffer.flip();
+    if (readBuffer.remaining() > c.inbound.remaining()) {
+      return; // more than a heartbeat's worth unparsed: not a frontend that only sends heartbeats
+    }
+    c.inbound.put(readBuffer);
+    c.inbound.flip();
+    if (!c.greetingRead && c.inbound.remaining() >= Zmtp.GREETING_BYTES) {
+      c.inbound.position(c.inbound.position() + Zmtp.GREETING_BYTES);
+      c.greetingRead = true;
+    }
+    while (c.greetingRead && c.inbound.remaining() >= 2) {
+      int start = c.inbound.position();
+      int flags = c.inbound.get() & 0xff;
+      long size;
+      if ((flags & Zmtp.LARGE) != 0) {
+        if (c.inbound.remaining() < 8) {
+          c.inbound.position(start);
+          break;
+        }
+        size = c.inbound.getLong();
+      } else {
+        size = c.inbound.get() & 0xff;
+      }
+      if (size > c.inbound.capacity() || c.inbound.remaining() < size) {
+        c.inbound.position(start);
+        break;
+      }
+      byte[] body = new byte[(int) size];
+      c.inbound.get(body);
+      if ((flags & Zmtp.COMMAND) != 0 && size >= 7 && body[0] == 4 && body[1] == 'P' && body[2] == 'I'
+          && body[3] == 'N' && body[4] == 'G') {
+        c.pongs++;
+      }
+    }
+    c.inbound.compact();
   }
 
   /** Trickles, connect timeouts and the bound: each open connection, every round. */
@@ -298,7 +364,17 @@ final class RawAttacker implements Runnable {
     stats.lingering.incrementAndGet();
     if (stats.firstLingering == null) {
       stats.firstLingering = String.format(Locale.ROOT, "a %s connection still open %.1f s after it opened (%d bytes "
-          + "sent, %d received)", attack.label(), (now - c.connectedNanos) / 1e9, c.sent, c.received);
+          + "sent, the last %.1f s after it opened; %d received, the last %.1f s after it opened; local port %d)",
+          attack.label(), (now - c.connectedNanos) / 1e9, c.sent, (c.lastSentNanos - c.connectedNanos) / 1e9,
+          c.received, (c.lastReceivedNanos - c.connectedNanos) / 1e9, localPort(c));
+    }
+  }
+
+  private static int localPort(Conn c) {
+    try {
+      return ((InetSocketAddress) c.channel.getLocalAddress()).getPort();
+    } catch (IOException | RuntimeException e) {
+      return -1;
     }
   }
 
@@ -345,6 +421,10 @@ final class RawAttacker implements Runnable {
         c.budget = random.nextBoolean() ? -1 : (1 + random.nextInt(16)) * (long) MORE_FRAME_BYTES * 4;
         return Zmtp.handshake();
       }
+      case UNFINISHED_LIVE -> {
+        c.budget = (1 + random.nextInt(16)) * (long) MORE_FRAME_BYTES;
+        return Zmtp.handshake();
+      }
       case HUGE_LENGTH -> {
         byte[] h = switch (random.nextInt(4)) {
           case 0 -> Zmtp.frameHeader(0, 1L << 62, true);
@@ -375,7 +455,11 @@ final class RawAttacker implements Runnable {
 
   /** What a connection sends once its opening is out, or {@code null} for nothing now. */
   private ByteBuffer more(Conn c, long now) {
-    if (attack == Attack.UNFINISHED_MORE && c.budget != 0) {
+    if (attack == Attack.UNFINISHED_LIVE && c.budget == 0 && c.pongs > 0) {
+      c.pongs--;
+      return ByteBuffer.wrap(Zmtp.command("PONG"));
+    }
+    if ((attack == Attack.UNFINISHED_MORE || attack == Attack.UNFINISHED_LIVE) && c.budget != 0) {
       if (c.budget > 0) {
         c.budget = Math.max(0, c.budget - MORE_FRAME_BYTES);
       }

@@ -49,6 +49,17 @@ final class Zmtp {
     return frame.array();
   }
 
+  /** A command frame holding only its name (as a PONG to a PING without context). */
+  static byte[] command(String name) {
+    byte[] n = name.getBytes(StandardCharsets.US_ASCII);
+    byte[] frame = new byte[3 + n.length];
+    frame[0] = (byte) COMMAND;
+    frame[1] = (byte) (1 + n.length);
+    frame[2] = (byte) n.length;
+    System.arraycopy(n, 0, frame, 3, n.length);
+    return frame;
+  }
+
   /** A greeting and READY: a handshake as far as the peer's half goes. */
   static byte[] handshake() {
     byte[] g = greeting();

@@ -164,15 +164,10 @@ class DrillCommandTest {
    * its closes, past their bound (2 connections at 7.0 s of a 7 s bound on a quiet machine), which an attacker on
    * another machine cannot do.
    *
-   * <p>Disabled still: on a quiet machine, with the attackers niced, 1 run of 3 left one {@code unfinished_more}
-   * connection open at 7.0 s of its 7 s bound (10 MiB sent, then silence), and no run counted a single
-   * {@code message_deadline} refusal: the deadline of a multi-frame message is checked only when the next frame's
-   * header arrives (V2Decoder), so a peer that stops sending inside a message is closed by the heartbeat alone, after
-   * the frontend has read all it sent. Enable once the deadline is swept independently of arriving frames (issue 45,
-   * finding 9).
+   * <p>An unfinished multi-frame message is timed on the frontend's own clock (WireGuard's sweep), not only when its
+   * next frame arrives: before, a peer that stopped inside a message was closed by the heartbeat alone, and 1 quiet
+   * run of 3 left an {@code unfinished_more} connection open at 7.0 s of its 7 s bound (issue 45, finding 9).
    */
-  @org.junit.jupiter.api.Disabled("issue 45 finding 9: an unfinished message's deadline is checked only when a frame "
-      + "arrives; 1 of 3 quiet runs lingered")
   @Test
   void theGarbageDrillLeavesValidClientsSnapshotsAndTheFrontendUnharmed() throws Exception {
     CommandProcess drill = CommandProcess.run(Duration.ofSeconds(240), "drill", "garbage", "--seconds", "14",

@@ -190,9 +190,10 @@ public final class FrontendServer implements AutoCloseable {
     }
     server.scheduler.scheduleWithFixedDelay(server::logWireRefusals, WIRE_LOG_SECONDS, WIRE_LOG_SECONDS,
         TimeUnit.SECONDS);
-    // Handshakes are timed here: JeroMQ stops timing one once the greeting is read (see WireGuard).
+    // Handshakes and unfinished messages are timed here: JeroMQ stops timing a handshake once the greeting is read,
+    // and counts a peer's answers to heartbeats as life while its message stays unfinished (see WireGuard).
     long sweep = Math.max(50, Math.min(1_000, config.wire().timeout().toMillis() / 4));
-    server.scheduler.scheduleWithFixedDelay(() -> server.guard.closeStalledHandshakes(System.nanoTime()), sweep,
+    server.scheduler.scheduleWithFixedDelay(server::closeStalledConnections, sweep,
         sweep, TimeUnit.MILLISECONDS);
     server.sockets.start(server::socketThreadFailed);
     if (config.metrics().enabled()) {
@@ -267,6 +268,16 @@ public final class FrontendServer implements AutoCloseable {
     Map<String, Long> refusals = new java.util.TreeMap<>();
     guard.refusals().forEach((reason, n) -> refusals.put(reason.name().toLowerCase(java.util.Locale.ROOT), n));
     return new WireStats(guard.connections(), guard.unfinishedBytes(), refusals);
+  }
+
+  /** The guard's sweep; a failure is logged and the next sweep still runs (an executor drops a task that throws). */
+  private void closeStalledConnections() {
+    try {
+      guard.closeStalled(System.nanoTime());
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "frontend " + id + ": sweeping stalled connections failed; the next sweep runs as "
+          + "planned", e);
+    }
   }
 
   /** One log line for the refusals since the last one, so a flood of bad connections never floods the log. */

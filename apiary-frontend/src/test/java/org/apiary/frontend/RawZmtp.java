@@ -130,6 +130,46 @@ final class RawZmtp implements AutoCloseable {
     }
   }
 
+  /**
+   * Behaves as a live ZeroMQ peer would between messages: answers each of the frontend's PING commands with a PONG
+   * (ZMTP 3.1), dropping anything else it reads, until the frontend closes the connection; whether it did within
+   * {@code within}.
+   */
+  boolean answerPingsUntilClosedWithin(Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
+    try {
+      while (System.nanoTime() < deadline) {
+        socket.setSoTimeout((int) Math.max(1, Math.min(500, (deadline - System.nanoTime()) / 1_000_000)));
+        int flags;
+        try {
+          flags = in.readUnsignedByte();
+        } catch (SocketTimeoutException e) {
+          continue; // nothing yet: look again until the deadline
+        }
+        socket.setSoTimeout(5_000); // a frame begun is read whole
+        long size = (flags & 2) != 0 ? in.readLong() : in.readUnsignedByte();
+        byte[] body = new byte[(int) size];
+        in.readFully(body);
+        if ((flags & 4) != 0 && size >= 7 && body[0] == 4
+            && new String(body, 1, 4, StandardCharsets.US_ASCII).equals("PING")) {
+          // PING: name, a 2-byte TTL, then a context the PONG returns.
+          byte[] pong = new byte[5 + body.length - 7];
+          pong[0] = 4;
+          System.arraycopy("PONG".getBytes(StandardCharsets.US_ASCII), 0, pong, 1, 4);
+          System.arraycopy(body, 7, pong, 5, body.length - 7);
+          out.write(new byte[] {0x04, (byte) pong.length});
+          out.write(pong);
+          out.flush();
+        }
+      }
+      return false;
+    } catch (EOFException e) {
+      return true;
+    } catch (IOException e) {
+      return true; // reset by the frontend
+    }
+  }
+
   @Override
   public void close() {
     try {

@@ -129,6 +129,32 @@ class WireHardeningTest {
     }
   }
 
+  /**
+   * Finding 9: a peer that sends part of a multi-frame message and then answers every heartbeat, as a live ZeroMQ
+   * peer does, sends no frame of its message after the first, so the frontend's heartbeat never ends it and no next
+   * frame arrives to be refused for its lateness; before the frontend swept unfinished messages' deadlines on a
+   * clock of its own, such a peer held its bytes (up to the bound per connection) for as long as it liked. Now it is
+   * closed once its message is older than the wire timeout, and counted as late.
+   */
+  @Test
+  void anUnfinishedMessageWhosePeerAnswersHeartbeatsIsClosedAtItsDeadline() throws Exception {
+    try (FrontendServer frontend = FrontendServer.start(db, withWire(100, 50, 8 * MIB, 64 * MIB,
+        Duration.ofMillis(1_500)));
+         RawZmtp peer = RawZmtp.connect(frontend.endpoint(), "127.0.0.13").handshake()) {
+      assertEquals(MIB, sendUnfinished(peer, MIB));
+      long since = System.nanoTime();
+      assertTrue(peer.answerPingsUntilClosedWithin(Duration.ofSeconds(8)), "a peer answering heartbeats kept its "
+          + "unfinished message 8 s past a wire timeout of 1.5 s: " + frontend.wireStats());
+      System.out.println("closed " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since) + " ms after the "
+          + "message's last frame; " + frontend.wireStats());
+      assertEquals(1, awaitAtLeast(() -> frontend.wireStats().refused(WireStats.MESSAGE_DEADLINE), 1),
+          frontend.wireStats().toString());
+      assertEquals(0, awaitAtLeast(() -> -frontend.wireStats().unfinishedBytes(), 0),
+          "the connection's bytes were not given back");
+      assertServes(frontend, 4507);
+    }
+  }
+
   /** Finding 2, over many connections: each under its own bound, together they are held to the bound in all. */
   @Test
   void unfinishedMessagesOfManyConnectionsAreBoundedInAll() throws Exception {

@@ -30,8 +30,12 @@ import zmq.msg.MsgAllocator;
  *   out of its queue limit, which counts finished messages), per connection and in all, and how long one message
  *   may take: Apiary's {@code zmq.io.coder.v2.V2Decoder}, the decoder of every ZMTP connection, asks this guard (the
  *   socket's message allocator) before it allocates a frame, and a refusal ends that connection;</li>
+ *   <li>a deadline for each multi-frame message (and each frame), on a clock of the guard's own: the decoder also
+ *   refuses a message's frame that comes late, but a peer that sends part of a message and then nothing but answers
+ *   to heartbeats (which JeroMQ counts as life) would otherwise hold its bytes for ever; {@link #closeStalled} closes
+ *   the connection of every message older than {@link Limits#timeout()};</li>
  *   <li>a deadline for the handshake: a connection whose peer has not sent its READY {@link Limits#timeout()} after
- *   it was accepted is closed by {@link #closeStalledHandshakes} (Apiary's {@code zmq.io.mechanism.NullMechanism}
+ *   it was accepted is closed by {@link #closeStalled} (Apiary's {@code zmq.io.mechanism.NullMechanism}
  *   reports each READY);</li>
  *   <li>an idle timeout after the handshake and a deadline for a started frame: JeroMQ's heartbeats, a PING every
  *   third of {@link Limits#timeout()}; a connection that completes no frame (a PONG is one) within two thirds of it
@@ -48,6 +52,19 @@ import zmq.msg.MsgAllocator;
 public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
   private static final Logger LOG = System.getLogger(WireGuard.class.getName());
 
+  /**
+   * A connection's decoder as the guard sees it (Apiary's {@code zmq.io.coder.v2.V2Decoder}), so unfinished messages
+   * are timed on the guard's clock, not only when their next frame arrives.
+   */
+  public interface Receiver {
+    /**
+     * Whether what the connection is receiving (a message, or a frame between messages) began more than {@code
+     * timeoutNanos} before {@code nowNanos}; if so, why it is refused (and it is then counted as refused: asked again,
+     * it says {@code null}); {@code null} otherwise. Called from any thread.
+     */
+    Refusal overdue(long nowNanos, long timeoutNanos);
+  }
+
   /** Why a connection was refused or closed by the guard. */
   public enum Refusal {
     /** Accepted while the socket already had {@link Limits#maxConnections()}. */
@@ -60,7 +77,7 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
     UNFINISHED_BYTES_TOTAL,
     /** A command frame (as a handshake's READY) above {@code V2Decoder.MAX_GUARDED_COMMAND_BYTES}. */
     COMMAND_TOO_LARGE,
-    /** A multi-frame message still unfinished {@link Limits#timeout()} after its first frame. */
+    /** A multi-frame message still unfinished {@link Limits#timeout()} after its first frame began. */
     MESSAGE_DEADLINE,
     /** Closed by the heartbeat timeout while a frame it had started was still incomplete. */
     STALLED_FRAME,
@@ -112,6 +129,12 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
    * JeroMQ names it, with when they were accepted; under this guard's lock.
    */
   private final Map<String, Handshaking> handshaking = new HashMap<>();
+  /** Open connections by the peer's address and port as JeroMQ names it; under this guard's lock. */
+  private final Map<String, SocketChannel> byPeer = new HashMap<>();
+  /** The inverse of {@link #byPeer}. */
+  private final Map<SelectableChannel, String> peerOf = new IdentityHashMap<>();
+  /** The decoder of each open connection past its greeting; under this guard's lock. */
+  private final Map<SelectableChannel, Receiver> receivers = new IdentityHashMap<>();
   private volatile int connections;
 
   private record Handshaking(SocketChannel channel, long acceptedNanos) {}
@@ -248,11 +271,19 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
     perAddress.merge(address, 1, Integer::sum);
     connections = open.size();
     // Named as JeroMQ names the peer to its mechanism (zmq.io.net.Address): host address, a colon, the port.
-    handshaking.put(address + ":" + port, new Handshaking(channel, System.nanoTime()));
+    String peer = address + ":" + port;
+    handshaking.put(peer, new Handshaking(channel, System.nanoTime()));
+    byPeer.put(peer, channel);
+    peerOf.put(channel, peer);
   }
 
   private synchronized void disconnected(SelectableChannel channel) {
     handshaking.values().removeIf(h -> h.channel() == channel);
+    String peer = peerOf.remove(channel);
+    if (peer != null) {
+      byPeer.remove(peer, channel);
+    }
+    receivers.remove(channel);
     String address = open.remove(channel);
     if (address != null) {
       perAddress.computeIfPresent(address, (a, n) -> n == 1 ? null : n - 1);
@@ -269,14 +300,42 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
   }
 
   /**
-   * Closes every connection whose handshake has not finished {@link Limits#timeout()} after it was accepted, and
-   * counts it ({@link Refusal#HANDSHAKE}): JeroMQ's engine then reads the end of the stream and drops it. Call it
-   * now and then (the frontend does, several times per timeout) from any thread.
+   * The connection of the peer at {@code peerAddress} ({@code host:port}) decodes its frames with {@code receiver}
+   * (called by Apiary's {@code zmq.io.mechanism.NullMechanism} as it is made for the connection, after the greeting).
+   */
+  public synchronized void receiving(String peerAddress, Receiver receiver) {
+    SocketChannel channel = byPeer.get(peerAddress);
+    if (channel != null && channel.isOpen()) {
+      receivers.put(channel, receiver);
+    }
+  }
+
+  /**
+   * Closes every connection whose handshake has not finished {@link Limits#timeout()} after it was accepted
+   * ({@link Refusal#HANDSHAKE}), or whose unfinished message (or frame) began longer ago than that ({@link
+   * Refusal#MESSAGE_DEADLINE}, {@link Refusal#STALLED_FRAME}), and counts it: the peer sees its connection end at once,
+   * and JeroMQ's engine reads the end of the stream and drops it. Call it now and then (the frontend does, several
+   * times per timeout) from any thread.
    *
    * @return how many it closed
    */
-  public synchronized int closeStalledHandshakes(long nowNanos) {
+  public synchronized int closeStalled(long nowNanos) {
     int closed = 0;
+    for (Iterator<Map.Entry<SelectableChannel, Receiver>> it = receivers.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<SelectableChannel, Receiver> e = it.next();
+      SocketChannel channel = (SocketChannel) e.getKey(); // an IdentityHashMap's entry is void once removed
+      if (!channel.isOpen()) {
+        it.remove();
+        continue;
+      }
+      Refusal late = e.getValue().overdue(nowNanos, timeoutNanos);
+      if (late != null) {
+        it.remove();
+        count(late);
+        closed++;
+        shutDown(channel, "a connection whose message passed its deadline");
+      }
+    }
     for (Iterator<Handshaking> it = handshaking.values().iterator(); it.hasNext(); ) {
       Handshaking h = it.next();
       if (!h.channel().isOpen()) {
@@ -285,19 +344,26 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
         it.remove();
         count(Refusal.HANDSHAKE);
         closed++;
-        try {
-          h.channel().shutdownInput();
-          h.channel().shutdownOutput();
-        } catch (IOException e) {
-          LOG.log(Level.DEBUG, () -> "shutting down a connection whose handshake stalled: " + e.getMessage());
-        }
+        shutDown(h.channel(), "a connection whose handshake stalled");
       }
     }
     return closed;
   }
 
+  private static void shutDown(SocketChannel channel, String what) {
+    try {
+      channel.shutdownInput();
+      channel.shutdownOutput();
+    } catch (IOException e) {
+      LOG.log(Level.DEBUG, () -> "shutting down " + what + ": " + e.getMessage());
+    }
+  }
+
   private void forgetClosed() {
     handshaking.values().removeIf(h -> !h.channel().isOpen());
+    byPeer.values().removeIf(c -> !c.isOpen());
+    peerOf.keySet().removeIf(c -> !c.isOpen());
+    receivers.keySet().removeIf(c -> !c.isOpen());
     for (Iterator<Map.Entry<SelectableChannel, String>> it = open.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<SelectableChannel, String> e = it.next();
       if (!e.getKey().isOpen()) {

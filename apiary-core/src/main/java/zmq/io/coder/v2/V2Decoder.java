@@ -26,7 +26,7 @@ import zmq.util.Errno;
  * <p>Like {@code zmq.Signaler}, this class must precede the JeroMQ jar on the class path; {@link WireGuard#install}
  * refuses to guard a socket otherwise.
  */
-public class V2Decoder extends Decoder {
+public class V2Decoder extends Decoder implements WireGuard.Receiver {
   /** {@link WireGuard} looks this field up by name to tell this class from JeroMQ's. */
   public static final boolean APIARY_GUARDED = true;
 
@@ -43,6 +43,12 @@ public class V2Decoder extends Decoder {
   /** A guarded connection's frames above this size are allocated as their bytes arrive ({@link #sizedInSteps}). */
   static final int FIRST_CHUNK_BYTES = 64 * 1024;
 
+  /**
+   * The guarded decoder made last on this thread, until its connection's mechanism takes it: JeroMQ's engine makes the
+   * decoder and then, on the same thread, the mechanism, which alone knows the peer's address.
+   */
+  private static final ThreadLocal<V2Decoder> MADE = new ThreadLocal<>();
+
   private final ByteBuffer header = ByteBuffer.allocate(8);
   private final Step bodyChunkReady = this::bodyChunkReady;
   /** The body received so far of a large frame being received in steps, or {@code null}. */
@@ -53,13 +59,19 @@ public class V2Decoder extends Decoder {
   /** The flags of the frame being decoded, as {@link Msg} flags. */
   private int msgFlags;
   /** Bytes this connection holds in the guard: the frames of its unfinished message (the current one included). */
-  private long held;
+  private volatile long held;
   /** Bytes of the command frame being received, held in the guard apart from {@link #held}. */
   private long commandHeld;
   private long messageStartNanos;
   private long lastFrameNanos;
   private boolean inFrame;
-  private boolean refused;
+  /** Refused by the decoder, or closed by the guard's sweep ({@link #overdue}): counted already. */
+  private volatile boolean refused;
+  /**
+   * When the unfinished message (or, between messages, the frame) being received began; 0 while nothing is: read by
+   * the guard's sweep, from another thread.
+   */
+  private volatile long busySinceNanos;
   /** Whether a command (the handshake's READY first) has been decoded: before it, the handshake is not over. */
   private boolean commandSeen;
 
@@ -68,6 +80,30 @@ public class V2Decoder extends Decoder {
     this.guard = allocator instanceof WireGuard g ? g : null;
     this.lastFrameNanos = guard == null ? 0 : System.nanoTime();
     expectFlags();
+    if (guard != null) {
+      MADE.set(this);
+    }
+  }
+
+  /**
+   * The guarded decoder made last on this thread and not yet taken, or {@code null}; taking it forgets it. Apiary's
+   * {@code zmq.io.mechanism.NullMechanism} takes it as it is made for the same connection and hands it to the guard
+   * with the peer's address.
+   */
+  public static V2Decoder takeMadeOnThisThread() {
+    V2Decoder d = MADE.get();
+    MADE.remove();
+    return d;
+  }
+
+  @Override
+  public WireGuard.Refusal overdue(long nowNanos, long timeoutNanos) {
+    long since = busySinceNanos;
+    if (since == 0 || refused || nowNanos - since <= timeoutNanos) {
+      return null;
+    }
+    refused = true;
+    return held > 0 ? WireGuard.Refusal.MESSAGE_DEADLINE : WireGuard.Refusal.STALLED_FRAME;
   }
 
   private void expectFlags() {
@@ -180,11 +216,15 @@ public class V2Decoder extends Decoder {
       guard.count(WireGuard.Refusal.UNFINISHED_BYTES_TOTAL);
       return false;
     }
+    if (busySinceNanos == 0) {
+      busySinceNanos = now;
+    }
     if (command) { // a command (PING, PONG, the handshake's) is never part of a message
       commandHeld = size;
     } else {
       if (held == 0) {
         messageStartNanos = now;
+        busySinceNanos = now;
       }
       held += size;
     }
@@ -203,6 +243,9 @@ public class V2Decoder extends Decoder {
       } else if ((msgFlags & Msg.MORE) == 0) { // the message is whole: JeroMQ's queue limit counts it from here
         guard.release(held);
         held = 0;
+      }
+      if (held == 0) {
+        busySinceNanos = 0;
       }
     }
     expectFlags();
