@@ -390,9 +390,10 @@ final class ConsoleApi {
 
   /**
    * Adds {@code graph}: the DAG of the execution's graph version, laid out, each function node with its
-   * {@code outcome} ({@link #OK}, {@link #FAILED}, {@link #NOT_REACHED}, {@link #RECORDED}, or {@link #UNKNOWN} without
-   * a sink), {@code runs} (function executions that ran it: a fan-out's key count) and {@code answeredFromRecord}
-   * (those answered from their record: an earlier attempt ran them). Null if the graph or version is not known.
+   * {@code outcome} ({@link #OK}, {@link #FAILED}, {@link #NOT_REACHED}, {@link #RECORDED}, or {@link #UNKNOWN}: no
+   * sink and not done, or done but not in the sink), {@code runs} (its function executions that ran, in any attempt), {@code answeredFromRecord} (those
+   * answered from their record: an earlier attempt ran them) and {@code keys} (the distinct keys it ran on: a
+   * fan-out's key count). Null if the graph or version is not known.
    */
   private void graphOf(ObjectNode body, ArrayNode problems) {
     JsonNode e = body.get("execution");
@@ -429,9 +430,11 @@ final class ConsoleApi {
       String id = n.get("id").asText();
       int ran = 0;
       int recorded = 0;
+      java.util.Set<String> keys = new java.util.HashSet<>();
       if (functions != null && functions.isArray()) {
         for (JsonNode f : functions) {
           if (f.get("function").asText().equals(id)) {
+            keys.add(f.path("partitionKey").asText(""));
             if (ProvenanceSchema.MODE_RECORDED.equals(f.path("mode").asText())) {
               recorded++;
             } else {
@@ -448,11 +451,14 @@ final class ConsoleApi {
       } else if (ran > 0) {
         outcome = OK;
       } else if (functions == null || !functions.isArray()) {
-        outcome = "DONE".equals(status) ? OK : UNKNOWN;
+        outcome = "DONE".equals(status) ? OK : UNKNOWN; // no sink: a DONE graph ran every function
+      } else if ("DONE".equals(status)) {
+        outcome = UNKNOWN; // done, yet not in the sink: not loaded yet, or its capture was lost
       } else {
         outcome = NOT_REACHED;
       }
-      ((ObjectNode) n).put("outcome", outcome).put("runs", ran).put("answeredFromRecord", recorded);
+      ((ObjectNode) n).put("outcome", outcome).put("runs", ran).put("answeredFromRecord", recorded)
+          .put("keys", keys.size());
     }
   }
 

@@ -16,10 +16,10 @@ import java.util.Map;
  * that close it.
  */
 final class DagLayout {
-  static final int NODE_WIDTH = 168;
+  static final int NODE_WIDTH = 176;
   static final int NODE_HEIGHT = 48;
-  static final int GAP_X = 72;
-  static final int GAP_Y = 28;
+  static final int GAP_X = 128;
+  static final int GAP_Y = 36;
   static final int MARGIN = 16;
   private static final int SWEEPS = 4;
 

@@ -23,7 +23,7 @@
       if (k === 'class') e.className = v;
       else e.setAttribute(k, String(v));
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined) continue;
       e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
     }
@@ -35,7 +35,7 @@
     for (const [k, v] of Object.entries(attrs || {})) {
       if (v !== null && v !== undefined) e.setAttribute(k, String(v));
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined) continue;
       e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
     }
@@ -162,8 +162,8 @@
       root.appendChild(svg('path', {
         class: 'edge', d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`, 'marker-end': 'url(#' + arrowId + ')',
       }, svg('title', {}, e.from + ' → ' + e.to + ': ' + e.id + (e.type ? ' (' + e.type + ')' : ''))));
-      labels.push(svg('text', { class: 'edge-label', x: mx, y: (y1 + y2) / 2 - 5, 'text-anchor': 'middle' },
-        truncate(e.id + (e.type ? ': ' + e.type.replace(/^class /, '').replace(/^java\.lang\./, '') : ''), 24)));
+      labels.push(svg('text', { class: 'edge-label', x: mx, y: Math.min(y1, y2) - 6, 'text-anchor': 'middle' },
+        truncate(e.id + (e.type ? ': ' + e.type.replace(/^class /, '').replace(/^java\.lang\./, '') : ''), 19)));
     }
     for (const n of graph.nodes) {
       const terminal = n.kind === 'source' || n.kind === 'sink';
@@ -175,8 +175,7 @@
       if (terminal) {
         sub = null;
       } else if (withOutcomes) {
-        const runs = n.runs + n.answeredFromRecord;
-        sub = n.outcome + (runs > 1 ? ' · ' + runs + ' keys' : '') + (n.recorded ? ' · R' : '');
+        sub = n.outcome + (n.keys > 1 ? ' · ' + n.keys + ' keys' : '') + (n.recorded ? ' · R' : '');
       } else {
         sub = n.kind + (n.keyType ? ' · ' + n.keyType.replace(/^class /, '').replace(/^java\.lang\./, '') : '')
           + (n.recorded ? ' · R' : '');
