@@ -93,7 +93,7 @@ final class ConsoleApi {
     try {
       String path = request.path();
       if (!path.startsWith("/api/")) {
-        throw new Refusal(404, NO_SUCH_PATH).with("path", path);
+        return ConsolePages.page(path);
       }
       if (config.credentialsRequired()) {
         authorize(request.header("authorization"));
@@ -124,7 +124,7 @@ final class ConsoleApi {
   }
 
   private static final String NO_SUCH_PATH = "no such path: the console answers /api/executions, "
-      + "/api/executions/{id}, /api/graphs, /api/cluster and /api/provenance/{query}";
+      + "/api/executions/{id}, /api/graphs, /api/cluster and /api/provenance/{query}, and its pages under /";
 
   // --- /api/provenance/{query} ---
 
@@ -369,6 +369,7 @@ final class ConsoleApi {
       body.putNull("request");
       body.putNull("outcome");
       body.set("functions", functions);
+      graphOf(body, problems);
       return body;
     }
     ExecutionQueries.Detail d = found.get();
@@ -376,7 +377,89 @@ final class ConsoleApi {
     body.set("request", request(d.request()));
     body.set("outcome", d.outcome() == null ? null : outcome(d.outcome()));
     body.set("functions", functions);
+    graphOf(body, problems);
     return body;
+  }
+
+  /** Outcomes of a function node on the execution page. */
+  static final String OK = "ok";
+  static final String FAILED = "failed";
+  static final String NOT_REACHED = "not reached";
+  static final String RECORDED = "answered from record";
+  static final String UNKNOWN = "unknown";
+
+  /**
+   * Adds {@code graph}: the DAG of the execution's graph version, laid out, each function node with its
+   * {@code outcome} ({@link #OK}, {@link #FAILED}, {@link #NOT_REACHED}, {@link #RECORDED}, or {@link #UNKNOWN}: no
+   * sink and not done, or done but not in the sink), {@code runs} (its function executions that ran, in any attempt), {@code answeredFromRecord} (those
+   * answered from their record: an earlier attempt ran them) and {@code keys} (the distinct keys it ran on: a
+   * fan-out's key count). Null if the graph or version is not known.
+   */
+  private void graphOf(ObjectNode body, ArrayNode problems) {
+    JsonNode e = body.get("execution");
+    if (e == null || !e.hasNonNull("graph") || !e.hasNonNull("version")) {
+      body.putNull("graph");
+      return;
+    }
+    String name = e.get("graph").asText();
+    long version = e.get("version").asLong();
+    List<ExecutionQueries.GraphVersion> all;
+    try {
+      all = query("reading the graphs", () -> ExecutionQueries.graphs(db));
+    } catch (Refusal r) {
+      problem(problems, "database", r.getMessage());
+      body.putNull("graph");
+      return;
+    }
+    ExecutionQueries.GraphVersion g = all.stream().filter(v -> v.name().equals(name) && v.version() == version)
+        .findFirst().orElse(null);
+    if (g == null) {
+      body.putNull("graph");
+      return;
+    }
+    ObjectNode dag = body.putObject("graph").put("name", name).put("version", version);
+    dag(g.graph(), dag);
+    String status = e.path("status").asText("");
+    JsonNode functions = body.get("functions");
+    String failedFunction = body.path("outcome").path("function").asText(null);
+    for (JsonNode n : dag.get("nodes")) {
+      String kind = n.get("kind").asText();
+      if (kind.equals("source") || kind.equals("sink")) {
+        continue;
+      }
+      String id = n.get("id").asText();
+      int ran = 0;
+      int recorded = 0;
+      java.util.Set<String> keys = new java.util.HashSet<>();
+      if (functions != null && functions.isArray()) {
+        for (JsonNode f : functions) {
+          if (f.get("function").asText().equals(id)) {
+            keys.add(f.path("partitionKey").asText(""));
+            if (ProvenanceSchema.MODE_RECORDED.equals(f.path("mode").asText())) {
+              recorded++;
+            } else {
+              ran++;
+            }
+          }
+        }
+      }
+      String outcome;
+      if (id.equals(failedFunction) && "FAILED".equals(status)) {
+        outcome = FAILED;
+      } else if (recorded > 0) {
+        outcome = RECORDED;
+      } else if (ran > 0) {
+        outcome = OK;
+      } else if (functions == null || !functions.isArray()) {
+        outcome = "DONE".equals(status) ? OK : UNKNOWN; // no sink: a DONE graph ran every function
+      } else if ("DONE".equals(status)) {
+        outcome = UNKNOWN; // done, yet not in the sink: not loaded yet, or its capture was lost
+      } else {
+        outcome = NOT_REACHED;
+      }
+      ((ObjectNode) n).put("outcome", outcome).put("runs", ran).put("answeredFromRecord", recorded)
+          .put("keys", keys.size());
+    }
   }
 
   /**
@@ -405,14 +488,17 @@ final class ConsoleApi {
     return rows.isEmpty() ? null : rows.get(rows.size() - 1);
   }
 
+  /** {@link ProvenanceReports#FUNCTIONS_SQL} with each row's mode: ran, or answered from its record. */
+  static final String FUNCTIONS_SQL = "SELECT function_name, exec_id, partition_key, event_time, latency_us, mode "
+      + "FROM " + ProvenanceSchema.FUNCTION_INVOCATIONS + " WHERE execution_id = ? ORDER BY event_time, exec_id";
+
   /** The execution's function executions in the sink, or {@code null} with a problem (or no sink) saying why. */
   private JsonNode functions(String id, ArrayNode problems) {
     if (config.sinkUrl() == null) {
       return null;
     }
     try {
-      List<Map<String, Object>> rows = query("reading the provenance sink", () -> sinkSql(
-          ProvenanceReports.FUNCTIONS_SQL, id));
+      List<Map<String, Object>> rows = query("reading the provenance sink", () -> sinkSql(FUNCTIONS_SQL, id));
       ArrayNode a = Json.MAPPER.createArrayNode();
       for (Map<String, Object> r : rows) {
         ObjectNode o = a.addObject();
@@ -421,6 +507,7 @@ final class ConsoleApi {
         o.put("partitionKey", r.get("partition_key") == null ? null : String.valueOf(r.get("partition_key")));
         o.put("at", r.get("event_time") == null ? null : String.valueOf(r.get("event_time")));
         o.set("latencyUs", Json.MAPPER.valueToTree(r.get("latency_us")));
+        o.put("mode", r.get("mode") == null ? ProvenanceSchema.MODE_RAN : String.valueOf(r.get("mode")));
       }
       return a;
     } catch (Refusal r) {
@@ -521,6 +608,25 @@ final class ConsoleApi {
       edges.addObject().put("from", e.from()).put("to", e.to()).put("id", e.id())
           .put("type", e.kind() == null ? null : String.valueOf(e.kind()));
     }
+    layout(into);
+  }
+
+  /**
+   * Adds {@link DagLayout}'s places to the DAG's nodes ({@code x}, {@code y}: the box's top-left corner;
+   * {@code layer}, {@code order}) and the drawing's {@code layout} (width, height, box size), for a page to draw.
+   */
+  static void layout(ObjectNode dag) {
+    List<String> ids = new ArrayList<>();
+    dag.get("nodes").forEach(n -> ids.add(n.get("id").asText()));
+    List<String[]> pairs = new ArrayList<>();
+    dag.get("edges").forEach(e -> pairs.add(new String[] {e.get("from").asText(), e.get("to").asText()}));
+    DagLayout.Layout layout = DagLayout.layout(ids, pairs, org.apiary.Graph.SOURCE, org.apiary.Graph.SINK);
+    for (JsonNode n : dag.get("nodes")) {
+      DagLayout.Place p = layout.places().get(n.get("id").asText());
+      ((ObjectNode) n).put("layer", p.layer()).put("order", p.order()).put("x", p.x()).put("y", p.y());
+    }
+    dag.putObject("layout").put("width", layout.width()).put("height", layout.height())
+        .put("nodeWidth", DagLayout.NODE_WIDTH).put("nodeHeight", DagLayout.NODE_HEIGHT);
   }
 
   // --- /api/cluster ---

@@ -178,6 +178,94 @@ class ConsoleApiTest {
   }
 
   @Test
+  void anExecutionsGraphIsColouredByOutcome() throws Exception {
+    // No sink here: a failed execution's failing function is known from its outcome, the rest are not.
+    JsonNode failed = ok(get("/api/executions/" + enc(failedId)));
+    assertEquals("failing", failed.at("/graph/name").asText(), failed.toString());
+    assertEquals(Map.of("bump", ConsoleApi.UNKNOWN, "explode", ConsoleApi.FAILED), outcomes(failed));
+    JsonNode done = ok(get("/api/executions/" + enc(run + "ok-1")));
+    assertEquals(Map.of("bump", ConsoleApi.OK, "report", ConsoleApi.OK), outcomes(done));
+    assertApart(done.get("graph"));
+  }
+
+  /** Every graph version's layout: SOURCE first, SINK last, every edge forwards, no two boxes overlapping. */
+  @Test
+  void graphsAreLaidOutLeftToRightWithoutOverlap() throws Exception {
+    JsonNode graphs = ok(get("/api/graphs"));
+    int checked = 0;
+    for (JsonNode g : graphs.get("graphs")) {
+      for (JsonNode v : g.get("versions")) {
+        assertApart(v);
+        Map<String, Integer> layer = new java.util.HashMap<>();
+        int last = 0;
+        for (JsonNode n : v.get("nodes")) {
+          layer.put(n.get("id").asText(), n.get("layer").asInt());
+          last = Math.max(last, n.get("layer").asInt());
+        }
+        assertEquals(0, layer.get(org.apiary.Graph.SOURCE), v.toString());
+        assertEquals(last, layer.get(org.apiary.Graph.SINK), v.toString());
+        for (JsonNode e : v.get("edges")) {
+          assertTrue(layer.get(e.get("from").asText()) < layer.get(e.get("to").asText()), "edge forwards: " + e);
+        }
+        checked++;
+      }
+    }
+    assertTrue(checked >= 3, graphs.toString());
+  }
+
+  /** The browser pages: from the jar without a key (they hold no data), with the CSP; other paths 404. */
+  @Test
+  void pagesAreServedWithTheirCspAndNothingElseIs() throws Exception {
+    for (String page : List.of("/", "/executions.html", "/execution.html", "/record.html", "/graphs.html",
+        "/cluster.html", "/sql.html", "/console.js", "/console.css", "/favicon.svg")) {
+      RawHttp.Response r = Http.send("GET", console.url() + page, null);
+      assertEquals(200, r.status(), page);
+      assertTrue(r.header("content-security-policy").startsWith("default-src 'self'"), page + ": " + r.headers());
+      String body = r.body().replace("http://www.w3.org/2000/svg", ""); // SVG's namespace, never fetched
+      assertFalse(body.contains("http://") || body.contains("https://") || body.contains("//cdn")
+          || body.contains("@import"), page + " loads nothing from elsewhere");
+    }
+    assertTrue(Http.send("GET", console.url() + "/", null).header("content-type").startsWith("text/html"));
+    String js = Http.send("GET", console.url() + "/console.js", null).body();
+    assertFalse(js.contains("innerHTML") || js.contains("outerHTML") || js.contains("insertAdjacentHTML")
+        || js.contains("document.write") || js.contains("eval("), "data is inserted as text only");
+    for (String bad : List.of("/nothing.html", "/../pom.xml", "/web/console.js", "/ConsoleApi.class")) {
+      RawHttp.Response r = Http.send("GET", console.url() + bad, null);
+      assertEquals(404, r.status(), bad + ": " + r.body());
+    }
+    assertEquals(405, Http.send("POST", console.url() + "/sql.html", null).status());
+  }
+
+  private static Map<String, String> outcomes(JsonNode execution) {
+    Map<String, String> o = new java.util.HashMap<>();
+    for (JsonNode n : execution.at("/graph/nodes")) {
+      if (n.has("outcome")) {
+        o.put(n.get("id").asText(), n.get("outcome").asText());
+      }
+    }
+    return o;
+  }
+
+  /** No two node boxes of the DAG intersect, and each lies within the drawing. */
+  static void assertApart(JsonNode dag) {
+    int w = dag.at("/layout/nodeWidth").asInt();
+    int h = dag.at("/layout/nodeHeight").asInt();
+    List<JsonNode> nodes = new ArrayList<>();
+    dag.get("nodes").forEach(nodes::add);
+    for (int i = 0; i < nodes.size(); i++) {
+      JsonNode a = nodes.get(i);
+      assertTrue(a.get("x").asInt() >= 0 && a.get("x").asInt() + w <= dag.at("/layout/width").asInt()
+          && a.get("y").asInt() >= 0 && a.get("y").asInt() + h <= dag.at("/layout/height").asInt(), a.toString());
+      for (int j = i + 1; j < nodes.size(); j++) {
+        JsonNode b = nodes.get(j);
+        boolean apart = a.get("x").asInt() + w <= b.get("x").asInt() || b.get("x").asInt() + w <= a.get("x").asInt()
+            || a.get("y").asInt() + h <= b.get("y").asInt() || b.get("y").asInt() + h <= a.get("y").asInt();
+        assertTrue(apart, "nodes overlap: " + a + " and " + b);
+      }
+    }
+  }
+
+  @Test
   void clusterShowsTheDatabaseAndTheLiveFrontend() throws Exception {
     JsonNode c = ok(get("/api/cluster"));
     assertTrue(c.at("/database/partitions").asLong() >= 1, c.toString());
@@ -261,9 +349,9 @@ class ConsoleApiTest {
          java.sql.Statement st = c.createStatement()) {
       // The columns the console reads, as ProvenanceSchema.functionInvocations() names them.
       st.execute("CREATE TABLE FunctionInvocations (event_time BIGINT, exec_id BIGINT, function_name VARCHAR, "
-          + "execution_id VARCHAR, partition_key VARCHAR, latency_us BIGINT)");
-      st.execute("INSERT INTO FunctionInvocations VALUES (1, 11, 'bump', '" + failedId + "', '7500', 40), "
-          + "(2, 12, 'bump', '" + gone + "', '1', 30), (3, 13, 'report', '" + gone + "', '1', 20)");
+          + "execution_id VARCHAR, partition_key VARCHAR, latency_us BIGINT, mode VARCHAR)");
+      st.execute("INSERT INTO FunctionInvocations VALUES (1, 11, 'bump', '" + failedId + "', '7500', 40, 'recorded'), "
+          + "(2, 12, 'bump', '" + gone + "', '1', 30, 'ran'), (3, 13, 'report', '" + gone + "', '1', 20, 'ran')");
       // As ProvenanceSchema.invocations() declares it: how each invocation ended (issue 43 item 1).
       st.execute("CREATE TABLE Invocations (invocation_id VARCHAR, graph VARCHAR, graph_version INTEGER, status "
           + "VARCHAR, error VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP, frontend VARCHAR, caller VARCHAR, "
@@ -277,7 +365,13 @@ class ConsoleApiTest {
       JsonNode failed = ok(Http.send("GET", withSink.url() + "/api/executions/" + enc(failedId), admin));
       assertEquals(1, failed.get("functions").size(), failed.toString());
       assertEquals("bump", failed.at("/functions/0/function").asText());
+      assertEquals("recorded", failed.at("/functions/0/mode").asText());
       assertTrue(failed.get("problems").isEmpty(), failed.toString());
+      // Its graph's DAG by outcome: bump answered from its record, explode failed (issue 43 item 3).
+      assertEquals(Map.of("bump", ConsoleApi.RECORDED, "explode", ConsoleApi.FAILED), outcomes(failed), failed.toString());
+      JsonNode ok = ok(Http.send("GET", withSink.url() + "/api/executions/" + enc(run + "ok-5"), admin));
+      assertEquals(Map.of("bump", ConsoleApi.UNKNOWN, "report", ConsoleApi.UNKNOWN), outcomes(ok),
+          "done, but the sink holds no function execution of ok-5 (not loaded yet, or not captured): " + ok);
 
       // Past retention, known to the sink's Invocations by the client's ID alone (logged as alice/ID): how it ended.
       JsonNode past = ok(Http.send("GET", withSink.url() + "/api/executions/" + enc(gone), admin));

@@ -516,6 +516,52 @@ public final class ProvenanceQueries {
   }
 
   /**
+   * The versions of a record: every insert, update and delete of it, in the record's order, each with its writer
+   * ({@code execution_id} and {@code function_name} of the function execution that wrote it, null where the sink has
+   * no {@code FunctionInvocations} row for it) and the values it wrote.
+   *
+   * <p>SQL:
+   * <pre>
+   * SELECT w.event_time, w.event_type, w.tx_id, f.execution_id, f.function_name, w.&lt;application columns&gt;
+   * FROM &lt;events&gt; w LEFT JOIN FunctionInvocations f ON f.exec_id = &lt;ProvenanceSchema.writerExecId("w")&gt;
+   * WHERE w.event_type IN ('insert', 'update', 'delete') AND w.&lt;key&gt; = ?
+   * ORDER BY w.tx_id, w.exec_seq, w.event_seq
+   * </pre>
+   *
+   * @param events the record's events table; it must have a {@link ProvenanceTable#recordKey() record key}
+   * @param recordKey the record's key (see the class description)
+   * @throws IllegalArgumentException if the table or key is not valid
+   * @throws SQLException if the query fails or times out
+   */
+  public List<Map<String, Object>> versionsOfRecord(ProvenanceTable events, Map<String, Object> recordKey)
+      throws SQLException {
+    checkEventsTable(events);
+    Map<ProvenanceColumn, Object> key = recordKey(events, recordKey);
+    List<ProvenanceColumn> columns = applicationColumns(events);
+    Sql sql = new Sql().add("SELECT w.").add(quote(ProvenanceSchema.EVENT_TIME)).add(", w.")
+        .add(quote(ProvenanceSchema.EVENT_TYPE)).add(", w.").add(quote(ProvenanceSchema.TX_ID)).add(", f.")
+        .add(quote("execution_id")).add(", f.").add(quote("function_name"));
+    columns.forEach(c -> sql.add(", w.").add(quote(c.name())));
+    sql.add(" FROM ").add(quote(events.name())).add(" w LEFT JOIN ").add(INVOCATIONS).add(" f ON f.")
+        .add(quote(ProvenanceSchema.EXEC_ID)).add(" = ").add(writerExecId("w")).add(" WHERE ").keyMatch("w", key)
+        .add(" AND w.").add(quote(ProvenanceSchema.EVENT_TYPE)).add(" IN ").add(WRITE_TYPES).add(" ORDER BY w.")
+        .add(quote(ProvenanceSchema.TX_ID)).add(", w.").add(quote(ProvenanceSchema.EXEC_SEQ)).add(", w.")
+        .add(quote(ProvenanceSchema.EVENT_SEQ));
+    return query(sql, rs -> {
+      Map<String, Object> row = new LinkedHashMap<>();
+      row.put("event_time", dialect.readTimestamp(rs, 1));
+      row.put("event_type", rs.getString(2));
+      row.put("tx_id", rs.getLong(3));
+      row.put("execution_id", rs.getString(4));
+      row.put("function", rs.getString(5));
+      for (int i = 0; i < columns.size(); i++) {
+        row.put(columns.get(i).name(), read(rs, i + 6, columns.get(i).type()));
+      }
+      return Collections.unmodifiableMap(row);
+    });
+  }
+
+  /**
    * Reads outside allowed purposes (audit): every read event of the table by an execution whose caller is one of
    * {@code callers} and whose stated purpose is not one of {@code allowedPurposes}; a read with no purpose counts
    * as outside. To ask about a role, use {@link #readsByRoleOutsidePurposes}; to ask about a graph's policy, pass its

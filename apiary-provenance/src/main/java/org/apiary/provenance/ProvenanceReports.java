@@ -38,7 +38,7 @@ import java.util.Set;
  */
 public final class ProvenanceReports {
   /** The queries, by name. */
-  public static final Set<String> QUERIES = Set.of("state", "downstream", "outside", "reads", "denied",
+  public static final Set<String> QUERIES = Set.of("state", "downstream", "outside", "reads", "versions", "denied",
       "outside-purpose", "functions", "invocation", "sql");
 
   private static final Map<String, Set<String>> PARAMETERS = Map.of(
@@ -46,6 +46,7 @@ public final class ProvenanceReports {
       "downstream", Set.of("table", "key"),
       "outside", Set.of("function", "table", "allowed", "key-columns"),
       "reads", Set.of("table", "key"),
+      "versions", Set.of("table", "key"),
       "denied", Set.of("from", "to"),
       "outside-purpose", Set.of("table", "key-columns", "allowed-purposes", "caller", "role"),
       "functions", Set.of("execution"),
@@ -165,6 +166,7 @@ public final class ProvenanceReports {
       case "downstream" -> downstream(queries, p);
       case "outside" -> outside(queries, p);
       case "reads" -> reads(queries, p);
+      case "versions" -> versions(queries, p);
       case "denied" -> denied(queries, p);
       case "outside-purpose" -> outsidePurpose(queries, p);
       case "functions" -> Report.of(queries.sql(FUNCTIONS_SQL, required(p, "execution")), null);
@@ -257,6 +259,13 @@ public final class ProvenanceReports {
     Map<String, Object> recordKey = key(required(p, "key"), "key");
     ProvenanceTable events = queries.describeEventsTable(required(p, "table"), List.copyOf(recordKey.keySet()));
     return readsReport(queries.readsOfRecord(events, recordKey));
+  }
+
+  private static Report versions(ProvenanceQueries queries, Map<String, String> p) throws SQLException {
+    Map<String, Object> recordKey = key(required(p, "key"), "key");
+    ProvenanceTable events = queries.describeEventsTable(required(p, "table"), List.copyOf(recordKey.keySet()));
+    return Report.of(queries.versionsOfRecord(events, recordKey), "(no versions: nothing wrote this record, or its "
+        + "writes were not captured)");
   }
 
   private static Report denied(ProvenanceQueries queries, Map<String, String> p) throws SQLException {

@@ -1,0 +1,412 @@
+// Apiary console pages. Data from /api/ is only ever inserted as text (textContent, text nodes, attribute values),
+// never as markup. The API key the user gives is kept in this tab's sessionStorage and sent as a Bearer header.
+'use strict';
+
+(() => {
+  const KEY = 'apiary.console.key';
+  const SVG = 'http://www.w3.org/2000/svg';
+  const OUTCOMES = [
+    ['ok', 'ok', '✓'],
+    ['failed', 'failed', '✗'],
+    ['answered from record', 'recorded', '↺'],
+    ['not reached', 'notreached', '–'],
+  ];
+  const outcomeClass = (o) => (OUTCOMES.find((x) => x[0] === o) || [o, 'unknown', '?'])[1];
+  const outcomeGlyph = (o) => (OUTCOMES.find((x) => x[0] === o) || [o, 'unknown', '?'])[2];
+
+  // --- building elements as text only ---
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === 'class') e.className = v;
+      else e.setAttribute(k, String(v));
+    }
+    for (const c of children.flat(Infinity)) {
+      if (c === null || c === undefined) continue;
+      e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return e;
+  }
+
+  function svg(tag, attrs, ...children) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v !== null && v !== undefined) e.setAttribute(k, String(v));
+    }
+    for (const c of children.flat(Infinity)) {
+      if (c === null || c === undefined) continue;
+      e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return e;
+  }
+
+  const $ = (id) => document.getElementById(id);
+  const params = () => new URLSearchParams(location.search);
+  const text = (v) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+  function table(columns, rows, options) {
+    const o = options || {};
+    if (!rows.length) return el('p', { class: 'empty' }, o.empty || '(no rows)');
+    return el('table', { id: o.id },
+      el('thead', {}, el('tr', {}, columns.map((c) => el('th', { class: o.numeric && o.numeric.includes(c) ? 'num' : null }, c)))),
+      el('tbody', {}, rows.map((r) => el('tr', {}, r.map((cell, i) => el('td', {
+        class: o.numeric && o.numeric.includes(columns[i]) ? 'num' : null,
+      }, cell instanceof Node ? cell : text(cell)))))));
+  }
+
+  const executionLink = (id) => (id ? el('a', { href: '/execution.html?id=' + encodeURIComponent(id) }, id) : '');
+  const badge = (cls, label) => el('span', { class: 'badge ' + cls }, label);
+
+  // --- the key and the API ---
+
+  function setupKey() {
+    const form = $('key-form');
+    const input = $('key-input');
+    const mark = () => form.classList.toggle('has-key', !!sessionStorage.getItem(KEY));
+    mark();
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const k = input.value.trim();
+      if (k) sessionStorage.setItem(KEY, k);
+      input.value = '';
+      mark();
+      location.reload();
+    });
+    $('key-forget').addEventListener('click', () => {
+      sessionStorage.removeItem(KEY);
+      mark();
+      location.reload();
+    });
+  }
+
+  class ApiError extends Error {
+    constructor(status, body) {
+      super((body && body.error) || ('HTTP ' + status));
+      this.status = status;
+      this.body = body;
+    }
+  }
+
+  async function api(path) {
+    const headers = { Accept: 'application/json' };
+    const k = sessionStorage.getItem(KEY);
+    if (k) headers.Authorization = 'Bearer ' + k;
+    const r = await fetch(path, { method: 'GET', headers, cache: 'no-store', credentials: 'omit' });
+    let body = null;
+    try {
+      body = await r.json();
+    } catch (e) {
+      body = { error: 'the console answered ' + r.status + ' without JSON' };
+    }
+    if (!r.ok) throw new ApiError(r.status, body);
+    return body;
+  }
+
+  function banner(messages, isError) {
+    const b = $('banner');
+    b.replaceChildren(...messages.map((m) => el('p', {}, m)));
+    b.className = 'banner' + (isError ? ' error' : '');
+    b.hidden = messages.length === 0;
+  }
+
+  function showProblems(body) {
+    const problems = (body && body.problems) || [];
+    if (problems.length) {
+      banner(problems.map((p) => 'The ' + p.source + ' cannot answer: ' + p.message), false);
+    }
+  }
+
+  function showError(e) {
+    if (e instanceof ApiError && e.status === 401) {
+      banner(['This console needs an API key with the admin role (or the role its operator named): enter it '
+        + 'above; it is kept in this tab only. ' + e.message], true);
+      $('key-input').focus();
+    } else if (e instanceof ApiError) {
+      banner([e.message], true);
+    } else {
+      banner(['The console cannot be reached: ' + e.message], true);
+    }
+  }
+
+  // --- the DAG, drawn from the coordinates the server computed ---
+
+  function truncate(s, n) {
+    return s.length > n ? s.slice(0, n - 1) + '…' : s;
+  }
+
+  function dag(graph, withOutcomes) {
+    const L = graph.layout;
+    const w = L.nodeWidth;
+    const h = L.nodeHeight;
+    const byId = new Map(graph.nodes.map((n) => [n.id, n]));
+    const arrowId = 'arrow-' + Math.random().toString(36).slice(2);
+    const root = svg('svg', {
+      class: 'dag', width: L.width, height: L.height, viewBox: '0 0 ' + L.width + ' ' + L.height,
+      role: 'img', 'aria-label': 'graph ' + (graph.name || ''),
+    });
+    root.appendChild(svg('defs', {}, svg('marker', {
+      id: arrowId, viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse',
+    }, svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrow' }))));
+    const labels = [];
+    for (const e of graph.edges) {
+      const a = byId.get(e.from);
+      const b = byId.get(e.to);
+      if (!a || !b) continue;
+      const x1 = a.x + w;
+      const y1 = a.y + h / 2;
+      const x2 = b.x;
+      const y2 = b.y + h / 2;
+      const mx = (x1 + x2) / 2;
+      root.appendChild(svg('path', {
+        class: 'edge', d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`, 'marker-end': 'url(#' + arrowId + ')',
+      }, svg('title', {}, e.from + ' → ' + e.to + ': ' + e.id + (e.type ? ' (' + e.type + ')' : ''))));
+      labels.push(svg('text', { class: 'edge-label', x: mx, y: Math.min(y1, y2) - 6, 'text-anchor': 'middle' },
+        truncate(e.id + (e.type ? ': ' + e.type.replace(/^class /, '').replace(/^java\.lang\./, '') : ''), 19)));
+    }
+    for (const n of graph.nodes) {
+      const terminal = n.kind === 'source' || n.kind === 'sink';
+      const cls = 'node' + (terminal ? ' terminal' : withOutcomes ? ' o-' + outcomeClass(n.outcome) : '');
+      const g = svg('g', { class: cls, transform: `translate(${n.x},${n.y})`, 'data-node': n.id,
+        'data-outcome': withOutcomes && !terminal ? n.outcome : null });
+      g.appendChild(svg('rect', { width: w, height: h, rx: terminal ? 22 : 6 }));
+      let sub;
+      if (terminal) {
+        sub = null;
+      } else if (withOutcomes) {
+        sub = n.outcome + (n.keys > 1 ? ' · ' + n.keys + ' keys' : '') + (n.recorded ? ' · R' : '');
+      } else {
+        sub = n.kind + (n.keyType ? ' · ' + n.keyType.replace(/^class /, '').replace(/^java\.lang\./, '') : '')
+          + (n.recorded ? ' · R' : '');
+      }
+      const textX = withOutcomes && !terminal ? 26 : terminal ? w / 2 : 10;
+      const anchor = terminal ? 'middle' : 'start';
+      if (withOutcomes && !terminal) {
+        g.appendChild(svg('text', { class: 'glyph', x: 8, y: h / 2 + 6 }, outcomeGlyph(n.outcome)));
+      }
+      g.appendChild(svg('text', { class: 'name', x: textX, y: sub ? 20 : h / 2 + 5, 'text-anchor': anchor },
+        truncate(n.id, withOutcomes && !terminal ? 18 : 20)));
+      if (sub) g.appendChild(svg('text', { class: 'sub', x: textX, y: 37 }, truncate(sub, 26)));
+      g.appendChild(svg('title', {}, n.id + (sub ? ' — ' + sub : '') + (n.recorded ? ' (R: Algorithm 1 records its outputs)' : '')));
+      root.appendChild(g);
+    }
+    labels.forEach((l) => root.appendChild(l)); // labels above edges and boxes
+    return el('div', { class: 'dag-wrap' }, root);
+  }
+
+  function legend() {
+    return el('div', { class: 'legend', id: 'legend' },
+      OUTCOMES.map(([label, cls, glyph]) => el('span', {}, el('span', { class: 'swatch o-' + cls }), glyph + ' ' + label)),
+      el('span', { class: 'hint' }, 'R: its outputs are recorded (Algorithm 1)'));
+  }
+
+  // --- pages ---
+
+  const FILTERS = ['graph', 'status', 'since', 'caller', 'frontend', 'prefix'];
+
+  async function executionsPage() {
+    const p = params();
+    const form = $('filters');
+    for (const f of FILTERS) {
+      if (p.get(f)) form.elements[f].value = p.get(f);
+    }
+    const q = new URLSearchParams();
+    for (const f of FILTERS.concat(['after'])) {
+      if (p.get(f)) q.set(f, p.get(f));
+    }
+    const body = await api('/api/executions' + (q.toString() ? '?' + q : ''));
+    showProblems(body);
+    const list = body.executions;
+    $('summary').textContent = (body.total === null ? 'The total is unknown' : body.total + ' matching execution'
+      + (body.total === 1 ? '' : 's')) + '; ' + list.length + ' on this page (' + body.pageSize + ' per page, newest first).';
+    $('content').replaceChildren(table(
+      ['ID', 'Graph', 'Version', 'Status', 'Started', 'Duration (ms)', 'Caller', 'Frontend', 'Attempts'],
+      list.map((e) => [executionLink(e.id), e.graph, e.version, badge('s-' + e.status, e.status), e.startedAt,
+        e.durationMs, e.caller, e.frontend, e.attempts]),
+      { id: 'executions', numeric: ['Version', 'Duration (ms)', 'Attempts'], empty: 'No execution matches these filters.' }));
+    const next = $('next');
+    if (body.next) {
+      const n = new URLSearchParams(q);
+      n.set('after', body.next);
+      next.href = '/executions.html?' + n;
+      next.hidden = false;
+    }
+  }
+
+  async function executionPage() {
+    const id = params().get('id');
+    if (!id) {
+      banner(['Give an execution: /execution.html?id=ID (the executions page links each one).'], true);
+      return;
+    }
+    $('title').textContent = 'Execution ' + id;
+    const body = await api('/api/executions/' + encodeURIComponent(id));
+    showProblems(body);
+    const e = body.execution;
+    const content = $('content');
+    const facts = [['ID', e.id], ['Graph', e.graph ? e.graph + ' version ' + e.version : null],
+      ['Status', e.status ? badge('s-' + e.status, e.status) : null], ['Started', e.startedAt],
+      ['Finished', e.finishedAt], ['Duration (ms)', e.durationMs], ['Caller', e.caller], ['Frontend', e.frontend],
+      ['Attempts', e.attempts], ['Error', e.error]].filter((f) => f[1] !== null && f[1] !== undefined);
+    content.appendChild(el('dl', { class: 'facts', id: 'facts' }, facts.map(([k, v]) => [el('dt', {}, k),
+      el('dd', {}, v instanceof Node ? v : text(v))])));
+    if (body.known) content.appendChild(el('p', { class: 'hint' }, 'Known ' + body.known + '.'));
+    if (body.graph) {
+      content.appendChild(el('h2', {}, 'Graph ' + body.graph.name + ', version ' + body.graph.version));
+      content.appendChild(legend());
+      content.appendChild(dag(body.graph, true));
+    }
+    content.appendChild(el('h2', {}, 'Function executions'));
+    if (body.functions === null) {
+      content.appendChild(el('p', { class: 'empty' }, 'Not known: this console reads no provenance sink, or it cannot be read now.'));
+    } else {
+      const outcomes = new Map(((body.graph && body.graph.nodes) || []).map((n) => [n.id, n.outcome]));
+      content.appendChild(table(['Function', 'Key', 'Transaction (exec ID)', 'Latency (µs)', 'How', 'At'],
+        body.functions.map((f) => [f.function, f.partitionKey, f.execId, f.latencyUs,
+          f.mode === 'recorded' ? badge('o-recorded', '↺ answered from record') : badge('o-ok', '✓ ran'), f.at]),
+        { id: 'functions', numeric: ['Latency (µs)'], empty: 'No function execution of it is in the provenance sink.' }));
+      const failed = [...outcomes].filter(([, o]) => o === 'failed').map(([n]) => n);
+      if (failed.length) {
+        content.appendChild(el('p', {}, badge('o-failed', '✗ failed'), ' ' + failed.join(', ')
+          + (body.outcome && body.outcome.message ? ': ' + body.outcome.message : '')));
+      }
+    }
+    if (body.request) {
+      content.appendChild(el('h2', {}, 'Request'));
+      content.appendChild(el('pre', { id: 'request' }, JSON.stringify(body.request, null, 2)));
+    }
+    if (body.outcome) {
+      content.appendChild(el('h2', {}, 'Outcome'));
+      content.appendChild(el('pre', { id: 'outcome' }, JSON.stringify(body.outcome, null, 2)));
+    }
+  }
+
+  function reportTable(report, id, empty) {
+    const columns = report.columns;
+    const execCol = columns.indexOf('execution_id');
+    return table(columns, report.rows.map((r) => r.map((c, i) => (i === execCol ? executionLink(c) : c))),
+      { id, empty: report.message || empty });
+  }
+
+  async function recordPage() {
+    const p = params();
+    const form = $('record-form');
+    const tableName = p.get('table');
+    const key = p.get('key');
+    if (tableName) form.elements.table.value = tableName;
+    if (key) form.elements.key.value = key;
+    const content = $('content');
+    if (!tableName || !key) {
+      content.appendChild(el('p', { class: 'hint' }, 'Give an application table and a record key (column=value; '
+        + 'several as a=1,b=2) to see its versions, who wrote each, who read it, and what its readers wrote.'));
+      return;
+    }
+    $('title').textContent = 'Record ' + tableName + ' ' + key;
+    const q = '?table=' + encodeURIComponent(tableName) + '&key=' + encodeURIComponent(key);
+    const sections = [
+      ['versions', 'Versions and their writers', 'versions', 'No versions: nothing wrote this record, or its writes were not captured.'],
+      ['reads', 'Readers', 'readers', 'No execution read this record.'],
+      ['downstream', 'Written by executions that read it (lineage, one step)', 'downstream', 'Its readers wrote nothing after reading it.'],
+    ];
+    for (const [query, heading, id, empty] of sections) {
+      content.appendChild(el('h2', {}, heading));
+      try {
+        content.appendChild(reportTable(await api('/api/provenance/' + query + q), id, empty));
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status === 401) throw e;
+        content.appendChild(el('p', { class: 'banner error', id: id + '-error' }, e.message));
+      }
+    }
+  }
+
+  async function graphsPage() {
+    const body = await api('/api/graphs');
+    showProblems(body);
+    const content = $('content');
+    if (!body.graphs.length) {
+      content.appendChild(el('p', { class: 'empty' }, 'No graph is registered: deploy an application.'));
+      return;
+    }
+    content.appendChild(el('p', { class: 'hint' }, 'Each graph\'s latest version, laid out left to right from SOURCE to '
+      + 'SINK; edges are labelled with their IDs and value types. R: the function\'s outputs are recorded.'));
+    for (const g of body.graphs) {
+      const v = g.versions[g.versions.length - 1];
+      const card = el('section', { class: 'graph-card', 'data-graph': g.name },
+        el('h2', {}, g.name),
+        el('div', { class: 'meta' }, 'version ' + v.version + ' of ' + g.versions.length + ', registered ' + v.registeredAt
+          + ' · ' + v.kind + ' · ' + v.nodes.filter((n) => n.kind !== 'source' && n.kind !== 'sink').length + ' function(s)'));
+      card.appendChild(dag(Object.assign({ name: g.name }, v), false));
+      content.appendChild(card);
+    }
+  }
+
+  async function clusterPage() {
+    const body = await api('/api/cluster');
+    showProblems(body);
+    const content = $('content');
+    const d = body.database;
+    content.appendChild(el('h2', {}, 'Database'));
+    if (d) {
+      content.appendChild(el('div', { class: 'cards', id: 'database' },
+        [['VoltDB', d.version], ['hosts', d.hosts.length], ['partitions', d.partitions], ['k-factor', d.kfactor]]
+          .map(([l, n]) => el('div', { class: 'card' }, el('div', { class: 'n' }, text(n)), el('div', { class: 'l' }, l)))));
+      content.appendChild(table(['Host', 'Client address'], d.hosts.map((h, i) => [h, (d.addresses || [])[i]]), { id: 'hosts' }));
+    } else {
+      content.appendChild(el('p', { class: 'empty' }, 'The database cannot be read now (see above).'));
+    }
+    content.appendChild(el('h2', {}, 'Frontends'));
+    content.appendChild(table(['Frontend', 'Endpoint', 'Lease', 'Remaining (s)', 'Running'],
+      (body.frontends || []).map((f) => [f.id, f.endpoint, badge(f.live ? 's-DONE' : 's-FAILED', f.live ? 'live' : 'expired'),
+        (f.leaseRemainingMs / 1000).toFixed(1), f.running]),
+      { id: 'frontends', numeric: ['Remaining (s)', 'Running'], empty: 'No frontend holds or held a lease.' }));
+    content.appendChild(el('h2', {}, 'Executions in the invocation log'));
+    const counts = Object.entries(body.executions || {});
+    content.appendChild(counts.length ? el('div', { class: 'cards', id: 'counts' }, counts.map(([s, n]) => el('a', {
+      class: 'card', href: '/executions.html?status=' + encodeURIComponent(s) }, el('div', { class: 'n' }, text(n)),
+    el('div', { class: 'l' }, s)))) : el('p', { class: 'empty' }, 'None within the retention.'));
+    content.appendChild(el('h2', {}, 'Provenance sink'));
+    content.appendChild(el('p', { id: 'sink' }, body.sink ? body.sink.url : 'None: this console reads no provenance.'));
+  }
+
+  const EXAMPLES = [
+    'SELECT function_name, mode, COUNT(*) AS n FROM FunctionInvocations GROUP BY function_name, mode ORDER BY n DESC',
+    'SELECT graph, status, COUNT(*) AS n FROM Invocations GROUP BY graph, status ORDER BY graph, status',
+    'SELECT invocation_id, graph, error FROM Invocations WHERE status = \'FAILED\' ORDER BY finished_at DESC LIMIT 20',
+  ];
+
+  async function sqlPage() {
+    const query = params().get('query');
+    $('examples').replaceChildren(el('p', { class: 'hint' }, 'Examples:'), el('ul', {}, EXAMPLES.map((x) => el('li', {},
+      el('a', { href: '/sql.html?query=' + encodeURIComponent(x), class: 'mono' }, x)))));
+    if (!query) return;
+    $('query').value = query;
+    try {
+      const body = await api('/api/provenance/sql?query=' + encodeURIComponent(query));
+      $('content').replaceChildren(el('p', { class: 'summary' }, body.rows.length + ' row' + (body.rows.length === 1 ? '' : 's')),
+        reportTable(body, 'result', '(no rows)'));
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 400) {
+        banner(['The query was refused: ' + e.message], true);
+      } else {
+        throw e;
+      }
+    }
+  }
+
+  const PAGES = {
+    executions: executionsPage, execution: executionPage, record: recordPage, graphs: graphsPage,
+    cluster: clusterPage, sql: sqlPage,
+  };
+
+  document.addEventListener('DOMContentLoaded', () => {
+    setupKey();
+    const page = document.body.dataset.page;
+    const nav = document.querySelector('[data-nav="' + (page === 'execution' ? 'executions' : page) + '"]');
+    if (nav) nav.classList.add('current');
+    PAGES[page]().then(() => document.body.setAttribute('data-loaded', 'true'), (e) => {
+      showError(e);
+      document.body.setAttribute('data-loaded', 'error');
+    });
+  });
+})();
