@@ -12,7 +12,7 @@ import java.util.Objects;
  * @param sinkUrl the analytical database's JDBC URL: {@code jdbc:duckdb:<file>} (the zero-setup default),
  *     {@code jdbc:postgresql://...} or {@code jdbc:vertica://...}
  * @param sinkUser user for the sink, or {@code null}
- * @param sinkPassword password for the sink, or {@code null}
+ * @param sinkPassword password for the sink, or {@code null}; never shown by {@link #toString()} (nor one in the URL)
  * @param flushInterval how often the in-memory buffer is loaded into the sink (default 250 ms; earlier
  *     when a full batch waits). Shorter costs CPU at any load: each load has a fixed cost in the sink
  * @param exportFlushInterval how often VoltDB hands captured writes to the spooler (default 100 ms)
@@ -113,5 +113,15 @@ public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassw
   /** Whether writes of {@code table} are captured. */
   public boolean capturesWritesOf(String table) {
     return writeCaptureTables == null || writeCaptureTables.contains(table.toUpperCase(java.util.Locale.ROOT));
+  }
+
+  /** The configuration with the sink's password, given apart or in the URL, hidden. */
+  @Override
+  public String toString() {
+    return "ProvenanceConfig[sinkUrl=" + org.apiary.provenance.ProvenanceSink.redact(sinkUrl) + ", sinkUser=" + sinkUser
+        + ", sinkPassword=" + (sinkPassword == null ? "null" : "(hidden)") + ", flushInterval=" + flushInterval
+        + ", exportFlushInterval=" + exportFlushInterval + ", spillDirectory=" + spillDirectory
+        + ", writeCaptureTables=" + writeCaptureTables + ", durable=" + durable + ", captureReads=" + captureReads
+        + ", diskReserveBytes=" + diskReserveBytes + "]";
   }
 }

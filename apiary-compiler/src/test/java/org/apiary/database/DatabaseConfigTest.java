@@ -2,6 +2,7 @@ package org.apiary.database;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.ServerSocket;
@@ -10,6 +11,18 @@ import org.apiary.DatabaseException;
 import org.junit.jupiter.api.Test;
 
 class DatabaseConfigTest {
+  /** Issue 44: the sink's password, given apart or in its URL, is never in a configuration's text. */
+  @Test
+  void aProvenanceConfigurationNeverShowsTheSinkPassword() {
+    ProvenanceConfig config = ProvenanceConfig.sink("jdbc:postgresql://127.0.0.1/apiary?user=a&password=url-secret-1")
+        .withCredentials("apiary", "given-secret-2");
+    for (String text : java.util.List.of(config.toString(), DatabaseConfig.embedded(2).withProvenance(config)
+        .toString())) {
+      assertFalse(text.contains("url-secret-1") || text.contains("given-secret-2"), text);
+      assertTrue(text.contains("jdbc:postgresql://127.0.0.1/apiary") && text.contains("apiary"), text);
+    }
+  }
+
   @Test
   void defaultsAreDocumentedValues() {
     DatabaseConfig c = DatabaseConfig.embedded();
