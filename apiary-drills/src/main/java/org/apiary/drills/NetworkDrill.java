@@ -246,6 +246,10 @@ final class NetworkDrill {
     List<String> cmd = new ArrayList<>(List.of(java(), "-Xmx384m"));
     cmd.addAll(SMALL_JVM);
     cmd.addAll(LocalCluster.VOLTDB_JVM_FLAGS);
+    String tamper = System.getProperty(NetworkDrillClient.TAMPER);
+    if (tamper != null) {
+      cmd.add("-D" + NetworkDrillClient.TAMPER + "=" + tamper);
+    }
     cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), NetworkDrillClient.class.getName(),
         databaseAddresses(), String.join(",", endpoints), String.valueOf(settings.seed()),
         String.valueOf(settings.seconds()), String.valueOf(settings.clients()), String.valueOf(settings.keys()),
@@ -253,7 +257,6 @@ final class NetworkDrill {
         String.valueOf(healedWait)));
     Path clientLog = work.resolve(CLIENT + ".log");
     Process client = hosts.start(CLIENT, cmd, clientLog);
-    int printed = 0;
     try {
       long deadline = System.nanoTime() + START.toNanos();
       while (!Files.readString(clientLog).contains(NetworkDrillClient.LOAD_STARTED)) {
@@ -280,12 +283,12 @@ final class NetworkDrill {
     } catch (RuntimeException e) {
       problems.add(e.getMessage());
     } finally {
-      printed = echo(clientLog);
+      echo(clientLog);
     }
-    return verdict(client, Files.readString(clientLog), printed);
+    return verdict(Files.readString(clientLog), client.isAlive() ? null : client.exitValue(), faults, problems, out);
   }
 
-  private int echo(Path clientLog) throws IOException {
+  private void echo(Path clientLog) throws IOException {
     out.println("-> the client's report (" + hosts.address(CLIENT) + "):");
     List<String> lines = Files.readAllLines(clientLog);
     for (String l : lines) {
@@ -293,19 +296,27 @@ final class NetworkDrill {
         out.println("   " + l);
       }
     }
-    return lines.size();
   }
 
-  private int verdict(Process client, String report, int lines) {
-    Matcher m = CLIENT_LINE.matcher(report);
+  /**
+   * The drill's verdict, printed: the faults, what failed and the drill's line, from the client's report (its
+   * exactly-once line), its exit status ({@code null} if it still ran) and what went wrong in the drill itself.
+   * 0 if it passed: the client agreed on every invocation, lost, duplicated and left stuck none, the run had a
+   * partition that stopped a node and every stopped node rejoined, and nothing else went wrong.
+   */
+  static int verdict(String report, Integer clientExit, Faults faults, List<String> drillProblems, PrintStream out) {
+    List<String> problems = new ArrayList<>(drillProblems);
     out.println("-> faults: " + faults);
     if (faults.partitions() == 0 || faults.stopped() == 0 || faults.rejoined() < faults.stopped()) {
       problems.add("the run had no partition that stopped a node and a rejoin after it (" + faults + "), so it did "
           + "not test what it is for: give it more --seconds");
     }
+    if (clientExit == null || clientExit != 0) {
+      problems.add("the client " + (clientExit == null ? "still ran" : "exited " + clientExit));
+    }
+    Matcher m = CLIENT_LINE.matcher(report);
     if (!m.find()) {
-      problems.add("the client reported no verdict (" + lines + " lines of output; exit " + (client.isAlive()
-          ? "none, still running" : client.exitValue()) + ")");
+      problems.add("the client reported no verdict");
       out.println("-> the drill failed: " + String.join("; ", problems));
       out.println("drill network: invocations=? agreed=? lost=? duplicates=? stuck=?");
       return 1;
@@ -315,14 +326,15 @@ final class NetworkDrill {
     long duplicates = Long.parseLong(m.group(3));
     long lost = Long.parseLong(m.group(4));
     long stuck = Long.parseLong(m.group(5));
-    boolean clientPassed = !client.isAlive() && client.exitValue() == 0;
+    if (invocations == 0) {
+      problems.add("no invocation was sent");
+    }
     if (!problems.isEmpty()) {
       out.println("-> the drill failed: " + String.join("; ", problems));
     }
     out.printf("drill network: invocations=%d agreed=%d lost=%d duplicates=%d stuck=%d%n", invocations, agreed, lost,
         duplicates, stuck);
-    return clientPassed && problems.isEmpty() && agreed == invocations && lost == 0 && duplicates == 0 && stuck == 0
-        && invocations > 0 ? 0 : 1;
+    return problems.isEmpty() && agreed == invocations && lost == 0 && duplicates == 0 && stuck == 0 ? 0 : 1;
   }
 
   // ------------------------------------------------------------------------------------------------- the nemesis

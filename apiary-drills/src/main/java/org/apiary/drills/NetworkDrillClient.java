@@ -17,6 +17,7 @@ import org.apiary.database.DatabaseConfig;
 import org.apiary.drills.exactlyonce.DrillApp;
 import org.apiary.frontend.Registrar;
 import org.apiary.runtime.SystemSchema;
+import org.voltdb.VoltTable;
 
 /**
  * The client host of {@link NetworkDrill}: a process of its own in the client's network namespace, which reaches the
@@ -73,10 +74,43 @@ public final class NetworkDrillClient {
           throw new IllegalStateException("the faults were not reported healed within " + healedWait + ": " + e, e);
         }
         System.out.println("-> faults healed; resolving every invocation");
+        tamper(db, System.getProperty(TAMPER));
       });
     }
     System.out.flush();
     System.exit(status);
+  }
+
+  /**
+   * Where the checker's own test breaks the data on purpose, to see the drill report it: {@code lose} deletes one
+   * effect row, {@code duplicate} writes one again. Never set in a real run.
+   */
+  static final String TAMPER = "apiary.drill.network.tamper";
+
+  private static void tamper(ApiaryDatabase db, String how) {
+    if (how == null) {
+      return;
+    }
+    VoltTable t = db.callAdmin("choosing an effect row to tamper with", "@AdHoc", "SELECT k, invocation, step, "
+        + "payload, token, upstream FROM drill_effects ORDER BY invocation, token LIMIT 1").getResults()[0];
+    if (!t.advanceRow()) {
+      throw new IllegalStateException("no effect row to tamper with");
+    }
+    long k = t.getLong(0);
+    String invocation = t.getString(1);
+    String step = t.getString(2);
+    String payload = t.getString(3);
+    long token = t.getLong(4);
+    long upstream = t.getLong(5);
+    String sql = switch (how) {
+      case "lose" -> "DELETE FROM drill_effects WHERE k = " + k + " AND token = " + token;
+      case "duplicate" -> "INSERT INTO drill_effects (k, invocation, step, payload, token, upstream) VALUES (" + k
+          + ", '" + invocation + "', '" + step + "', '" + payload.replace("'", "''") + "', " + token + ", " + upstream
+          + ")";
+      default -> throw new IllegalArgumentException(TAMPER + " takes lose or duplicate, not '" + how + "'");
+    };
+    db.callAdmin("tampering with an effect row (" + how + ")", "@AdHoc", sql);
+    System.out.println("-> TAMPERED (" + TAMPER + "=" + how + "): step " + step + " of " + invocation);
   }
 
   private static String awaitHealedLine() {
