@@ -45,7 +45,9 @@ import org.voltdb.VoltTable;
  * concurrently with faults, record what the clients saw, then check that history and the data against a model.
  *
  * <p><b>Setup.</b> An embedded database, two frontend processes with a short lease and a short retention, and the
- * {@link DrillApp} application, whose every write names its invocation.
+ * {@link DrillApp} application, whose every write names its invocation. The network drill ({@link NetworkDrill}) runs
+ * the same load and check against a cluster and frontends on hosts of their own ({@link #runAgainst}), with its own
+ * faults instead of these.
  *
  * <p><b>Load.</b> Client threads invoke the drill graphs under their own IDs (a quarter of them the graphs of one
  * writing function, which a frontend may run as one transaction without an invocation log; the rest the graphs of
@@ -708,9 +710,9 @@ final class ExactlyOnceDrill {
         + neverArrived);
     if (frontends != null) { // else the faults were someone else's, who reports them
       out.println("-> faults: " + kills + " SIGKILL, " + pauses + " SIGSTOP longer than the lease, " + longPauses
-        + " SIGSTOP longer than the retention (attempts refused by retention's fence on resuming: " + fenced + "), "
-        + crashAfterStarts + " replacements with --crash-after (halted after " + halts + "), " + flips
-        + " failing-key flips");
+          + " SIGSTOP longer than the retention (attempts refused by retention's fence on resuming: " + fenced
+          + "), " + crashAfterStarts + " replacements with --crash-after (halted after " + halts + "), " + flips
+          + " failing-key flips");
     }
     Set<Invocation> shown = new LinkedHashSet<>();
     for (Map.Entry<String, List<Invocation>> e : bad.entrySet()) {
