@@ -127,6 +127,11 @@ final class NetworkDrill {
     names.addAll(FRONTEND_HOSTS);
     names.add(CLIENT);
     int status = 1;
+    // Ctrl-C or SIGTERM: NetnsHosts' own hook kills everything inside the hosts; this one says so, since the run's
+    // thread may still print what it makes of the processes dying under it.
+    Thread notice = new Thread(() -> out.println("-> interrupted (Ctrl-C or SIGTERM): the hosts and every process in "
+        + "them are torn down; nothing printed after this counts"), "network-drill-interrupted");
+    Runtime.getRuntime().addShutdownHook(notice);
     try (NetnsHosts h = NetnsHosts.create(names)) {
       hosts = h;
       out.println("-> hosts " + names.stream().map(n -> n + " " + h.address(n)).collect(Collectors.joining(", "))
@@ -136,6 +141,12 @@ final class NetworkDrill {
       status = drive(endpoints);
       return status;
     } finally {
+      try {
+        Runtime.getRuntime().removeShutdownHook(notice);
+      } catch (IllegalStateException shuttingDown) {
+        // The JVM is exiting (the notice runs or ran): nothing to remove.
+        out.println("-> the JVM is shutting down");
+      }
       out.println("-> hosts torn down: every process in them killed, namespaces and links deleted");
       if (status == 0) {
         deleteTree(work);
@@ -270,6 +281,7 @@ final class NetworkDrill {
       out.printf("-> load started after %.1f s: %d clients for %d s over %d keys from %s; faults:%n", seconds(),
           settings.clients(), settings.seconds(), settings.keys(), hosts.address(CLIENT));
       nemesis(new SplittableRandom(settings.seed()), loadStart + Duration.ofSeconds(settings.seconds()).toNanos());
+      mend();
       requireFullCluster();
       fault("every fault healed; all 3 nodes take clients");
       OutputStream toClient = client.getOutputStream();
@@ -279,7 +291,7 @@ final class NetworkDrill {
       if (!client.waitFor(bound, TimeUnit.SECONDS)) {
         problems.add("the client did not finish within " + bound + " s of the faults being healed");
       }
-      requireFullCluster(); // the cluster is up at the end, not only when the faults were healed
+      requireFullCluster(); // whole at the end too, not only when the faults were healed: no node mended here
     } catch (RuntimeException e) {
       problems.add(e.getMessage());
     } finally {
@@ -456,8 +468,7 @@ final class NetworkDrill {
   }
 
   /** Fails unless every node runs and takes clients. */
-  private void requireFullCluster() throws Exception {
-    mend();
+  private void requireFullCluster() {
     for (int i = 0; i < nodes.length; i++) {
       String n = DATABASE_HOSTS.get(i);
       if (!nodes[i].isAlive() || !hosts.listens(n, hosts.address(n) + ":" + LocalCluster.CLIENT_PORT)) {
