@@ -234,8 +234,8 @@ public final class NetnsHosts implements AutoCloseable {
   }
 
   /**
-   * Degrades {@code host}'s link to the bridge in both directions it sends: a token-bucket filter ({@code tc qdisc
-   * tbf}) on its {@code eth0} limits what it sends to {@code rateKbit} kbit/s, queues a burst for at most
+   * Degrades what {@code host} sends: a token-bucket filter ({@code tc qdisc tbf}) on its {@code eth0} limits it to
+   * {@code rateKbit} kbit/s, queues a burst for at most
    * {@code latencyMs} (the delay its packets see) and drops what would wait longer (the loss). What the kernel offers
    * when {@code sch_netem} (fixed delay, random loss) is not there. {@link #restore} removes it.
    */
