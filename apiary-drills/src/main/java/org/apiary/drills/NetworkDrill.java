@@ -75,6 +75,7 @@ final class NetworkDrill {
   private final Settings settings;
   private final PrintStream out;
   private final Process[] nodes = new Process[DATABASE_HOSTS.size()];
+  private final List<Process> frontends = new ArrayList<>();
   private final List<String> problems = new ArrayList<>();
   private NetnsHosts hosts;
   private Path work;
@@ -244,6 +245,7 @@ final class NetworkDrill {
         Thread.sleep(100);
       }
     }
+    frontends.addAll(started);
     out.printf("-> frontends %s (lease %d ms, retention %d ms) after %.1f s%n", endpoints, LEASE_MS, RETENTION_MS,
         seconds());
     return endpoints;
@@ -283,7 +285,7 @@ final class NetworkDrill {
       nemesis(new SplittableRandom(settings.seed()), loadStart + Duration.ofSeconds(settings.seconds()).toNanos());
       mend();
       requireFullCluster();
-      fault("every fault healed; all 3 nodes take clients");
+      fault("every fault healed; all 3 nodes take clients, both frontends run");
       OutputStream toClient = client.getOutputStream();
       toClient.write((NetworkDrillClient.HEALED + "\n").getBytes(StandardCharsets.UTF_8));
       toClient.flush();
@@ -467,8 +469,14 @@ final class NetworkDrill {
     }
   }
 
-  /** Fails unless every node runs and takes clients. */
+  /** Fails unless every node runs and takes clients and both frontends run. */
   private void requireFullCluster() {
+    for (int i = 0; i < frontends.size(); i++) {
+      if (!frontends.get(i).isAlive()) {
+        throw new IllegalStateException("frontend " + FRONTEND_HOSTS.get(i) + " exited " + frontends.get(i)
+            .exitValue() + "; its output:\n" + tail(work.resolve(FRONTEND_HOSTS.get(i) + ".log")));
+      }
+    }
     for (int i = 0; i < nodes.length; i++) {
       String n = DATABASE_HOSTS.get(i);
       if (!nodes[i].isAlive() || !hosts.listens(n, hosts.address(n) + ":" + LocalCluster.CLIENT_PORT)) {
