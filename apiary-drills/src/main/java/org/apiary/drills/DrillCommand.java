@@ -29,18 +29,19 @@ import picocli.CommandLine.Parameters;
  * {@code exactly-once}: the randomized checker of {@link ExactlyOnceDrill}. {@code provenance}: the randomized
  * provenance checker of {@link ProvenanceDrill}. {@code overload}: far more calls than a frontend may run at once
  * ({@link OverloadDrill}). {@code garbage}: {@code apiary start} attacked on its wire and with refused calls while a
- * valid client works ({@link GarbageDrill}). {@code durability}: SIGKILLs of the whole service under load ({@link DurabilityDrill}).
+ * valid client works ({@link GarbageDrill}). {@code durability}: SIGKILLs of the whole service under load ({@link DurabilityDrill}). {@code network}: partitions,
+ * isolated frontends and degraded links between hosts of their own ({@link NetworkDrill}).
  */
 @Command(name = "drill", mixinStandardHelpOptions = true,
     description = "Run a fault drill and check that no acknowledged work is lost or applied twice, or (provenance) "
         + "that captured provenance matches what the workload did.")
 public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
-  @Parameters(index = "0", description = "The drill: frontend-crash, exactly-once, provenance, overload, garbage or "
-      + "durability.")
+  @Parameters(index = "0", description = "The drill: frontend-crash, exactly-once, provenance, overload, garbage, "
+      + "durability or network (as root: network faults between hosts in network namespaces).")
   String drill;
 
   @Option(names = "--seconds", description = "How long clients send load (default 12; 20 for provenance; 30 for "
-      + "overload; 60 for garbage, its attacks).")
+      + "overload; 60 for garbage, its attacks, and for network, its faults).")
   Integer seconds;
 
   @Option(names = "--connections", description = "garbage: the connection flood's size (default 4500, past the "
@@ -61,7 +62,7 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
       + "16 for exactly-once).")
   Integer keys;
 
-  @Option(names = "--seed", description = "exactly-once, provenance, garbage: the seed of every random choice (default: a "
+  @Option(names = "--seed", description = "exactly-once, provenance, garbage, network: the seed of every random choice (default: a "
       + "fresh one, printed).")
   Long seed;
 
@@ -74,7 +75,7 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
   long retentionMs;
 
   @Option(names = "--recovery-seconds", defaultValue = "15",
-      description = "exactly-once: how long after the faults every invocation may take to end (default "
+      description = "exactly-once, network: how long after the faults every invocation may take to end (default "
           + "${DEFAULT-VALUE}).")
   int recoverySeconds;
 
@@ -180,6 +181,17 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
       return new GarbageDrill(new GarbageDrill.Settings(seed != null ? seed : new java.security.SecureRandom()
           .nextLong(), s, n, wireTimeoutMs, java.util.Set.copyOf(skip)), out).run();
     }
+    if (drill.equals("network")) {
+      int s = seconds == null ? 60 : seconds;
+      int c = clients == null ? 4 : clients;
+      int k = keys == null ? 16 : keys;
+      if (s < 1 || c < 1 || k < 1 || recoverySeconds < 1) {
+        out.println("network needs --seconds, --clients, --keys and --recovery-seconds of at least 1");
+        return 2;
+      }
+      return new NetworkDrill(new NetworkDrill.Settings(seed != null ? seed : new java.security.SecureRandom()
+          .nextLong(), s, c, k, recoverySeconds), out).run();
+    }
     if (drill.equals("overload")) {
       int s = seconds == null ? 30 : seconds;
       int c = clients == null ? 4 : clients;
@@ -213,7 +225,7 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
     }
     if (!drill.equals("frontend-crash")) {
       out.println("unknown drill '" + drill + "'; available: frontend-crash, exactly-once, provenance, overload, garbage, "
-          + "durability");
+          + "durability, network");
       return 2;
     }
     if (keys == null) {

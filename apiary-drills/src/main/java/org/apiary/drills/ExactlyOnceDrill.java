@@ -45,7 +45,9 @@ import org.voltdb.VoltTable;
  * concurrently with faults, record what the clients saw, then check that history and the data against a model.
  *
  * <p><b>Setup.</b> An embedded database, two frontend processes with a short lease and a short retention, and the
- * {@link DrillApp} application, whose every write names its invocation.
+ * {@link DrillApp} application, whose every write names its invocation. The network drill ({@link NetworkDrill}) runs
+ * the same load and check against a cluster and frontends on hosts of their own ({@link #runAgainst}), with its own
+ * faults instead of these.
  *
  * <p><b>Load.</b> Client threads invoke the drill graphs under their own IDs (a quarter of them the graphs of one
  * writing function, which a frontend may run as one transaction without an invocation log; the rest the graphs of
@@ -131,8 +133,11 @@ final class ExactlyOnceDrill {
   private final AtomicInteger flips = new AtomicInteger();
   private final List<String> crashes = Collections.synchronizedList(new ArrayList<>());
   private final Map<String, AtomicInteger> modes = Collections.synchronizedMap(new LinkedHashMap<>());
+  /** The drill's own frontend processes; {@code null} when it runs against frontends it does not own. */
   private AtomicReferenceArray<FrontendProcess> frontends;
   private String[] endpoints;
+  /** Returns once faults injected from outside are healed ({@link #runAgainst}); a no-op otherwise. */
+  private Runnable faultsOver = () -> { };
 
   ExactlyOnceDrill(Settings settings, PrintStream out) {
     this.settings = settings;
@@ -171,6 +176,23 @@ final class ExactlyOnceDrill {
         }
       }
     }
+  }
+
+  /**
+   * Runs the load and the check against a database and frontends someone else runs and injects faults into (the
+   * network drill's hosts): no frontend of the drill's own, so none of its SIGKILL and SIGSTOP faults; failing keys
+   * only if not skipped. {@code faultsOver} is called when the load has stopped and before any invocation is resolved:
+   * it returns once the faults are healed. 0 if every invocation agreed, 1 otherwise.
+   */
+  int runAgainst(ApiaryDatabase db, List<String> frontendEndpoints, Runnable faultsOver) throws InterruptedException {
+    if (frontendEndpoints.size() != 2) {
+      throw new IllegalArgumentException("the drill's clients use two frontends, not " + frontendEndpoints);
+    }
+    out.println("-> seed " + settings.seed() + "; database " + db.clientAddresses() + ", frontends "
+        + frontendEndpoints);
+    endpoints = frontendEndpoints.toArray(String[]::new);
+    this.faultsOver = faultsOver;
+    return drive(db);
   }
 
   private static FrontendProcess await(CompletableFuture<FrontendProcess> f, Duration timeout) throws Exception {
@@ -221,14 +243,19 @@ final class ExactlyOnceDrill {
     out.println("-> " + settings.clients() + " clients for " + settings.seconds() + " s over " + settings.keys()
         + " keys; faults" + (settings.skip().isEmpty() ? "" : " (skipping " + settings.skip() + ")") + ":");
     workers.forEach(Thread::start);
-    nemesis.start();
+    if (frontends != null) {
+      nemesis.start();
+    }
     flipper.start();
     resolver.start();
 
     Duration callBound = ATTEMPT_TIMEOUT.multipliedBy(MAX_ATTEMPTS * 3L).plusSeconds(10);
     DrillThreads.joinAll(workers, Duration.ofSeconds(settings.seconds()).plus(callBound));
     DrillThreads.joinAll(List.of(flipper), Duration.ofSeconds(10));
-    DrillThreads.joinAll(List.of(nemesis), START_TIMEOUT.multipliedBy(2));
+    if (frontends != null) {
+      DrillThreads.joinAll(List.of(nemesis), START_TIMEOUT.multipliedBy(2));
+    }
+    faultsOver.run();
     db.callAdmin("clearing failing keys", "@AdHoc", "DELETE FROM drill_failing");
     fault("every failing key cleared; faults stopped");
     ensureFrontendsUp();
@@ -247,6 +274,9 @@ final class ExactlyOnceDrill {
   }
 
   private void ensureFrontendsUp() {
+    if (frontends == null) {
+      return;
+    }
     for (int i = 0; i < 2; i++) {
       FrontendProcess f = frontends.get(i);
       if (f.isPaused()) {
@@ -678,10 +708,12 @@ final class ExactlyOnceDrill {
         i -> i.graph, LinkedHashMap::new, Collectors.counting())));
     out.println("-> stored outcomes (first final result(id)): " + stored + "; agreed without ever arriving: "
         + neverArrived);
-    out.println("-> faults: " + kills + " SIGKILL, " + pauses + " SIGSTOP longer than the lease, " + longPauses
-        + " SIGSTOP longer than the retention (attempts refused by retention's fence on resuming: " + fenced + "), "
-        + crashAfterStarts + " replacements with --crash-after (halted after " + halts + "), " + flips
-        + " failing-key flips");
+    if (frontends != null) { // else the faults were someone else's, who reports them
+      out.println("-> faults: " + kills + " SIGKILL, " + pauses + " SIGSTOP longer than the lease, " + longPauses
+          + " SIGSTOP longer than the retention (attempts refused by retention's fence on resuming: " + fenced
+          + "), " + crashAfterStarts + " replacements with --crash-after (halted after " + halts + "), " + flips
+          + " failing-key flips");
+    }
     Set<Invocation> shown = new LinkedHashSet<>();
     for (Map.Entry<String, List<Invocation>> e : bad.entrySet()) {
       List<Invocation> list = e.getValue();

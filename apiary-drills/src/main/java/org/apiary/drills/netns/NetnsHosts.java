@@ -233,6 +233,38 @@ public final class NetnsHosts implements AutoCloseable {
     ip("-n", namespace(b), "route", "del", "blackhole", address(a) + "/32");
   }
 
+  /**
+   * Degrades what {@code host} sends: a token-bucket filter ({@code tc qdisc tbf}) on its {@code eth0} limits it to
+   * {@code rateKbit} kbit/s, queues a burst for at most
+   * {@code latencyMs} (the delay its packets see) and drops what would wait longer (the loss). What the kernel offers
+   * when {@code sch_netem} (fixed delay, random loss) is not there. {@link #restore} removes it.
+   */
+  public void degrade(String host, int rateKbit, int latencyMs) {
+    if (rateKbit < 8 || latencyMs < 1) {
+      throw new IllegalArgumentException("a rate of at least 8 kbit/s and a latency of at least 1 ms, not "
+          + rateKbit + " and " + latencyMs);
+    }
+    tc(host, "qdisc", "add", "dev", "eth0", "root", "tbf", "rate", rateKbit + "kbit", "burst", "16kb", "latency",
+        latencyMs + "ms");
+  }
+
+  /** Removes what {@link #degrade} put on {@code host}'s link. */
+  public void restore(String host) {
+    tc(host, "qdisc", "del", "dev", "eth0", "root");
+  }
+
+  private void tc(String host, String... args) {
+    List<String> cmd = new ArrayList<>(List.of("tc"));
+    cmd.addAll(List.of(args));
+    runOrFail(host, cmd, COMMAND_TIMEOUT);
+  }
+
+  /** Whether a socket inside {@code host} listens on {@code address} ({@code HOST:PORT}), by {@code ss -tln}. */
+  public boolean listens(String host, String address) {
+    return runOrFail(host, List.of("ss", "-tln"), COMMAND_TIMEOUT).replaceAll("\\[::ffff:([0-9.]+)\\]", "$1")
+        .contains(address + " ");
+  }
+
   /** The process IDs inside {@code host}'s namespace ({@code ip netns pids}). */
   public List<Long> pids(String host) {
     return pidsIn(namespace(host));

@@ -6,11 +6,11 @@ import java.util.Optional;
 import org.junit.jupiter.api.Assumptions;
 
 /** The netns tests' precondition: skipped with the reason where namespaces cannot be made, except in CI. */
-final class NetnsAvailability {
+public final class NetnsAvailability {
   private NetnsAvailability() {}
 
   /** Aborts the test (skipped) with the printed reason if {@code ip netns} is not allowed; with CI=true, fails. */
-  static void require() {
+  public static void require() {
     Optional<String> why = NetnsHosts.unavailableReason();
     if (why.isEmpty()) {
       return;
@@ -21,5 +21,11 @@ final class NetnsAvailability {
     }
     System.out.println("SKIPPED: " + message);
     Assumptions.abort(message);
+  }
+
+  /** The namespaces and links this JVM's runs of {@link NetnsHosts} left (none once every run is closed). */
+  public static java.util.List<String> leftoversOfThisJvm() {
+    String mine = NetnsHosts.FAMILY + ProcessHandle.current().pid() + "[a-z](-.*)?";
+    return NetnsHosts.ownedNames().stream().filter(n -> n.matches(mine)).toList();
   }
 }

@@ -1,0 +1,125 @@
+package org.apiary.drills;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.DatabaseConfig;
+import org.apiary.drills.exactlyonce.DrillApp;
+import org.apiary.frontend.Registrar;
+import org.apiary.runtime.SystemSchema;
+import org.voltdb.VoltTable;
+
+/**
+ * The client host of {@link NetworkDrill}: a process of its own in the client's network namespace, which reaches the
+ * database nodes and the frontends at their 198.18 addresses only. Deploys the drill application, prints
+ * {@link #LOAD_STARTED}, runs {@link ExactlyOnceDrill}'s load and oracle against those hosts, and before resolving
+ * any invocation waits for the line {@link #HEALED} on its standard input (the nemesis, in the drill's process, says
+ * when every fault is mended). Ends with the exactly-once drill's line; exit status 0 if every invocation agreed.
+ *
+ * <p>Arguments: {@code DB[,DB...] FRONTEND,FRONTEND SEED SECONDS CLIENTS KEYS LEASE_MS RETENTION_MS
+ * RECOVERY_SECONDS HEALED_WAIT_SECONDS}.
+ */
+public final class NetworkDrillClient {
+  /** Printed once the application is deployed, right before the load starts. */
+  static final String LOAD_STARTED = "network drill client: load started";
+  /** The line the drill sends when every fault is healed. */
+  static final String HEALED = "healed";
+
+  private NetworkDrillClient() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length != 10) {
+      throw new IllegalArgumentException("expected DB[,DB...] FRONTEND,FRONTEND SEED SECONDS CLIENTS KEYS LEASE_MS "
+          + "RETENTION_MS RECOVERY_SECONDS HEALED_WAIT_SECONDS, not " + Arrays.toString(args));
+    }
+    List<String> database = Arrays.asList(args[0].split(","));
+    List<String> frontends = Arrays.asList(args[1].split(","));
+    long leaseMs = Long.parseLong(args[6]);
+    ExactlyOnceDrill.Settings settings = new ExactlyOnceDrill.Settings(Long.parseLong(args[2]),
+        Integer.parseInt(args[3]), Integer.parseInt(args[4]), Integer.parseInt(args[5]), leaseMs, leaseMs / 5,
+        Long.parseLong(args[7]), Integer.parseInt(args[8]), Set.of("kill", "stop", "longstop", "flaky"));
+    Duration healedWait = Duration.ofSeconds(Long.parseLong(args[9]));
+    // Read stdin from the start, so the drill's line is seen whenever it comes.
+    CompletableFuture<String> healed = CompletableFuture.supplyAsync(NetworkDrillClient::awaitHealedLine);
+    int status;
+    DatabaseConfig config = DatabaseConfig.external(database.toArray(String[]::new))
+        .withTimeouts(Duration.ofSeconds(20), Duration.ofSeconds(60));
+    try (ApiaryDatabase db = ApiaryDatabase.open(config)) {
+      SystemSchema.ensure(db);
+      Registrar.register(db, DrillApp.APP);
+      System.out.println(LOAD_STARTED);
+      System.out.flush();
+      status = new ExactlyOnceDrill(settings, System.out).runAgainst(db, frontends, () -> {
+        System.out.println("-> load over; waiting for the faults to be healed (at most " + healedWait.toSeconds()
+            + " s)");
+        try {
+          String line = healed.get(healedWait.toSeconds(), TimeUnit.SECONDS);
+          if (!HEALED.equals(line)) {
+            throw new IllegalStateException("the drill said '" + line + "', not '" + HEALED + "'");
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted while waiting for the faults to be healed", e);
+        } catch (ExecutionException | TimeoutException e) {
+          throw new IllegalStateException("the faults were not reported healed within " + healedWait + ": " + e, e);
+        }
+        System.out.println("-> faults healed; resolving every invocation");
+        tamper(db, System.getProperty(TAMPER));
+      });
+    }
+    System.out.flush();
+    System.exit(status);
+  }
+
+  /**
+   * Where the checker's own test breaks the data on purpose, to see the drill report it: {@code lose} deletes one
+   * effect row, {@code duplicate} writes one again. Never set in a real run.
+   */
+  static final String TAMPER = "apiary.drill.network.tamper";
+
+  private static void tamper(ApiaryDatabase db, String how) {
+    if (how == null) {
+      return;
+    }
+    VoltTable t = db.callAdmin("choosing an effect row to tamper with", "@AdHoc", "SELECT k, invocation, step, "
+        + "payload, token, upstream FROM drill_effects ORDER BY invocation, token LIMIT 1").getResults()[0];
+    if (!t.advanceRow()) {
+      throw new IllegalStateException("no effect row to tamper with");
+    }
+    long k = t.getLong(0);
+    String invocation = t.getString(1);
+    String step = t.getString(2);
+    String payload = t.getString(3);
+    long token = t.getLong(4);
+    long upstream = t.getLong(5);
+    String sql = switch (how) {
+      case "lose" -> "DELETE FROM drill_effects WHERE k = " + k + " AND token = " + token;
+      case "duplicate" -> "INSERT INTO drill_effects (k, invocation, step, payload, token, upstream) VALUES (" + k
+          + ", '" + invocation + "', '" + step + "', '" + payload.replace("'", "''") + "', " + token + ", " + upstream
+          + ")";
+      default -> throw new IllegalArgumentException(TAMPER + " takes lose or duplicate, not '" + how + "'");
+    };
+    db.callAdmin("tampering with an effect row (" + how + ")", "@AdHoc", sql);
+    System.out.println("-> TAMPERED (" + TAMPER + "=" + how + "): step " + step + " of " + invocation);
+  }
+
+  private static String awaitHealedLine() {
+    try {
+      BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+      String line = in.readLine();
+      return line == null ? "(end of input)" : line.strip();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException("cannot read the drill's line on standard input", e);
+    }
+  }
+}

@@ -1,0 +1,99 @@
+package org.apiary.drills;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apiary.drills.netns.NetnsAvailability;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The network drill's short form ({@code apiary drill network --seconds 20 --seed 20261129}) on hosts of their own:
+ * every invocation agrees and faults really happened (links cut and healed, a partition that stopped a node, its
+ * rejoin); and the drill's verdict turns a loss, a duplicate or a missing fault into a failure.
+ */
+class NetworkDrillTest {
+  private static final long SEED = 20261129L;
+  private static final Pattern LINE = Pattern.compile(
+      "drill network: invocations=(\\d+) agreed=(\\d+) lost=0 duplicates=0 stuck=0\\n");
+  private static final NetworkDrill.Faults ONE_PARTITION = new NetworkDrill.Faults(2, 2, 1, 1, 1, 0, 0, 0);
+  private static final String CLIENT_AGREED =
+      "drill exactly-once: invocations=10 agreed=10 duplicates=0 lost=0 stuck=0 disagreed=0\n";
+
+  @Test
+  @Timeout(value = 240, unit = TimeUnit.SECONDS)
+  void aShortRunUnderPartitionsAgreesOnEveryInvocationAndHadItsFaults() throws Exception {
+    NetnsAvailability.require();
+    ByteArrayOutputStream seen = new ByteArrayOutputStream();
+    PrintStream out = new PrintStream(new Tee(seen, System.out), true, StandardCharsets.UTF_8);
+    NetworkDrill drill = new NetworkDrill(new NetworkDrill.Settings(SEED, 20, 4, 16, 15), out);
+    int status = drill.run();
+    String text = seen.toString(StandardCharsets.UTF_8);
+    assertEquals(0, status, text);
+    Matcher m = LINE.matcher(text);
+    assertTrue(m.find(), "no passing line:\n" + text);
+    assertEquals(m.group(1), m.group(2), text);
+    assertTrue(Long.parseLong(m.group(1)) > 0, text);
+    NetworkDrill.Faults f = drill.faults();
+    assertTrue(f.cuts() > 0 && f.heals() == f.cuts(), f.toString());
+    assertTrue(f.partitions() >= 1 && f.stopped() >= 1 && f.rejoined() == f.stopped(), f.toString());
+    assertTrue(text.contains("Partition detection logic will stop this process"), "no node said partition "
+        + "detection stopped it:\n" + text);
+    assertEquals(List.of(), NetnsAvailability.leftoversOfThisJvm(), "namespaces or links left");
+  }
+
+  @Test
+  void theVerdictFailsOnALossADuplicateAStuckInvocationOrNoPartition() {
+    assertEquals(0, verdict(CLIENT_AGREED, 0, ONE_PARTITION));
+    assertEquals(1, verdict(CLIENT_AGREED.replace("agreed=10 duplicates=0 lost=0", "agreed=9 duplicates=0 lost=1"),
+        1, ONE_PARTITION));
+    assertEquals(1, verdict(CLIENT_AGREED.replace("agreed=10 duplicates=0", "agreed=9 duplicates=1"), 1,
+        ONE_PARTITION));
+    assertEquals(1, verdict(CLIENT_AGREED.replace("agreed=10 duplicates=0 lost=0 stuck=0",
+        "agreed=9 duplicates=0 lost=0 stuck=1"), 1, ONE_PARTITION));
+    assertEquals(1, verdict(CLIENT_AGREED, 0, new NetworkDrill.Faults(3, 3, 0, 0, 0, 1, 0, 0)));
+    assertEquals(1, verdict(CLIENT_AGREED, 0, new NetworkDrill.Faults(2, 2, 1, 1, 0, 0, 0, 0)));
+    assertEquals(1, verdict(CLIENT_AGREED, null, ONE_PARTITION));
+    assertEquals(1, verdict("the client crashed\n", 1, ONE_PARTITION));
+    ByteArrayOutputStream seen = new ByteArrayOutputStream();
+    NetworkDrill.verdict(CLIENT_AGREED.replace("agreed=10 duplicates=0 lost=0", "agreed=9 duplicates=0 lost=1"), 1,
+        ONE_PARTITION, List.of(), new PrintStream(seen, true, StandardCharsets.UTF_8));
+    assertTrue(seen.toString(StandardCharsets.UTF_8).contains(
+        "drill network: invocations=10 agreed=9 lost=1 duplicates=0 stuck=0\n"), seen.toString());
+  }
+
+  private static int verdict(String report, Integer exit, NetworkDrill.Faults faults) {
+    return NetworkDrill.verdict(report, exit, faults, List.of(), new PrintStream(OutputStream.nullOutputStream()));
+  }
+
+  /** Writes to both. */
+  private static final class Tee extends OutputStream {
+    private final OutputStream a;
+    private final OutputStream b;
+
+    Tee(OutputStream a, OutputStream b) {
+      this.a = a;
+      this.b = b;
+    }
+
+    @Override
+    public void write(int c) throws java.io.IOException {
+      a.write(c);
+      b.write(c);
+    }
+
+    @Override
+    public void write(byte[] buf, int off, int len) throws java.io.IOException {
+      a.write(buf, off, len);
+      b.write(buf, off, len);
+    }
+  }
+}
