@@ -893,8 +893,17 @@ public final class SystemSchema {
   /** Catalog updates {@link #ensure} loaded in this process (what makes it slow), for tests. */
   static final java.util.concurrent.atomic.AtomicLong CATALOG_UPDATES = new java.util.concurrent.atomic.AtomicLong();
 
-  /** How often one migration is tried when its catalog update fails (another process may be applying it). */
-  private static final int ATTEMPTS = 6;
+  /**
+   * How long one migration (or one statement on the version table) is tried again while it fails because another
+   * process is changing the catalog: on a loaded 3-node cluster, two frontends starting at once each waited out the
+   * other's catalog update for longer than six tries (12.6 s) allowed, and one exited.
+   */
+  private static final java.time.Duration PATIENCE = java.time.Duration.ofSeconds(60);
+
+  /** The pause before try {@code attempt + 1}: doubling from {@code firstMillis}, at most 2 s. */
+  private static long backoff(long firstMillis, int attempt) {
+    return Math.min(2_000L, firstMillis << Math.min(attempt, 10));
+  }
 
   /**
    * Brings Apiary's system tables and procedures to {@link #VERSION}: reads the version the database records and
@@ -993,8 +1002,9 @@ public final class SystemSchema {
     if (!tables(db).contains(VERSION_TABLE)) {
       return 0;
     }
+    // The catalog names the table, but on a cluster the node that plans this may not have the update yet.
     VoltTable v = adHocAcrossCatalogUpdates(db, "reading the system schema version",
-        "SELECT MAX(version) FROM " + VERSION_TABLE).getResults()[0];
+        "SELECT MAX(version) FROM " + VERSION_TABLE, "object not found").getResults()[0];
     if (!v.advanceRow()) {
       return 0;
     }
@@ -1005,6 +1015,7 @@ public final class SystemSchema {
   /** Applies one migration as one catalog update, unless the catalog already has it, and records its version. */
   private static void apply(ApiaryDatabase db, Migration m) {
     DatabaseException failure = null;
+    long giveUpAt = System.nanoTime() + PATIENCE.toNanos();
     for (int attempt = 1; ; attempt++) {
       int recorded = recordedVersion(db);
       if (recorded > VERSION) {
@@ -1037,12 +1048,12 @@ public final class SystemSchema {
           wrapped.addSuppressed(failure);
         }
         failure = wrapped;
-        if (attempt >= ATTEMPTS) {
+        if (System.nanoTime() >= giveUpAt) {
           throw failure;
         }
         // Another process may be applying it (VoltDB refuses a catalog update while one is in progress, and a
         // statement that creates what now exists): read the catalog again after a pause.
-        sleep(100L << attempt, failure);
+        sleep(backoff(100, attempt), failure);
       }
     }
     adHocAcrossCatalogUpdates(db, "recording system schema version " + m.version(),
@@ -1055,14 +1066,24 @@ public final class SystemSchema {
    */
   private static org.voltdb.client.ClientResponse adHocAcrossCatalogUpdates(ApiaryDatabase db, String what,
                                                                              String sql) {
+    return adHocAcrossCatalogUpdates(db, what, sql, null);
+  }
+
+  /** As above, also trying again while the refusal says {@code alsoRetried} (where a catalog update explains it). */
+  private static org.voltdb.client.ClientResponse adHocAcrossCatalogUpdates(ApiaryDatabase db, String what,
+                                                                             String sql, String alsoRetried) {
+    long giveUpAt = System.nanoTime() + PATIENCE.toNanos();
     for (int attempt = 1; ; attempt++) {
       try {
         return db.callAdmin(what, "@AdHoc", sql);
       } catch (RuntimeException e) {
-        if (attempt >= ATTEMPTS || !String.valueOf(e.getMessage()).contains("planned against the current catalog")) {
+        String message = String.valueOf(e.getMessage());
+        boolean catalogMoved = message.contains("planned against the current catalog")
+            || (alsoRetried != null && message.contains(alsoRetried));
+        if (!catalogMoved || System.nanoTime() >= giveUpAt) {
           throw e;
         }
-        sleep(50L << attempt, new DatabaseException(what + " failed: " + e.getMessage(), e));
+        sleep(backoff(50, attempt), new DatabaseException(what + " failed: " + e.getMessage(), e));
       }
     }
   }
