@@ -313,6 +313,9 @@ public final class StartCommand implements Callable<Integer> {
         if (stopping) {
           return Optional.empty();
         }
+        if (config.capturesProvenance()) {
+          server.reportProvenanceBacklog(dir.provenanceSpill());
+        }
         String sink = config.capturesProvenance() ? config.provenance().sinkUrl() : null;
         if (!noConsole) {
           // The sink's DuckDB database is open in this process (the capture loads it), so the console shares it.

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apiary.cli.CliProcesses.Result;
 import org.apiary.frontend.RawHttp;
@@ -28,8 +29,7 @@ class StartMetricsTest {
   void startServesMetricsHealthAndReadyWhenAsked() throws Exception {
     Path data = work.resolve("data");
     Path log = work.resolve("start.log");
-    Process service = cli.start(log, "-Xmx768m", "start", "--data", data.toString(), "--no-provenance",
-        "--metrics-port", "0");
+    Process service = cli.start(log, "-Xmx768m", "start", "--data", data.toString(), "--metrics-port", "0");
     CliProcesses.await(service, log, "apiary: ready: frontend ", START);
     String at = CliProcesses.await(service, log, "apiary: metrics, health and readiness at ", START);
     String url = at.substring("apiary: metrics, health and readiness at ".length()).split("/metrics")[0];
@@ -41,6 +41,15 @@ class StartMetricsTest {
     String metrics = RawHttp.get(url + "/metrics").body();
     assertTrue(metrics.contains("apiary_invocations_running 0.0"), metrics);
     assertTrue(metrics.contains("apiary_frontend_lease_remaining_seconds "), metrics);
+    // The embedded server's provenance capture, from the backlog report it rewrites every 2 s.
+    for (String meter : List.of("apiary_provenance_backlog_rows ", "apiary_provenance_spill_rows ",
+        "apiary_provenance_rows_loaded_total ", "apiary_provenance_rows_dropped_total ")) {
+      assertTrue(metrics.contains("\n" + meter), meter + " missing:\n" + metrics);
+    }
+    java.util.regex.Matcher age = java.util.regex.Pattern.compile("\napiary_provenance_report_age_seconds (\\S+)")
+        .matcher(metrics);
+    // NaN until the server's capture starts (its first export: no application is deployed here), then seconds.
+    assertTrue(age.find() && (age.group(1).equals("NaN") || Double.parseDouble(age.group(1)) < 30), metrics);
     Result stopped = cli.run(Duration.ofSeconds(60), "stop", "--data", data.toString());
     assertEquals(0, stopped.exit(), stopped.toString());
     assertTrue(service.waitFor(30, TimeUnit.SECONDS), "the service exited");

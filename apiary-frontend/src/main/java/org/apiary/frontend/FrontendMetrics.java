@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.apiary.runtime.provenance.BacklogReport;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -138,6 +139,69 @@ final class FrontendMetrics implements AutoCloseable {
       FunctionCounter.builder("apiary.wire.rejected", guard, g -> g.refusals().get(reason))
           .tag("reason", reason.name().toLowerCase(Locale.ROOT))
           .description("Connections or requests the frontend's wire refused, by reason").register(registry);
+    }
+  }
+
+  /**
+   * Meters of the provenance capture of the database servers whose backlog reports {@code reports} reads (each
+   * server's {@code BacklogReport}, rewritten every 2 s): rows waiting (in memory and spilled), rows spilled, rows
+   * loaded and dropped, and the age of the newest report (how stale the others are). Read at most every 500 ms,
+   * however often the endpoint is scraped.
+   */
+  void bindProvenanceBacklog(java.util.function.Supplier<java.util.List<BacklogReport>> reports) {
+    if (registry == null) {
+      return;
+    }
+    BacklogSample sample = new BacklogSample(reports);
+    Gauge.builder("apiary.provenance.backlog.rows", sample, s -> s.sum(BacklogReport::rowsWaiting))
+        .description("Captured rows (function executions, reads, denials) waiting to be loaded into the sink, in "
+            + "memory and spilled, over every database server that reports").register(registry);
+    Gauge.builder("apiary.provenance.spill.rows", sample, s -> s.sum(BacklogReport::rowsOnDisk))
+        .description("Of those, rows waiting in spill files").register(registry);
+    FunctionCounter.builder("apiary.provenance.rows.loaded", sample, s -> s.sum(BacklogReport::rowsLoaded))
+        .description("Rows loaded into the sink since each server's capture started").register(registry);
+    FunctionCounter.builder("apiary.provenance.rows.dropped", sample, s -> s.sum(BacklogReport::rowsDropped))
+        .description("Rows dropped for want of room in memory and on disk since each server's capture started")
+        .register(registry);
+    Gauge.builder("apiary.provenance.report.age", sample, BacklogSample::newestAgeSeconds).baseUnit("seconds")
+        .description("Age of the newest backlog report (servers rewrite theirs every 2 s; NaN: none yet)")
+        .register(registry);
+  }
+
+  /** The servers' reports, read again when the last reading is older than 500 ms. */
+  private static final class BacklogSample {
+    private final java.util.function.Supplier<java.util.List<BacklogReport>> source;
+    private java.util.List<BacklogReport> reports = java.util.List.of();
+    private long readAtNanos;
+
+    BacklogSample(java.util.function.Supplier<java.util.List<BacklogReport>> source) {
+      this.source = source;
+    }
+
+    private synchronized java.util.List<BacklogReport> reports() {
+      long now = System.nanoTime();
+      if (readAtNanos == 0 || now - readAtNanos > 500_000_000L) {
+        try {
+          reports = source.get();
+        } catch (java.io.UncheckedIOException e) {
+          // A report being replaced as it is read: the previous reading stands until the next scrape.
+          java.lang.System.getLogger(FrontendMetrics.class.getName()).log(java.lang.System.Logger.Level.DEBUG,
+              "reading the provenance backlog reports: " + e.getMessage());
+        }
+        readAtNanos = now;
+      }
+      return reports;
+    }
+
+    double sum(java.util.function.ToLongFunction<BacklogReport> field) {
+      return reports().stream().mapToLong(field).sum();
+    }
+
+    double newestAgeSeconds() {
+      return reports().stream().map(r -> java.time.Instant.parse(r.at()))
+          .max(java.util.Comparator.naturalOrder())
+          .map(at -> java.time.Duration.between(at, java.time.Instant.now()).toMillis() / 1000.0)
+          .orElse(Double.NaN);
     }
   }
 

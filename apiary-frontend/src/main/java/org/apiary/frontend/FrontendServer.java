@@ -237,6 +237,16 @@ public final class FrontendServer implements AutoCloseable {
   }
 
   /**
+   * Adds the provenance capture's meters ({@code apiary_provenance_*}) to this frontend's endpoint, from the backlog
+   * reports the database servers write under {@code spillRoot} (their provenance spill directory): the capture runs
+   * inside those servers, so these files are how their numbers reach a frontend on the same machine, as in
+   * {@code apiary start}. Does nothing without an endpoint.
+   */
+  public void reportProvenanceBacklog(java.nio.file.Path spillRoot) {
+    metrics.bindProvenanceBacklog(() -> org.apiary.runtime.provenance.BacklogReport.readAll(spillRoot));
+  }
+
+  /**
    * Why this frontend should not get traffic now, or {@code null} if it should: it is stopping, its lease is not held,
    * or the database did not answer (its last lease renewal failed; without an invocation log, and so without a
    * lease, its client has no connection to the database).

@@ -15,6 +15,35 @@ import org.junit.jupiter.api.Test;
 
 /** The fixed label values of the frontend's meters, without a database. */
 class FrontendMetricsTest {
+  /**
+   * The provenance meters sum every server's backlog report and give the newest report's age; a report that cannot
+   * be read leaves the previous reading in place; with no report the age is NaN, not a number that looks fresh.
+   */
+  @Test
+  void provenanceMetersSumTheServersReports() {
+    java.time.Instant now = java.time.Instant.now();
+    List<org.apiary.runtime.provenance.BacklogReport> reports = new ArrayList<>();
+    FrontendMetrics metrics = FrontendMetrics.create();
+    metrics.bindProvenanceBacklog(() -> List.copyOf(reports));
+    assertTrue(metrics.scrape().contains("\napiary_provenance_report_age_seconds NaN"), metrics.scrape());
+    reports.add(new org.apiary.runtime.provenance.BacklogReport("/a", 1, 5, 7, 100, 2, null, null, false,
+        now.minusSeconds(8).toString()));
+    reports.add(new org.apiary.runtime.provenance.BacklogReport("/b", 2, 1, 0, 50, 0, null, null, false,
+        now.minusSeconds(1).toString()));
+    FrontendMetrics fresh = FrontendMetrics.create();
+    fresh.bindProvenanceBacklog(() -> List.copyOf(reports));
+    String text = fresh.scrape();
+    assertTrue(text.contains("\napiary_provenance_backlog_rows 13.0"), text);
+    assertTrue(text.contains("\napiary_provenance_spill_rows 7.0"), text);
+    assertTrue(text.contains("\napiary_provenance_rows_loaded_total 150.0"), text);
+    assertTrue(text.contains("\napiary_provenance_rows_dropped_total 2.0"), text);
+    java.util.regex.Matcher age = java.util.regex.Pattern.compile("\napiary_provenance_report_age_seconds (\\S+)")
+        .matcher(text);
+    assertTrue(age.find(), text);
+    double seconds = Double.parseDouble(age.group(1));
+    assertTrue(seconds >= 1 && seconds < 8, "the newest report's age, not the oldest's: " + seconds);
+  }
+
   /** Every error code a reply can carry has its own outcome label, named after it; none falls into another's. */
   @Test
   void everyWireErrorCodeHasTheOutcomeNamedAfterIt() throws Exception {
