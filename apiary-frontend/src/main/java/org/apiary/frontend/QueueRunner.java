@@ -15,14 +15,14 @@ import org.apiary.internal.Output;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.apiary.runtime.SystemSchema;
-import org.apiary.runtime.procedure.EnqueueItemAt;
+import org.apiary.runtime.procedure.EnqueueRankedItem;
 import org.voltdb.VoltTable;
 
 /**
- * A frontend's side of durable queues (issue 42). Enqueue: one {@code EnqueueItem} transaction in the queue's
+ * A frontend's side of durable queues (issue 42). Enqueue: one {@code EnqueueRankedItem} transaction in the queue's
  * partition, which checks the deduplication ID and stores the item. Running: every {@link #POLL_INTERVAL_MS} ms
  * (on the maintenance scheduler) the frontend claims, per declared queue, as many of the oldest waiting items as
- * the queue's limits leave room for ({@code ClaimQueueItems}: the limits are counted from the database's rows in
+ * the queue's limits leave room for, highest priority first ({@code ClaimRankedQueueItems}: the limits are counted from the database's rows in
  * that one transaction, so they hold across frontends), runs each as an invocation under its ID through the
  * {@link InvocationCoordinator} (logged, recovered and exactly-once like any other), and marks it ended
  * ({@code FinishQueueItem}) once its outcome is stored. An outcome that is not final (unknown, overloaded) is asked
@@ -105,9 +105,15 @@ final class QueueRunner {
     String dedup = request.dedup() == null ? null : stored(request, request.dedup());
     byte[] toRun = new WireRequest(WireRequest.INVOKE, request.id(), request.graph(), request.key(), request.args(),
         request.caller(), null, request.purpose(), request.roles(), null).toBytes();
+    String partKey = request.key() == null ? "null" : request.key().toString();
+    if (partKey.getBytes(StandardCharsets.UTF_8).length > SystemSchema.QUEUE_PART_KEY_BYTES) {
+      throw new InvalidRequestException("an enqueued item's partition key is at most "
+          + SystemSchema.QUEUE_PART_KEY_BYTES + " bytes as JSON text");
+    }
     InvocationLog.callAsync(db, "enqueuing invocation " + request.id() + " on queue " + request.queue(),
-        SystemSchema.ENQUEUE_ITEM_AT, request.queue(), invocation, dedup, request.graph(), toRun, requestHash,
-        request.delayMs() == null ? 0L : request.delayMs())
+        SystemSchema.ENQUEUE_RANKED_ITEM, request.queue(), invocation, dedup, request.graph(), toRun, requestHash,
+        request.delayMs() == null ? 0L : request.delayMs(), request.priority() == null ? 0 : request.priority(),
+        partKey)
         .whenComplete((r, err) -> {
           if (err != null) {
             reply.accept(InvocationCoordinator.toReply(request.id(), InvocationCoordinator.unwrap(err)));
@@ -117,10 +123,14 @@ final class QueueRunner {
           t.advanceRow();
           long outcome = t.getLong(0);
           String itemId = clientId(request, t.getString(1));
-          if (outcome == EnqueueItemAt.UNKNOWN_QUEUE) {
+          if (outcome == EnqueueRankedItem.NO_PRIORITY) {
+            reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, "queue '" + request.queue()
+                + "' was declared without priority, so an item cannot have priority " + request.priority()
+                + " (declare it with Queue.priority()); nothing was enqueued"));
+          } else if (outcome == EnqueueRankedItem.UNKNOWN_QUEUE) {
             reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, "unknown queue '" + request.queue()
                 + "': declare it with the application (Application.withQueues); nothing was enqueued"));
-          } else if (outcome == EnqueueItemAt.CONFLICT) {
+          } else if (outcome == EnqueueRankedItem.CONFLICT) {
             reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, (request.dedup() != null
                 ? "deduplication ID '" + request.dedup() + "'" : "invocation ID '" + request.id() + "'")
                 + " of queue '" + request.queue() + "' is taken by invocation " + itemId + " (graph '"
@@ -255,7 +265,7 @@ final class QueueRunner {
         if (room <= 0 || !running) {
           return;
         }
-        VoltTable claimed = db.callAdmin("claiming items of queue " + queue, SystemSchema.CLAIM_DUE_QUEUE_ITEMS, queue,
+        VoltTable claimed = db.callAdmin("claiming items of queue " + queue, SystemSchema.CLAIM_RANKED_QUEUE_ITEMS, queue,
             frontendId, Math.min(room, CLAIM_BATCH)).getResults()[0];
         while (claimed.advanceRow()) {
           run(queue, claimed.getString(0), claimed.getVarbinary(1));

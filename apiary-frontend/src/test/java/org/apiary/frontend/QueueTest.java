@@ -315,4 +315,58 @@ class QueueTest {
     }
     assertTrue(at.get(8) - at.get(0) >= 1800, "9 items at 3 per second span at least two seconds: " + at);
   }
+
+  @Test
+  void aPriorityQueueRunsItsWaitingItemsHighestPriorityFirstAndAPlainQueueRefusesAPriority() {
+    FrontendHooks neverClaims = new FrontendHooks() {
+      @Override
+      public void beforeClaimingQueueItems() {
+        throw new IllegalStateException("test: this frontend runs no queued work");
+      }
+    };
+    long[] priorities = {0, 5, -1, 9, 5};
+    List<String> ids = new ArrayList<>();
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, neverClaims); ApiaryClient client = client(a)) {
+      for (int i = 0; i < priorities.length; i++) {
+        ids.add(client.enqueue("q_prio", null, InvocationRequest.of("qMark", 500L + i, "p" + i), Duration.ZERO,
+            (int) priorities[i]).id());
+      }
+      InvalidRequestException refused = assertThrows(InvalidRequestException.class, () -> client.enqueue("q_plain",
+          null, InvocationRequest.of("qMark", 510L, "x"), Duration.ZERO, 3));
+      assertTrue(refused.getMessage().contains("without priority"), refused.getMessage());
+    }
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      for (String id : ids) {
+        client.handle(id).await(WAIT);
+      }
+    }
+    VoltTable t = db.callAdmin("reading marks", "@AdHoc", "SELECT k FROM q_marks WHERE k >= 500 AND k < 511 "
+        + "ORDER BY ran_at").getResults()[0];
+    List<Long> order = new ArrayList<>();
+    while (t.advanceRow()) {
+      order.add(t.getLong(0));
+    }
+    // 9, then the two 5s in the order they were enqueued, then 0, then -1; the refused item never ran.
+    assertEquals(List.of(503L, 501L, 504L, 500L, 502L), order);
+  }
+
+  @Test
+  void aPartitionedQueueHoldsItsLimitPerKeyAcrossTwoFrontendsAndRunsKeysSideBySide() {
+    List<InvocationHandle> handles = new ArrayList<>();
+    try (FrontendServer a = FrontendServer.start(db, CONFIG); FrontendServer b = FrontendServer.start(db, CONFIG);
+         ApiaryClient viaA = client(a); ApiaryClient viaB = client(b)) {
+      for (int i = 0; i < 6; i++) {
+        long k = 600 + i % 2;
+        ApiaryClient c = i % 2 == 0 ? viaA : viaB;
+        handles.add(c.enqueue("q_per_key", InvocationRequest.of("qSlow", k, "k" + i, 250L)));
+      }
+      for (InvocationHandle h : handles) {
+        h.await(WAIT);
+      }
+    }
+    assertEquals(6, count("SELECT COUNT(*) FROM q_runs WHERE k >= 600 AND k < 602 AND left_at IS NOT NULL"));
+    assertEquals(1, maxConcurrent(600, 601), "key 600: at most 1 at once");
+    assertEquals(1, maxConcurrent(601, 602), "key 601: at most 1 at once");
+    assertEquals(2, maxConcurrent(600, 602), "the two keys ran side by side (the limit is per key)");
+  }
 }
