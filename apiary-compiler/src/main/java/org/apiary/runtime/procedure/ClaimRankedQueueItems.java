@@ -25,9 +25,9 @@ public class ClaimRankedQueueItems extends JournaledProcedure {
   public final SQLStmt startedSince = new SQLStmt("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = ? "
       + "AND started_at > ?;");
   public final SQLStmt runningByKey = new SQLStmt("SELECT part_key, COUNT(*) FROM APIARY_QUEUE_ITEMS "
-      + "WHERE queue_name = ? AND status = 'RUNNING' GROUP BY part_key;");
+      + "WHERE queue_name = ? AND status = 'RUNNING' GROUP BY part_key ORDER BY part_key;");
   public final SQLStmt startedSinceByKey = new SQLStmt("SELECT part_key, COUNT(*) FROM APIARY_QUEUE_ITEMS "
-      + "WHERE queue_name = ? AND started_at > ? GROUP BY part_key;");
+      + "WHERE queue_name = ? AND started_at > ? GROUP BY part_key ORDER BY part_key;");
   public final SQLStmt first = new SQLStmt("SELECT invocation_id, request, part_key FROM APIARY_QUEUE_ITEMS "
       + "WHERE queue_name = ? AND status = 'QUEUED' AND (not_before IS NULL OR not_before <= ?) "
       + "ORDER BY queue_name, status, claim_rank, enqueued_at, invocation_id LIMIT ?;");
