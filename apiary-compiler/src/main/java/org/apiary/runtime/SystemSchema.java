@@ -89,6 +89,8 @@ public final class SystemSchema {
   public static final String ENQUEUE_RANKED_ITEM = "EnqueueRankedItem";
   /** Claims due items by priority, within per-key limits ({@code ClaimRankedQueueItems}, version 20; replaces the claim). */
   public static final String CLAIM_RANKED_QUEUE_ITEMS = "ClaimRankedQueueItems";
+  /** Hands a dead frontend's running items to the taker ({@code AdoptQueueItems}, version 20; replaces the release). */
+  public static final String ADOPT_QUEUE_ITEMS = "AdoptQueueItems";
   /**
    * Schedules (issue 42): one row per schedule, partitioned by the name of its queue ({@code schedule.NAME}), so a
    * schedule, its ticks' items and their claims share a partition.
@@ -243,7 +245,7 @@ public final class SystemSchema {
       "ApiaryFindOutcomeOf_VARBINARY", CHECK_AND_RECORD_DENIAL, CANCEL_INVOCATION,
       INVOCATION_STATUS, ENQUEUE_ITEM, CLAIM_QUEUE_ITEMS, FINISH_QUEUE_ITEM, RELEASE_QUEUE_ITEMS, FIND_QUEUE_ITEM,
       EXPIRE_QUEUE_ITEMS, ENQUEUE_ITEM_AT, CLAIM_DUE_QUEUE_ITEMS, TICK_SCHEDULE, ENQUEUE_RANKED_ITEM,
-      CLAIM_RANKED_QUEUE_ITEMS);
+      CLAIM_RANKED_QUEUE_ITEMS, ADOPT_QUEUE_ITEMS);
 
   /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
   private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
@@ -406,7 +408,8 @@ public final class SystemSchema {
       new Migration(20, "Queue priority and partitioned queues (issue 42): whether a queue's items carry a priority and "
           + "whether its limits apply per partition key (" + QUEUES + "), each item's claim rank (its priority negated) "
           + "and partition key (" + QUEUE_ITEMS + ", with an index in claiming order); " + DECLARE_QUEUE + ", "
-          + ENQUEUE_RANKED_ITEM + " and " + CLAIM_RANKED_QUEUE_ITEMS + " replace the store, enqueue and claim",
+          + ENQUEUE_RANKED_ITEM + ", " + CLAIM_RANKED_QUEUE_ITEMS + " and " + ADOPT_QUEUE_ITEMS + " replace the store, "
+          + "enqueue, claim and the takeover's release (a dead frontend's running items stay running, the taker's)",
           version20()));
 
   /**
@@ -524,7 +527,7 @@ public final class SystemSchema {
         Step.createProcedure(DECLARE_QUEUE, "CREATE PROCEDURE FROM CLASS "
             + org.apiary.runtime.procedure.DeclareQueue.class.getName() + ";")));
     for (Class<?> c : List.of(org.apiary.runtime.procedure.EnqueueRankedItem.class,
-        org.apiary.runtime.procedure.ClaimRankedQueueItems.class)) {
+        org.apiary.runtime.procedure.ClaimRankedQueueItems.class, org.apiary.runtime.procedure.AdoptQueueItems.class)) {
       steps.add(Step.createProcedure(c.getSimpleName(), "CREATE PROCEDURE" + allow + byQueue + " FROM CLASS "
           + c.getName() + ";"));
     }

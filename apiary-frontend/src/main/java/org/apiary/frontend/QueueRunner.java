@@ -27,7 +27,7 @@ import org.voltdb.VoltTable;
  * {@link InvocationCoordinator} (logged, recovered and exactly-once like any other), and marks it ended
  * ({@code FinishQueueItem}) once its outcome is stored. An outcome that is not final (unknown, overloaded) is asked
  * again later under the same ID, which attaches to the invocation or returns its stored outcome. A dead frontend's
- * running items go back to their queue during the takeover ({@link #release}).
+ * running items are taken over, still running, by the frontend that takes over its work ({@link #release}).
  */
 final class QueueRunner {
   private static final Logger LOG = System.getLogger(QueueRunner.class.getName());
@@ -282,7 +282,7 @@ final class QueueRunner {
   /** Runs a claimed item as an invocation; its outcome ends the item. */
   private void run(String queue, String invocation, byte[] frame) {
     if (!running) {
-      return; // claimed but not started: a takeover gives it back once this frontend's lease expires
+      return; // claimed but not started: the frontend that takes over this one runs it once its lease expires
     }
     WireRequest request = WireRequest.fromBytes(frame);
     Optional<GraphCatalog.Versioned> graph = catalog.known(request.graph());
@@ -314,14 +314,14 @@ final class QueueRunner {
 
   /**
    * Runs {@code task} after {@link #RETRY_MS}, unless the frontend is stopping: then the item stays running on this
-   * frontend until the frontend that takes over its lease gives it back to its queue.
+   * frontend until the frontend that takes over its lease runs it.
    */
   private void later(Runnable task, String what) {
     try {
       scheduler.schedule(task, RETRY_MS, TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       LOG.log(Level.DEBUG, "frontend " + frontendId + " is stopping, so it is not " + what + "; the takeover of its "
-          + "lease gives the item back to its queue (" + e.getMessage() + ")");
+          + "lease runs the item (" + e.getMessage() + ")");
     }
   }
 
@@ -366,17 +366,28 @@ final class QueueRunner {
   }
 
   /**
-   * Gives a dead frontend's running items back to their queues (a step of the takeover, before its lease is
-   * forgotten: a takeover cut short leaves the lease, and the next one does this again).
+   * Takes a dead frontend's running items over (a step of the takeover, after its invocations were moved here and
+   * before its lease is forgotten: a takeover cut short leaves the lease, and the next one does this again): they stay
+   * running, now on this frontend, so they keep their places in their queues' limits ({@code AdoptQueueItems}), and
+   * each is asked for its invocation's outcome as a claimed item is, which attaches to the invocation taken over with
+   * them (or gets its stored outcome) and ends the item. This frontend's per-frontend count may exceed its limit until
+   * they end.
    *
-   * @return how many items went back
+   * @return how many items were taken over
    */
   long release(String deadFrontend) {
-    long released = 0;
+    long adopted = 0;
     for (String queue : queues()) {
-      released += db.callAdmin("giving back the items of queue " + queue + " that frontend " + deadFrontend + " ran",
-          SystemSchema.RELEASE_QUEUE_ITEMS, queue, deadFrontend).getResults()[0].asScalarLong();
+      VoltTable items = db.callAdmin("taking over the items of queue " + queue + " that frontend " + deadFrontend
+          + " ran", SystemSchema.ADOPT_QUEUE_ITEMS, queue, deadFrontend, frontendId).getResults()[0];
+      while (items.advanceRow()) {
+        String invocation = items.getString(0);
+        byte[] frame = items.getVarbinary(1);
+        // after this takeover round, which first resumes the invocations it moved here
+        later(() -> run(queue, invocation, frame), "running queue item " + invocation + " it took over");
+        adopted++;
+      }
     }
-    return released;
+    return adopted;
   }
 }

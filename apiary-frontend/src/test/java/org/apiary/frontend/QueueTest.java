@@ -369,4 +369,36 @@ class QueueTest {
     assertEquals(1, maxConcurrent(601, 602), "key 601: at most 1 at once");
     assertEquals(2, maxConcurrent(600, 602), "the two keys ran side by side (the limit is per key)");
   }
+
+  /**
+   * A dead frontend's running item stays counted while the frontend that takes it over finishes its invocation: before,
+   * the takeover gave the item back to its queue, where a waiting item of higher priority was claimed ahead of it
+   * while its invocation still ran, two at once on a queue of concurrency 1.
+   */
+  @Test
+  void aTakenOverItemKeepsItsPlaceInTheLimitWhileAWaitingItemOfHigherPriorityWaits() throws InterruptedException {
+    FrontendHooks holds = new FrontendHooks() {
+      @Override
+      public void afterFunction(String graph, String invocation, String function) {
+        throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
+      }
+    };
+    InvocationHandle first;
+    InvocationHandle urgent;
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, holds); ApiaryClient client = client(a)) {
+      first = client.enqueue("q_prio", null, InvocationRequest.of("qSlow", 700L, "x", 600L), Duration.ZERO, 0);
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM q_runs WHERE k = 700") == 0) {
+        assertTrue(System.nanoTime() < deadline, "frontend a never ran the first item");
+        Thread.sleep(20);
+      }
+      urgent = client.enqueue("q_prio", null, InvocationRequest.of("qSlow", 701L, "y", 300L), Duration.ZERO, 9);
+    }
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      client.handle(first.id()).await(WAIT);
+      client.handle(urgent.id()).await(WAIT);
+    }
+    assertEquals(2, count("SELECT COUNT(*) FROM q_runs WHERE k IN (700, 701) AND left_at IS NOT NULL"));
+    assertEquals(1, maxConcurrent(700, 702), "concurrency 1: the urgent item waited for the taken-over one");
+  }
 }
