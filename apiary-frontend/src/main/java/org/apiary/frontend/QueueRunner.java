@@ -204,21 +204,34 @@ final class QueueRunner {
     return prefix != null && storedId.startsWith(prefix) ? storedId.substring(prefix.length()) : storedId;
   }
 
+  /** A queue item found by invocation ID: its queue, its ID as stored, its status and (if cancelled) its outcome. */
+  record Found(String queue, String invocation, String status, byte[] outcome) {}
+
   /**
-   * The status of the queue item stored under the first of these invocation IDs that names one (a multi-partition
-   * read), or empty if none does.
+   * The queue item stored under the first of these invocation IDs that names one (a multi-partition read per ID), or
+   * empty if none does.
    */
-  CompletableFuture<Optional<String>> itemStatus(List<String> invocations) {
-    CompletableFuture<Optional<String>> all = CompletableFuture.completedFuture(Optional.empty());
+  CompletableFuture<Optional<Found>> item(List<String> invocations) {
+    CompletableFuture<Optional<Found>> all = CompletableFuture.completedFuture(Optional.empty());
     for (String id : invocations) {
       all = all.thenCompose(found -> found.isPresent() ? CompletableFuture.completedFuture(found)
-          : InvocationLog.callAsync(db, "looking for queue item " + id, SystemSchema.FIND_QUEUE_ITEM, id)
+          : InvocationLog.callAsync(db, "looking for queue item " + id, SystemSchema.FIND_QUEUE_ITEM_OUTCOME, id)
               .thenApply(r -> {
                 VoltTable t = r.getResults()[0];
-                return t.advanceRow() ? Optional.of(t.getString(1)) : Optional.<String>empty();
+                return t.advanceRow() ? Optional.of(new Found(t.getString(0), id, t.getString(1),
+                    t.getVarbinary(2))) : Optional.<Found>empty();
               }));
     }
     return all;
+  }
+
+  /**
+   * Cancels a waiting item ({@code CancelQueueItem}): true if it was still waiting and now is cancelled with
+   * {@code outcome}, false if a claim took it first.
+   */
+  CompletableFuture<Boolean> cancelWaiting(Found item, WireReply outcome) {
+    return InvocationLog.callAsync(db, "cancelling queue item " + item.invocation(), SystemSchema.CANCEL_QUEUE_ITEM,
+        item.queue(), item.invocation(), outcome.toBytes()).thenApply(r -> r.getResults()[0].asScalarLong() == 1);
   }
 
   /** Whether an item of this status has not ended: waiting on its queue, or claimed and running. */

@@ -401,4 +401,30 @@ class QueueTest {
     assertEquals(2, count("SELECT COUNT(*) FROM q_runs WHERE k IN (700, 701) AND left_at IS NOT NULL"));
     assertEquals(1, maxConcurrent(700, 702), "concurrency 1: the urgent item waited for the taken-over one");
   }
+
+  @Test
+  void anItemCancelledWhileItWaitsNeverRunsAndAnswersCancelled() throws InterruptedException {
+    FrontendHooks neverClaims = new FrontendHooks() {
+      @Override
+      public void beforeClaimingQueueItems() {
+        throw new IllegalStateException("test: this frontend runs no queued work");
+      }
+    };
+    InvocationHandle waiting;
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, neverClaims); ApiaryClient client = client(a)) {
+      waiting = client.enqueue("q_plain", InvocationRequest.of("qMark", 800L, "never"));
+      assertEquals(InvocationStatus.CANCELLED, waiting.cancel("test: not wanted after all"));
+      assertEquals(InvocationStatus.CANCELLED, client.handle(waiting.id()).status());
+      assertEquals(InvocationStatus.CANCELLED, client.handle(waiting.id()).cancel("again"), "cancelling again");
+    }
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      Thread.sleep(500); // ten claiming rounds
+      org.apiary.ApiaryException e = assertThrows(org.apiary.ApiaryException.class,
+          () -> client.handle(waiting.id()).await(WAIT));
+      assertTrue(e.getMessage().contains("not wanted after all"), e.getMessage());
+    }
+    assertEquals(0, count("SELECT COUNT(*) FROM q_marks WHERE k = 800"), "no function of it ran");
+    assertEquals(1, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ? AND status = 'CANCELED'",
+        waiting.id()));
+  }
 }
