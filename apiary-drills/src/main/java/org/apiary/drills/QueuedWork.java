@@ -44,17 +44,18 @@ import org.voltdb.VoltTable;
  *       have exactly one row;</li>
  *   <li><b>no function starts after a cancel is stored</b>: the stub cancels an item of the cancellable queue while
  *       its external step's call waits, and answers only after the cancel's answer; an item a client was told is
- *       cancelled must have no {@code leave} row;</li>
- *   <li><b>no external step is called again once it returned</b>: the call whose answer the item's last function
- *       recorded is the item's last call at the stub (earlier ones were cut off mid-flight: allowed), and every call
- *       of an item carries the same idempotency key.</li>
+ *       cancelled must have no {@code leave} row; an item cancelled while it waits (delayed 2 s) no row at all;</li>
+ *   <li><b>no external step is called again once it returned</b>: no call of an item starts at the stub after its
+ *       last function ran (which is after the step's kept answer was recorded) unless it is the call whose answer was
+ *       kept; other calls (cut off mid-flight, or concurrent attempts) are counted as {@code recalled_in_flight}; and
+ *       every call of an item carries the same idempotency key.</li>
  * </ul>
  */
 final class QueuedWork implements AutoCloseable {
   /** The summary the drill prints and judges. */
   record Summary(int queued, int once, int duplicates, int lost, int delayed, int early, long high, int limit,
                  int ticks, int tickDuplicates, int tickGaps, int cancelled, int startedAfterCancel, int calls,
-                 int recalledAfterReturn, List<String> problems) {
+                 int recalledAfterReturn, int recalledInFlight, List<String> problems) {
     boolean ok() {
       return duplicates == 0 && lost == 0 && early == 0 && high <= limit && tickDuplicates == 0 && tickGaps == 0
           && startedAfterCancel == 0 && recalledAfterReturn == 0;
@@ -63,9 +64,9 @@ final class QueuedWork implements AutoCloseable {
     String line() {
       return String.format(" queued=%d queued_once=%d queued_duplicates=%d queued_lost=%d delayed=%d delayed_early=%d"
           + " queue_high=%d queue_limit=%d ticks=%d tick_duplicates=%d tick_gaps=%d cancelled=%d"
-          + " started_after_cancel=%d external_calls=%d recalled_after_return=%d", queued, once, duplicates, lost,
-          delayed, early, high, limit, ticks, tickDuplicates, tickGaps, cancelled, startedAfterCancel, calls,
-          recalledAfterReturn);
+          + " started_after_cancel=%d external_calls=%d recalled_after_return=%d recalled_in_flight=%d", queued, once,
+          duplicates, lost, delayed, early, high, limit, ticks, tickDuplicates, tickGaps, cancelled, startedAfterCancel,
+          calls, recalledAfterReturn, recalledInFlight);
     }
   }
 
@@ -73,6 +74,8 @@ final class QueuedWork implements AutoCloseable {
   private static final class Item {
     final String name;
     final boolean cancel;
+    /** Cancelled while it waits (delayed), not while its step runs. */
+    final boolean cancelWaiting;
     final long delayMs;
     final long sentAtMillis;
     final long holdMs;
@@ -80,8 +83,9 @@ final class QueuedWork implements AutoCloseable {
     volatile boolean acknowledged;
     volatile String cancelAnswer;
 
-    Item(String name, boolean cancel, long delayMs, long sentAtMillis, long holdMs) {
+    Item(String name, boolean cancel, boolean cancelWaiting, long delayMs, long sentAtMillis, long holdMs) {
       this.name = name;
+      this.cancelWaiting = cancelWaiting;
       this.holdMs = holdMs;
       this.cancel = cancel;
       this.delayMs = delayMs;
@@ -143,7 +147,7 @@ final class QueuedWork implements AutoCloseable {
         }
         int number = call.number;
         Item it = items.get(item);
-        if (it != null && it.cancel && it.cancelAnswer == null) {
+        if (it != null && it.cancel && !it.cancelWaiting && it.cancelAnswer == null) {
           cancel(it); // answered only once the cancel's answer came: what runs after this step runs after it
         } else if (it != null) {
           sleep(it.holdMs); // the step takes a while, so the items run side by side up to the queue's limit
@@ -182,10 +186,12 @@ final class QueuedWork implements AutoCloseable {
       int n = 0;
       while (System.nanoTime() < stopAt) {
         sleep(60 + random.nextInt(120));
-        boolean cancel = random.nextDouble() < 0.15;
+        double kind = random.nextDouble();
+        boolean cancel = kind < 0.2;
+        boolean cancelWaiting = kind < 0.07;
         long key = cancel ? DrillApp.CANCEL_KEY : DrillApp.LIMITED_KEY;
-        long delay = !cancel && random.nextDouble() < 0.25 ? 300 + random.nextInt(1200) : 0;
-        Item it = new Item(key + "-" + tag + "-" + n++, cancel, delay, System.currentTimeMillis(),
+        long delay = cancelWaiting ? 2_000 : !cancel && random.nextDouble() < 0.25 ? 300 + random.nextInt(1200) : 0;
+        Item it = new Item(key + "-" + tag + "-" + n++, cancel, cancelWaiting, delay, System.currentTimeMillis(),
             100 + random.nextInt(500));
         items.put(it.name, it);
         String queue = cancel ? DrillApp.CANCELLABLE.name() : DrillApp.LIMITED.name();
@@ -207,6 +213,13 @@ final class QueuedWork implements AutoCloseable {
             } catch (RuntimeException e) {
               // no answer: send it again under the same deduplication ID
             }
+          }
+        }
+        if (it.cancelWaiting && it.acknowledged) {
+          try {
+            it.cancelAnswer = cancels.handle(it.invocation).cancel("drill: cancelled while it waited").name();
+          } catch (RuntimeException e) {
+            it.cancelAnswer = e.getClass().getSimpleName() + ": " + e.getMessage();
           }
         }
       }
@@ -233,13 +246,14 @@ final class QueuedWork implements AutoCloseable {
     VoltTable t = db.callAdmin("reading queued effects", "@AdHoc", "SELECT item, step, token, "
         + "SINCE_EPOCH(MILLISECOND, ran_at) FROM drill_queued_effects").getResults()[0];
     while (t.advanceRow()) {
-      long[] e = effects.computeIfAbsent(t.getString(0), k -> new long[] {0, 0, Long.MAX_VALUE, 0});
+      long[] e = effects.computeIfAbsent(t.getString(0), k -> new long[] {0, 0, Long.MAX_VALUE, 0, 0});
       if ("enter".equals(t.getString(1))) {
         e[0]++;
         e[2] = Math.min(e[2], t.getLong(3));
       } else {
         e[1]++;
         e[3] = t.getLong(2);
+        e[4] = t.getLong(3);
       }
     }
     List<String> problems = new ArrayList<>();
@@ -252,8 +266,9 @@ final class QueuedWork implements AutoCloseable {
     int cancelled = 0;
     int startedAfterCancel = 0;
     int recalled = 0;
+    int inFlight = 0;
     for (Item it : all) {
-      long[] e = effects.getOrDefault(it.name, new long[] {0, 0, Long.MAX_VALUE, 0});
+      long[] e = effects.getOrDefault(it.name, new long[] {0, 0, Long.MAX_VALUE, 0, 0});
       if (e[0] > 1 || e[1] > 1) {
         duplicates++;
         problems.add("item " + it.name + " entered " + e[0] + " and left " + e[1] + " times");
@@ -261,10 +276,11 @@ final class QueuedWork implements AutoCloseable {
       if (it.cancel) {
         if (InvocationStatus.CANCELLED.name().equals(it.cancelAnswer)) {
           cancelled++;
-          if (e[1] > 0) {
+          if (it.cancelWaiting ? e[0] > 0 : e[1] > 0) {
             startedAfterCancel++;
-            problems.add("item " + it.name + " (" + it.invocation + ") was cancelled while its external step ran, "
-                + "yet its last function ran");
+            problems.add("item " + it.name + " (" + it.invocation + ") was cancelled " + (it.cancelWaiting
+                ? "while it waited, yet its first function ran" : "while its external step ran, yet its last "
+                + "function ran"));
           }
         }
       } else if (it.acknowledged) {
@@ -293,9 +309,20 @@ final class QueuedWork implements AutoCloseable {
         recalled++;
         problems.add("item " + it.name + " called the stub under several idempotency keys: " + cs);
       } else if (e[1] == 1 && e[3] < cs.size()) {
-        recalled++;
-        problems.add("item " + it.name + " kept the answer of call " + e[3] + " but the stub was called " + cs.size()
-            + " times: called again after it returned: " + cs);
+        // The kept answer was recorded before the last function ran (its time, e[4]): a later call that started after
+        // that is a call after the step returned; one that started before is a concurrent attempt (in flight).
+        long keptAt = e[4];
+        boolean after = cs.stream().anyMatch(c -> c.number > e[3] && startMillis + c.startedMs > keptAt);
+        if (after) {
+          recalled++;
+          problems.add("item " + it.name + " kept the answer of call " + e[3] + " (its last function ran at +"
+              + (keptAt - startMillis) + " ms) but the stub was called again after that: " + cs);
+        } else {
+          inFlight++;
+          out.println("   (queued work: item " + it.name + " kept the answer of call " + e[3] + " of " + cs.size()
+              + "; the others started before its last function ran at +" + (keptAt - startMillis) + " ms: " + cs
+              + ")");
+        }
       }
     }
     int totalCalls;
@@ -326,7 +353,8 @@ final class QueuedWork implements AutoCloseable {
     }
     problems.stream().limit(10).forEach(p -> out.println("   ! queued work: " + p));
     return new Summary(queued, once, duplicates, lost, delayed, early, high, DrillApp.LIMITED.concurrency(),
-        ticks.size(), tickDuplicates, tickGaps, cancelled, startedAfterCancel, totalCalls, recalled, problems);
+        ticks.size(), tickDuplicates, tickGaps, cancelled, startedAfterCancel, totalCalls, recalled, inFlight,
+        problems);
   }
 
   private static long rows(ApiaryDatabase db, String sql) {
