@@ -31,6 +31,23 @@ class QueueTest {
   private static final FrontendConfig CONFIG = FrontendConfig.defaults();
   private static final Duration WAIT = Duration.ofSeconds(60);
   private ApiaryDatabase db;
+  /** A frontend that claims no queued item (it still enqueues). */
+  private static final FrontendHooks NEVER_CLAIMS = new FrontendHooks() {
+    @Override
+    public void beforeClaimingQueueItems() {
+      throw new IllegalStateException("test: this frontend runs no queued work");
+    }
+  };
+  /**
+   * A frontend whose every function's transaction commits but whose answer never arrives: its invocations stay
+   * running on it (its enqueues are not stored) until another frontend takes them over.
+   */
+  private static final FrontendHooks HOLDS_ANSWERS = new FrontendHooks() {
+    @Override
+    public void afterFunction(String graph, String invocation, String function) {
+      throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
+    }
+  };
 
   @BeforeEach
   void setUp(TestDatabase database) {
@@ -132,15 +149,8 @@ class QueueTest {
   void aFunctionThatCommittedOnAFrontendThatStoppedHasItsEnqueueStoredOnceByTheTakeover() throws InterruptedException {
     String items = "SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = 'q_plain' AND graph = 'qMark'";
     long before = count(items);
-    FrontendHooks holds = new FrontendHooks() {
-      @Override
-      public void afterFunction(String graph, String invocation, String function) {
-        // The function's transaction (its write and its enqueue) committed; this frontend never stores the item.
-        throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
-      }
-    };
     InvocationRequest request = InvocationRequest.of("qSpawn", 72L, "t", false);
-    try (FrontendServer a = FrontendServer.start(db, CONFIG, holds); ApiaryClient client = client(a)) {
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, HOLDS_ANSWERS); ApiaryClient client = client(a)) {
       client.start(request);
       long deadline = System.nanoTime() + WAIT.toNanos();
       while (count("SELECT COUNT(*) FROM q_marks WHERE k = 72") == 0) {
@@ -164,14 +174,8 @@ class QueueTest {
 
   @Test
   void queuedWorkSurvivesTheLossOfEveryFrontendAndALaterOneRunsIt() {
-    FrontendHooks neverClaims = new FrontendHooks() {
-      @Override
-      public void beforeClaimingQueueItems() {
-        throw new IllegalStateException("test: this frontend runs no queued work");
-      }
-    };
     List<String> ids = new ArrayList<>();
-    try (FrontendServer a = FrontendServer.start(db, CONFIG, neverClaims); ApiaryClient client = client(a)) {
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, NEVER_CLAIMS); ApiaryClient client = client(a)) {
       for (long k = 20; k < 25; k++) {
         ids.add(client.enqueue("q_plain", InvocationRequest.of("qMark", k, "s" + k)).id());
       }
@@ -190,15 +194,8 @@ class QueueTest {
 
   @Test
   void itemsAFrontendWasRunningWhenItStoppedAreFinishedByAnotherAndRunOnce() throws InterruptedException {
-    FrontendHooks holds = new FrontendHooks() {
-      @Override
-      public void afterFunction(String graph, String invocation, String function) {
-        // Each function's transaction commits, but its answer never arrives: the invocations stay running here.
-        throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
-      }
-    };
     List<String> ids = new ArrayList<>();
-    try (FrontendServer a = FrontendServer.start(db, CONFIG, holds); ApiaryClient client = client(a)) {
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, HOLDS_ANSWERS); ApiaryClient client = client(a)) {
       for (long k = 40; k < 43; k++) {
         ids.add(client.enqueue("q_plain", InvocationRequest.of("qMark", k, "t" + k)).id());
       }
@@ -318,15 +315,9 @@ class QueueTest {
 
   @Test
   void aPriorityQueueRunsItsWaitingItemsHighestPriorityFirstAndAPlainQueueRefusesAPriority() {
-    FrontendHooks neverClaims = new FrontendHooks() {
-      @Override
-      public void beforeClaimingQueueItems() {
-        throw new IllegalStateException("test: this frontend runs no queued work");
-      }
-    };
     long[] priorities = {0, 5, -1, 9, 5};
     List<String> ids = new ArrayList<>();
-    try (FrontendServer a = FrontendServer.start(db, CONFIG, neverClaims); ApiaryClient client = client(a)) {
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, NEVER_CLAIMS); ApiaryClient client = client(a)) {
       for (int i = 0; i < priorities.length; i++) {
         ids.add(client.enqueue("q_prio", null, InvocationRequest.of("qMark", 500L + i, "p" + i), Duration.ZERO,
             (int) priorities[i]).id());
@@ -377,15 +368,9 @@ class QueueTest {
    */
   @Test
   void aTakenOverItemKeepsItsPlaceInTheLimitWhileAWaitingItemOfHigherPriorityWaits() throws InterruptedException {
-    FrontendHooks holds = new FrontendHooks() {
-      @Override
-      public void afterFunction(String graph, String invocation, String function) {
-        throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
-      }
-    };
     InvocationHandle first;
     InvocationHandle urgent;
-    try (FrontendServer a = FrontendServer.start(db, CONFIG, holds); ApiaryClient client = client(a)) {
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, HOLDS_ANSWERS); ApiaryClient client = client(a)) {
       first = client.enqueue("q_prio", null, InvocationRequest.of("qSlow", 700L, "x", 600L), Duration.ZERO, 0);
       long deadline = System.nanoTime() + WAIT.toNanos();
       while (count("SELECT COUNT(*) FROM q_runs WHERE k = 700") == 0) {
@@ -404,14 +389,8 @@ class QueueTest {
 
   @Test
   void anItemCancelledWhileItWaitsNeverRunsAndAnswersCancelled() throws InterruptedException {
-    FrontendHooks neverClaims = new FrontendHooks() {
-      @Override
-      public void beforeClaimingQueueItems() {
-        throw new IllegalStateException("test: this frontend runs no queued work");
-      }
-    };
     InvocationHandle waiting;
-    try (FrontendServer a = FrontendServer.start(db, CONFIG, neverClaims); ApiaryClient client = client(a)) {
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, NEVER_CLAIMS); ApiaryClient client = client(a)) {
       waiting = client.enqueue("q_plain", InvocationRequest.of("qMark", 800L, "never"));
       assertEquals(InvocationStatus.CANCELLED, waiting.cancel("test: not wanted after all"));
       assertEquals(InvocationStatus.CANCELLED, client.handle(waiting.id()).status());
