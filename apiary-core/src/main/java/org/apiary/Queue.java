@@ -15,6 +15,9 @@ import java.util.regex.Pattern;
  *     .concurrency(8)                        // at most 8 of its invocations running, across every frontend
  *     .perFrontend(2)                        // at most 2 of them on any one frontend
  *     .rate(100, Duration.ofSeconds(1));     // at most 100 started in any second
+ * Queue perUser = Queue.named("exports")
+ *     .partitioned().concurrency(1)          // at most 1 running per partition key (the invocation's key)
+ *     .priority();                           // items enqueued with a higher priority are claimed first
  * Application app = Application.of(SCHEMA, sendEmail).withQueues(emails);
  * }</pre>
  *
@@ -30,6 +33,16 @@ import java.util.regex.Pattern;
  *       ended (within retention), answers with the first item's invocation, and with other arguments is refused.</li>
  * </ul>
  *
+ * <h2>Priority and partitioned queues</h2>
+ * A queue declared with {@link #priority()} takes a priority with each item
+ * ({@code client.enqueue(queue, dedupId, request, delay, priority)}, any {@code int}, default 0): waiting items are
+ * claimed highest priority first, and in the order they were enqueued within one priority. A priority given for a
+ * queue without it is refused. A {@link #partitioned()} queue applies its {@link #concurrency} and {@link #rate}
+ * limits to each partition key separately (the key its item's invocation runs under, compared as JSON text), while
+ * {@link #perFrontend} still bounds the whole queue on one frontend; a claim looks at most
+ * {@value #PARTITIONED_CLAIM_SCAN} waiting items ahead, so a backlog of that many items of keys at their limit delays
+ * the others until some of them start.
+ *
  * <p>A queue's items are kept in one partition, so one queue's enqueues and claims are serialized there; spread
  * heavy work over several queues. A limit left undeclared is unlimited.
  */
@@ -41,13 +54,21 @@ public final class Queue {
   private final int perFrontend;
   private final int rateLimit;
   private final Duration ratePeriod;
+  private final boolean priority;
+  private final boolean partitioned;
 
-  private Queue(String name, int concurrency, int perFrontend, int rateLimit, Duration ratePeriod) {
+  /** How many waiting items of a {@link #partitioned()} queue one claim looks at, in claiming order. */
+  public static final int PARTITIONED_CLAIM_SCAN = 1_000;
+
+  private Queue(String name, int concurrency, int perFrontend, int rateLimit, Duration ratePeriod, boolean priority,
+                boolean partitioned) {
     this.name = name;
     this.concurrency = concurrency;
     this.perFrontend = perFrontend;
     this.rateLimit = rateLimit;
     this.ratePeriod = ratePeriod;
+    this.priority = priority;
+    this.partitioned = partitioned;
   }
 
   /**
@@ -62,7 +83,7 @@ public final class Queue {
       throw new IllegalArgumentException("a queue's name is 1 to 64 letters, digits, '_', '.' or '-', starting with "
           + "a letter or '_', not '" + name + "'");
     }
-    return new Queue(name, 0, 0, 0, null);
+    return new Queue(name, 0, 0, 0, null, false, false);
   }
 
   /**
@@ -71,7 +92,7 @@ public final class Queue {
    * @throws IllegalArgumentException if {@code limit} is not positive
    */
   public Queue concurrency(int limit) {
-    return new Queue(name, positive(limit, "concurrency"), perFrontend, rateLimit, ratePeriod);
+    return new Queue(name, positive(limit, "concurrency"), perFrontend, rateLimit, ratePeriod, priority, partitioned);
   }
 
   /**
@@ -80,7 +101,8 @@ public final class Queue {
    * @throws IllegalArgumentException if {@code limit} is not positive
    */
   public Queue perFrontend(int limit) {
-    return new Queue(name, concurrency, positive(limit, "perFrontend"), rateLimit, ratePeriod);
+    return new Queue(name, concurrency, positive(limit, "perFrontend"), rateLimit, ratePeriod, priority,
+        partitioned);
   }
 
   /**
@@ -94,7 +116,23 @@ public final class Queue {
     if (period.toMillis() < 1) {
       throw new IllegalArgumentException("a queue's rate period is at least 1 ms, not " + period);
     }
-    return new Queue(name, concurrency, perFrontend, positive(limit, "rate"), period);
+    return new Queue(name, concurrency, perFrontend, positive(limit, "rate"), period, priority, partitioned);
+  }
+
+  /**
+   * This queue taking a priority with each item: waiting items are claimed highest priority first (then oldest
+   * first). Without it, an enqueue that gives a priority other than 0 is refused.
+   */
+  public Queue priority() {
+    return new Queue(name, concurrency, perFrontend, rateLimit, ratePeriod, true, partitioned);
+  }
+
+  /**
+   * This queue with its {@link #concurrency} and {@link #rate} limits applied to each partition key (its items'
+   * invocations' keys) separately; {@link #perFrontend} still bounds all of the queue's items on one frontend.
+   */
+  public Queue partitioned() {
+    return new Queue(name, concurrency, perFrontend, rateLimit, ratePeriod, priority, true);
   }
 
   private static int positive(int limit, String what) {
@@ -129,21 +167,33 @@ public final class Queue {
     return ratePeriod;
   }
 
+  /** Whether items carry a priority ({@link #priority()}). */
+  public boolean hasPriority() {
+    return priority;
+  }
+
+  /** Whether the limits apply per partition key ({@link #partitioned()}). */
+  public boolean isPartitioned() {
+    return partitioned;
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof Queue q && name.equals(q.name) && concurrency == q.concurrency
-        && perFrontend == q.perFrontend && rateLimit == q.rateLimit && Objects.equals(ratePeriod, q.ratePeriod);
+        && perFrontend == q.perFrontend && rateLimit == q.rateLimit && Objects.equals(ratePeriod, q.ratePeriod)
+        && priority == q.priority && partitioned == q.partitioned;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(name, concurrency, perFrontend, rateLimit, ratePeriod);
+    return Objects.hash(name, concurrency, perFrontend, rateLimit, ratePeriod, priority, partitioned);
   }
 
   @Override
   public String toString() {
     return "Queue[" + name + (concurrency > 0 ? ", concurrency " + concurrency : "")
         + (perFrontend > 0 ? ", per frontend " + perFrontend : "")
-        + (rateLimit > 0 ? ", rate " + rateLimit + " per " + ratePeriod : "") + "]";
+        + (rateLimit > 0 ? ", rate " + rateLimit + " per " + ratePeriod : "") + (priority ? ", priority" : "")
+        + (partitioned ? ", partitioned" : "") + "]";
   }
 }

@@ -83,6 +83,21 @@ public final class SystemSchema {
   public static final String ENQUEUE_ITEM_AT = "EnqueueItemAt";
   /** Claims due items within the queue's limits ({@code ClaimDueQueueItems}, version 19; replaces the claim). */
   public static final String CLAIM_DUE_QUEUE_ITEMS = "ClaimDueQueueItems";
+  /** Stores a queue's limits, priority and partitioning ({@code DeclareQueue}, version 20; replaces the store). */
+  public static final String DECLARE_QUEUE = "DeclareQueue";
+  /** Enqueues an item with a priority and partition key ({@code EnqueueRankedItem}, version 20; replaces the enqueue). */
+  public static final String ENQUEUE_RANKED_ITEM = "EnqueueRankedItem";
+  /** Claims due items by priority, within per-key limits ({@code ClaimRankedQueueItems}, version 20; replaces the claim). */
+  public static final String CLAIM_RANKED_QUEUE_ITEMS = "ClaimRankedQueueItems";
+  /** Hands a dead frontend's running items to the taker ({@code AdoptQueueItems}, version 20; replaces the release). */
+  public static final String ADOPT_QUEUE_ITEMS = "AdoptQueueItems";
+  /** Cancels a queue item that has not started ({@code CancelQueueItem}, version 20). */
+  public static final String CANCEL_QUEUE_ITEM = "CancelQueueItem";
+  /**
+   * Finds a queue item by its invocation ID alone, with its stored outcome ({@code ApiaryFindQueueItemOutcome}, a
+   * multi-partition read, version 20; replaces {@link #FIND_QUEUE_ITEM}): queue name, status, outcome.
+   */
+  public static final String FIND_QUEUE_ITEM_OUTCOME = "ApiaryFindQueueItemOutcome";
   /**
    * Schedules (issue 42): one row per schedule, partitioned by the name of its queue ({@code schedule.NAME}), so a
    * schedule, its ticks' items and their claims share a partition.
@@ -236,7 +251,8 @@ public final class SystemSchema {
       "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
       "ApiaryFindOutcomeOf_VARBINARY", CHECK_AND_RECORD_DENIAL, CANCEL_INVOCATION,
       INVOCATION_STATUS, ENQUEUE_ITEM, CLAIM_QUEUE_ITEMS, FINISH_QUEUE_ITEM, RELEASE_QUEUE_ITEMS, FIND_QUEUE_ITEM,
-      EXPIRE_QUEUE_ITEMS, ENQUEUE_ITEM_AT, CLAIM_DUE_QUEUE_ITEMS, TICK_SCHEDULE);
+      EXPIRE_QUEUE_ITEMS, ENQUEUE_ITEM_AT, CLAIM_DUE_QUEUE_ITEMS, TICK_SCHEDULE, ENQUEUE_RANKED_ITEM,
+      CLAIM_RANKED_QUEUE_ITEMS, ADOPT_QUEUE_ITEMS, CANCEL_QUEUE_ITEM, FIND_QUEUE_ITEM_OUTCOME);
 
   /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
   private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
@@ -395,7 +411,15 @@ public final class SystemSchema {
           + "not_before time on queue items, which " + ENQUEUE_ITEM_AT + " sets and " + CLAIM_DUE_QUEUE_ITEMS
           + " respects (both replace version 18's enqueue and claim, whose classes are shipped); store, pause, "
           + "resume, trigger, backfill and delete a schedule (the administrator's)",
-          version19()));
+          version19()),
+      new Migration(20, "Queue priority and partitioned queues (issue 42): whether a queue's items carry a priority and "
+          + "whether its limits apply per partition key (" + QUEUES + "), each item's claim rank (its priority negated) "
+          + "and partition key (" + QUEUE_ITEMS + ", with an index in claiming order); " + DECLARE_QUEUE + ", "
+          + ENQUEUE_RANKED_ITEM + ", " + CLAIM_RANKED_QUEUE_ITEMS + " and " + ADOPT_QUEUE_ITEMS + " replace the store, "
+          + "enqueue, claim and the takeover's release (a dead frontend's running items stay running, the taker's); "
+          + CANCEL_QUEUE_ITEM + " cancels an item still waiting, storing its outcome (a new column), which "
+          + FIND_QUEUE_ITEM_OUTCOME + " reads",
+          version20()));
 
   /**
    * Creates again (drops, if there, and creates, in one catalog update) a single-partition procedure of the frontends'
@@ -493,6 +517,38 @@ public final class SystemSchema {
     }
     return steps;
   }
+
+  /** Version 20: queue priority and partitioned queues (issue 42). Self-contained, so it can be renumbered. */
+  private static List<Step> version20() {
+    String allow = " ALLOW " + org.apiary.database.DatabaseUsers.FRONTEND_ROLE;
+    String byQueue = " PARTITION ON TABLE " + QUEUE_ITEMS + " COLUMN queue_name PARAMETER 0";
+    List<Step> steps = new ArrayList<>(List.of(
+        Step.addColumn(QUEUES, "PRIORITY_ENABLED", "ALTER TABLE " + QUEUES
+            + " ADD COLUMN priority_enabled TINYINT DEFAULT 0 NOT NULL;"),
+        Step.addColumn(QUEUES, "PARTITIONED", "ALTER TABLE " + QUEUES
+            + " ADD COLUMN partitioned TINYINT DEFAULT 0 NOT NULL;"),
+        Step.addColumn(QUEUE_ITEMS, "CLAIM_RANK", "ALTER TABLE " + QUEUE_ITEMS
+            + " ADD COLUMN claim_rank INTEGER DEFAULT 0 NOT NULL;"),
+        Step.addColumn(QUEUE_ITEMS, "PART_KEY", "ALTER TABLE " + QUEUE_ITEMS
+            + " ADD COLUMN part_key VARCHAR(" + QUEUE_PART_KEY_BYTES + " BYTES);"),
+        Step.addColumn(QUEUE_ITEMS, "OUTCOME", "ALTER TABLE " + QUEUE_ITEMS + " ADD COLUMN outcome VARBINARY(4096);"),
+        Step.createProcedure(FIND_QUEUE_ITEM_OUTCOME, "CREATE PROCEDURE " + FIND_QUEUE_ITEM_OUTCOME + allow
+            + " AS SELECT queue_name, status, outcome FROM " + QUEUE_ITEMS + " WHERE invocation_id = ?;"),
+        Step.createIndex("APIARY_QUEUE_ITEMS_BY_RANK", "CREATE INDEX APIARY_QUEUE_ITEMS_BY_RANK ON " + QUEUE_ITEMS
+            + " (queue_name, status, claim_rank, enqueued_at, invocation_id);"),
+        Step.createProcedure(DECLARE_QUEUE, "CREATE PROCEDURE FROM CLASS "
+            + org.apiary.runtime.procedure.DeclareQueue.class.getName() + ";")));
+    for (Class<?> c : List.of(org.apiary.runtime.procedure.EnqueueRankedItem.class,
+        org.apiary.runtime.procedure.ClaimRankedQueueItems.class, org.apiary.runtime.procedure.AdoptQueueItems.class,
+        org.apiary.runtime.procedure.CancelQueueItem.class)) {
+      steps.add(Step.createProcedure(c.getSimpleName(), "CREATE PROCEDURE" + allow + byQueue + " FROM CLASS "
+          + c.getName() + ";"));
+    }
+    return steps;
+  }
+
+  /** The most bytes of a partitioned queue item's partition key, as JSON text (schema version 20 on). */
+  public static final int QUEUE_PART_KEY_BYTES = 2048;
 
   private static List<Step> version15() {
     List<Step> steps = new ArrayList<>();

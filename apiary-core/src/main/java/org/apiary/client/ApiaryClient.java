@@ -220,6 +220,20 @@ public final class ApiaryClient implements AutoCloseable {
    * @throws IllegalArgumentException if the delay is negative or longer than 366 days
    */
   public InvocationHandle enqueue(String queue, String deduplicationId, InvocationRequest request, Duration delay) {
+    return enqueue(queue, deduplicationId, request, delay, 0);
+  }
+
+  /**
+   * Puts an invocation on a durable queue declared with {@link org.apiary.Queue#priority()}, with a priority: waiting
+   * items are claimed highest priority first, oldest first within one priority. Otherwise as
+   * {@link #enqueue(String, String, InvocationRequest, Duration)}; a repeated enqueue of the same item keeps the first
+   * one's priority.
+   *
+   * @param priority any value; 0 is the priority of items enqueued without one
+   * @throws InvalidRequestException also if {@code priority} is not 0 and the queue was declared without priority
+   */
+  public InvocationHandle enqueue(String queue, String deduplicationId, InvocationRequest request, Duration delay,
+                                  int priority) {
     Objects.requireNonNull(queue, "queue");
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(delay, "delay");
@@ -234,7 +248,7 @@ public final class ApiaryClient implements AutoCloseable {
     ensureOpen();
     byte[] bytes = new WireRequest(WireRequest.ENQUEUE, request.id(), request.graph(), request.partitionKey(),
         request.arguments(), config.caller(), null, null, null, null, queue, deduplicationId,
-        delay.isZero() ? null : delay.toMillis())
+        delay.isZero() ? null : delay.toMillis(), priority == 0 ? null : priority)
         .withCredential(config.credential())
         .withPurpose(request.purpose() != null ? request.purpose() : config.purpose()).toBytes();
     if (bytes.length > config.maxRequestBytes()) {

@@ -64,6 +64,10 @@ import org.voltdb.VoltTable;
  * resumes; the count of attempts retention's fence refused is shown), and
  * keys whose flaky writer fails switched on and off (all off at the end, so a re-run after a failure would succeed).
  *
+ * <p><b>Queued work</b> ({@link QueuedWork}, issue 42): meanwhile one more client enqueues items on a limited queue
+ * (some delayed, some resent) and on a queue whose items the drill's stub cancels while their external step calls
+ * it, and a schedule ticks every second; their counts are added to the summary line and judged by their own oracle.
+ *
  * <p><b>Check.</b> After the faults stop and recovery had its bounded time, every ID is resolved through
  * {@code result(id)} (earlier observations count, since retention deletes ended invocations) and the effects are read
  * straight from the table. The model is the drill's own: which steps each graph writes, in which order, and what the
@@ -164,7 +168,9 @@ final class ExactlyOnceDrill {
         endpoints = new String[] {frontends.get(0).endpoint(), frontends.get(1).endpoint()};
         out.println("-> frontends " + endpoints[0] + " and " + endpoints[1] + ": lease " + settings.leaseMs()
             + " ms, heartbeat " + settings.heartbeatMs() + " ms, retention " + settings.retentionMs() + " ms");
-        return drive(db);
+        try (QueuedWork queued = new QueuedWork(settings.seed(), out)) {
+          return drive(db, queued);
+        }
       } finally {
         closeIfAbandoned(first);
         closeIfAbandoned(second);
@@ -224,7 +230,7 @@ final class ExactlyOnceDrill {
 
   // ------------------------------------------------------------------------------------------------- the run
 
-  private int drive(ApiaryDatabase db) throws InterruptedException {
+  private int drive(ApiaryDatabase db, QueuedWork queued) throws InterruptedException {
     SplittableRandom master = new SplittableRandom(settings.seed());
     long loadStart = System.nanoTime();
     long stopAt = loadStart + Duration.ofSeconds(settings.seconds()).toNanos();
@@ -240,6 +246,8 @@ final class ExactlyOnceDrill {
     Thread nemesis = new Thread(guarded(() -> nemesis(nemesisRandom, stopAt)), "drill-nemesis");
     Thread flipper = new Thread(guarded(() -> flipper(db, flagRandom, stopAt)), "drill-flags");
     Thread resolver = new Thread(guarded(() -> resolver(stopResolver)), "drill-resolver");
+    SplittableRandom queuedRandom = master.split();
+    workers.add(new Thread(guarded(() -> queued.load(endpoints, queuedRandom, stopAt)), "drill-queued"));
     out.println("-> " + settings.clients() + " clients for " + settings.seconds() + " s over " + settings.keys()
         + " keys; faults" + (settings.skip().isEmpty() ? "" : " (skipping " + settings.skip() + ")") + ":");
     workers.forEach(Thread::start);
@@ -264,8 +272,10 @@ final class ExactlyOnceDrill {
     out.printf("-> load over at %.1f s: %d invocations; resolving every ID (at most %d s)%n", now() / 1e3,
         invocations.size(), settings.recoverySeconds());
     resolveAll();
+    QueuedWork.Summary queuedSummary = queued.settleAndCheck(db, System.nanoTime()
+        + Duration.ofSeconds(settings.recoverySeconds()).toNanos());
     Map<String, List<Effect>> effects = readEffects(db);
-    return check(effects);
+    return check(effects, queuedSummary);
   }
 
   /** A thread body whose failure is reported and fails the drill instead of vanishing. */
@@ -674,7 +684,7 @@ final class ExactlyOnceDrill {
     return byId;
   }
 
-  private int check(Map<String, List<Effect>> effects) {
+  private int check(Map<String, List<Effect>> effects, QueuedWork.Summary queued) {
     Map<String, List<Invocation>> bad = new LinkedHashMap<>();
     for (String category : List.of("stuck", "duplicates", "lost", "disagreed")) {
       bad.put(category, new ArrayList<>());
@@ -751,13 +761,13 @@ final class ExactlyOnceDrill {
     int duplicates = bad.get("duplicates").size();
     int lost = bad.get("lost").size();
     int stuck = bad.get("stuck").size();
-    out.printf("drill exactly-once: invocations=%d agreed=%d duplicates=%d lost=%d stuck=%d disagreed=%d%n",
-        all.size(), agreed, duplicates, lost, stuck, disagreed);
+    out.printf("drill exactly-once: invocations=%d agreed=%d duplicates=%d lost=%d stuck=%d disagreed=%d%s%n",
+        all.size(), agreed, duplicates, lost, stuck, disagreed, queued.line());
     if (!crashes.isEmpty()) {
       out.println("-> the drill itself failed, so this run proves nothing: " + crashes);
     }
     boolean ok = duplicates == 0 && lost == 0 && stuck == 0 && disagreed == 0 && agreed == all.size()
-        && !all.isEmpty() && crashes.isEmpty();
+        && !all.isEmpty() && crashes.isEmpty() && queued.ok();
     return ok ? 0 : 1;
   }
 

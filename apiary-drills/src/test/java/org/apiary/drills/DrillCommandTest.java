@@ -96,6 +96,20 @@ class DrillCommandTest {
     assertEquals("0", m.group(5), counts + "\n" + output);
     assertEquals("0", m.group(6), counts + "\n" + output);
     assertEquals(m.group(1), m.group(2), counts + "\n" + output);
+    // Queued, delayed, scheduled, cancelled and external-step work under the same faults (issue 42).
+    Matcher q = Pattern.compile("queued=(\\d+) queued_once=(\\d+) queued_duplicates=(\\d+) queued_lost=(\\d+) "
+        + "delayed=(\\d+) delayed_early=(\\d+) queue_high=(\\d+) queue_limit=(\\d+) ticks=(\\d+) "
+        + "tick_duplicates=(\\d+) tick_gaps=(\\d+) cancelled=(\\d+) started_after_cancel=(\\d+) "
+        + "external_calls=(\\d+) recalled_after_return=(\\d+)").matcher(output);
+    assertTrue(q.find(), output);
+    String queued = q.group();
+    assertTrue(Long.parseLong(q.group(1)) > 0 && Long.parseLong(q.group(5)) > 0 && Long.parseLong(q.group(9)) > 0
+        && Long.parseLong(q.group(12)) > 0, "some of each kind of work ran: " + queued);
+    assertEquals(q.group(1), q.group(2), "every acknowledged item ran once: " + queued);
+    for (int g : new int[] {3, 4, 6, 10, 11, 13, 15}) {
+      assertEquals("0", q.group(g), queued + "\n" + output);
+    }
+    assertTrue(Long.parseLong(q.group(7)) <= Long.parseLong(q.group(8)), "the limit held: " + queued);
     assertEquals(0, drill.exitCode(), output);
   }
 

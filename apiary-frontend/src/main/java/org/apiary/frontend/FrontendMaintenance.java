@@ -118,10 +118,10 @@ final class FrontendMaintenance implements AutoCloseable {
           long moved;
           try {
             moved = log.reassign(dead, frontendId);
-            long released = queues.release(dead);
-            if (released > 0) {
-              LOG.log(Level.INFO, "frontend " + frontendId + ": gave " + released + " queued item(s) that dead "
-                  + "frontend " + dead + " ran back to their queues");
+            long adopted = queues.release(dead);
+            if (adopted > 0) {
+              LOG.log(Level.INFO, "frontend " + frontendId + ": took over " + adopted + " queued item(s) that dead "
+                  + "frontend " + dead + " ran");
             }
             hooks.duringTakeover(dead);
           } catch (RuntimeException e) {

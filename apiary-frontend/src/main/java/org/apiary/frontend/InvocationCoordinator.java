@@ -559,19 +559,56 @@ final class InvocationCoordinator {
           + WireRequest.MAX_REASON_LENGTH + " characters, as the request's one text argument");
     }
     if (!config.credentialsRequired()) {
-      cancelCandidate(client, id, reason, List.of(id), startedBy -> true, 0);
+      cancelCandidate(client, id, reason, List.of(id), startedBy -> true, 0, List.of(id));
       return;
     }
     boolean admin = roles.contains(Credentials.ADMIN_ROLE);
-    cancelCandidate(client, id, reason, List.of(Credentials.invocationId(caller, id), id),
-        startedBy -> admin || caller.equals(startedBy), 0);
+    String own = Credentials.invocationId(caller, id);
+    cancelCandidate(client, id, reason, List.of(own, id), startedBy -> admin || caller.equals(startedBy), 0,
+        admin ? List.of(own, id) : List.of(own));
   }
 
+  /**
+   * Cancels the first of {@code candidates} the log holds and {@code mayCancel} allows; once none is left, a queue
+   * item still waiting under one of {@code queued} (issue 42: not logged until a claim starts it).
+   */
   private void cancelCandidate(byte[] client, String id, String reason, List<String> candidates,
-                               java.util.function.Predicate<String> mayCancel, int i) {
+                               java.util.function.Predicate<String> mayCancel, int i, List<String> queued) {
     if (i == candidates.size()) {
-      replies.reply(client, WireReply.error(id, WireReply.INVALID_REQUEST, "no invocation with ID " + id + " is "
-          + "known: it never started, or it ended more than " + config.retention() + " ago; nothing was cancelled"));
+      WireReply unknown = WireReply.error(id, WireReply.INVALID_REQUEST, "no invocation with ID " + id + " is "
+          + "known: it never started, or it ended more than " + config.retention() + " ago; nothing was cancelled");
+      QueueRunner q = queues;
+      if (q == null || queued.isEmpty()) {
+        replies.reply(client, unknown);
+        return;
+      }
+      q.item(queued).whenComplete((found, err) -> answeringCancel(client, id, () -> {
+        if (err != null) {
+          replies.reply(client, toReply(id, unwrap(err)));
+        } else if (found.isEmpty()) {
+          replies.reply(client, unknown);
+        } else if ("QUEUED".equals(found.get().status())) {
+          WireReply cancelled = WireReply.error(found.get().invocation(), WireReply.CANCELLED, "invocation " + id
+              + " was cancelled while it waited on queue " + found.get().queue() + ": " + reason);
+          q.cancelWaiting(found.get(), cancelled).whenComplete((done, cancelErr) -> answeringCancel(client, id, () -> {
+            if (cancelErr != null) {
+              replies.reply(client, toReply(id, unwrap(cancelErr)));
+            } else if (done) {
+              LOG.log(Level.INFO, "frontend " + frontendId + ": queue item " + found.get().invocation()
+                  + " cancelled before it started: " + reason);
+              replies.reply(client, withId(cancelled, id));
+            } else {
+              replies.reply(client, WireReply.running(id)); // claimed meanwhile, not logged yet: cancel again
+            }
+          }));
+        } else if (found.get().outcome() != null) {
+          replies.reply(client, withId(WireReply.fromBytes(found.get().outcome()), id));
+        } else if (QueueRunner.waiting(found.get().status())) {
+          replies.reply(client, WireReply.running(id)); // claimed, not logged yet: cancel again
+        } else {
+          replies.reply(client, unknown);
+        }
+      }));
       return;
     }
     String invocation = candidates.get(i);
@@ -581,7 +618,7 @@ final class InvocationCoordinator {
         return;
       }
       if (entry.isEmpty() || !mayCancel.test(loggedRequest(entry.get().request(), invocation).caller())) {
-        cancelCandidate(client, id, reason, candidates, mayCancel, i + 1);
+        cancelCandidate(client, id, reason, candidates, mayCancel, i + 1, queued);
         return;
       }
       if (!InvocationLog.RUNNING.equals(entry.get().status())) {
@@ -597,7 +634,7 @@ final class InvocationCoordinator {
           LOG.log(Level.INFO, "frontend " + frontendId + ": invocation " + invocation + " cancelled: " + reason);
           replies.reply(client, withId(cancelled, id));
         } else {
-          cancelCandidate(client, id, reason, List.of(invocation), any -> true, 0); // it ended meanwhile
+          cancelCandidate(client, id, reason, List.of(invocation), any -> true, 0, List.of()); // it ended meanwhile
         }
       }));
     }));
@@ -893,13 +930,16 @@ final class InvocationCoordinator {
         // Not logged: perhaps an item still waiting on a queue (issue 42), which is answered as running. An item
         // found ended was logged before it ended (it ran between the two reads): the log is read again, once.
         queueChecked = true;
-        q.itemStatus(candidates).whenComplete((status, err) -> answering(() -> {
+        q.item(candidates).whenComplete((found, err) -> answering(() -> {
           if (err != null) {
             replies.reply(client, toReply(id, unwrap(err)));
-          } else if (status.isEmpty()) {
+          } else if (found.isEmpty()) {
             replies.reply(client, unknown());
-          } else if (QueueRunner.waiting(status.get())) {
+          } else if (QueueRunner.waiting(found.get().status())) {
             replies.reply(client, WireReply.running(id));
+          } else if (found.get().outcome() != null && found.get().invocation().equals(candidates.get(0))) {
+            // cancelled while it waited; answered only under the asker's own ID (its caller is not read here)
+            replies.reply(client, withId(WireReply.fromBytes(found.get().outcome()), id));
           } else {
             next(0);
           }

@@ -15,19 +15,19 @@ import org.apiary.internal.Output;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.apiary.runtime.SystemSchema;
-import org.apiary.runtime.procedure.EnqueueItemAt;
+import org.apiary.runtime.procedure.EnqueueRankedItem;
 import org.voltdb.VoltTable;
 
 /**
- * A frontend's side of durable queues (issue 42). Enqueue: one {@code EnqueueItem} transaction in the queue's
+ * A frontend's side of durable queues (issue 42). Enqueue: one {@code EnqueueRankedItem} transaction in the queue's
  * partition, which checks the deduplication ID and stores the item. Running: every {@link #POLL_INTERVAL_MS} ms
  * (on the maintenance scheduler) the frontend claims, per declared queue, as many of the oldest waiting items as
- * the queue's limits leave room for ({@code ClaimQueueItems}: the limits are counted from the database's rows in
+ * the queue's limits leave room for, highest priority first ({@code ClaimRankedQueueItems}: the limits are counted from the database's rows in
  * that one transaction, so they hold across frontends), runs each as an invocation under its ID through the
  * {@link InvocationCoordinator} (logged, recovered and exactly-once like any other), and marks it ended
  * ({@code FinishQueueItem}) once its outcome is stored. An outcome that is not final (unknown, overloaded) is asked
  * again later under the same ID, which attaches to the invocation or returns its stored outcome. A dead frontend's
- * running items go back to their queue during the takeover ({@link #release}).
+ * running items are taken over, still running, by the frontend that takes over its work ({@link #release}).
  */
 final class QueueRunner {
   private static final Logger LOG = System.getLogger(QueueRunner.class.getName());
@@ -105,9 +105,15 @@ final class QueueRunner {
     String dedup = request.dedup() == null ? null : stored(request, request.dedup());
     byte[] toRun = new WireRequest(WireRequest.INVOKE, request.id(), request.graph(), request.key(), request.args(),
         request.caller(), null, request.purpose(), request.roles(), null).toBytes();
+    String partKey = request.key() == null ? "null" : request.key().toString();
+    if (partKey.getBytes(StandardCharsets.UTF_8).length > SystemSchema.QUEUE_PART_KEY_BYTES) {
+      throw new InvalidRequestException("an enqueued item's partition key is at most "
+          + SystemSchema.QUEUE_PART_KEY_BYTES + " bytes as JSON text");
+    }
     InvocationLog.callAsync(db, "enqueuing invocation " + request.id() + " on queue " + request.queue(),
-        SystemSchema.ENQUEUE_ITEM_AT, request.queue(), invocation, dedup, request.graph(), toRun, requestHash,
-        request.delayMs() == null ? 0L : request.delayMs())
+        SystemSchema.ENQUEUE_RANKED_ITEM, request.queue(), invocation, dedup, request.graph(), toRun, requestHash,
+        request.delayMs() == null ? 0L : request.delayMs(), request.priority() == null ? 0 : request.priority(),
+        partKey)
         .whenComplete((r, err) -> {
           if (err != null) {
             reply.accept(InvocationCoordinator.toReply(request.id(), InvocationCoordinator.unwrap(err)));
@@ -117,10 +123,14 @@ final class QueueRunner {
           t.advanceRow();
           long outcome = t.getLong(0);
           String itemId = clientId(request, t.getString(1));
-          if (outcome == EnqueueItemAt.UNKNOWN_QUEUE) {
+          if (outcome == EnqueueRankedItem.NO_PRIORITY) {
+            reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, "queue '" + request.queue()
+                + "' was declared without priority, so an item cannot have priority " + request.priority()
+                + " (declare it with Queue.priority()); nothing was enqueued"));
+          } else if (outcome == EnqueueRankedItem.UNKNOWN_QUEUE) {
             reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, "unknown queue '" + request.queue()
                 + "': declare it with the application (Application.withQueues); nothing was enqueued"));
-          } else if (outcome == EnqueueItemAt.CONFLICT) {
+          } else if (outcome == EnqueueRankedItem.CONFLICT) {
             reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, (request.dedup() != null
                 ? "deduplication ID '" + request.dedup() + "'" : "invocation ID '" + request.id() + "'")
                 + " of queue '" + request.queue() + "' is taken by invocation " + itemId + " (graph '"
@@ -194,21 +204,34 @@ final class QueueRunner {
     return prefix != null && storedId.startsWith(prefix) ? storedId.substring(prefix.length()) : storedId;
   }
 
+  /** A queue item found by invocation ID: its queue, its ID as stored, its status and (if cancelled) its outcome. */
+  record Found(String queue, String invocation, String status, byte[] outcome) {}
+
   /**
-   * The status of the queue item stored under the first of these invocation IDs that names one (a multi-partition
-   * read), or empty if none does.
+   * The queue item stored under the first of these invocation IDs that names one (a multi-partition read per ID), or
+   * empty if none does.
    */
-  CompletableFuture<Optional<String>> itemStatus(List<String> invocations) {
-    CompletableFuture<Optional<String>> all = CompletableFuture.completedFuture(Optional.empty());
+  CompletableFuture<Optional<Found>> item(List<String> invocations) {
+    CompletableFuture<Optional<Found>> all = CompletableFuture.completedFuture(Optional.empty());
     for (String id : invocations) {
       all = all.thenCompose(found -> found.isPresent() ? CompletableFuture.completedFuture(found)
-          : InvocationLog.callAsync(db, "looking for queue item " + id, SystemSchema.FIND_QUEUE_ITEM, id)
+          : InvocationLog.callAsync(db, "looking for queue item " + id, SystemSchema.FIND_QUEUE_ITEM_OUTCOME, id)
               .thenApply(r -> {
                 VoltTable t = r.getResults()[0];
-                return t.advanceRow() ? Optional.of(t.getString(1)) : Optional.<String>empty();
+                return t.advanceRow() ? Optional.of(new Found(t.getString(0), id, t.getString(1),
+                    t.getVarbinary(2))) : Optional.<Found>empty();
               }));
     }
     return all;
+  }
+
+  /**
+   * Cancels a waiting item ({@code CancelQueueItem}): true if it was still waiting and now is cancelled with
+   * {@code outcome}, false if a claim took it first.
+   */
+  CompletableFuture<Boolean> cancelWaiting(Found item, WireReply outcome) {
+    return InvocationLog.callAsync(db, "cancelling queue item " + item.invocation(), SystemSchema.CANCEL_QUEUE_ITEM,
+        item.queue(), item.invocation(), outcome.toBytes()).thenApply(r -> r.getResults()[0].asScalarLong() == 1);
   }
 
   /** Whether an item of this status has not ended: waiting on its queue, or claimed and running. */
@@ -255,7 +278,7 @@ final class QueueRunner {
         if (room <= 0 || !running) {
           return;
         }
-        VoltTable claimed = db.callAdmin("claiming items of queue " + queue, SystemSchema.CLAIM_DUE_QUEUE_ITEMS, queue,
+        VoltTable claimed = db.callAdmin("claiming items of queue " + queue, SystemSchema.CLAIM_RANKED_QUEUE_ITEMS, queue,
             frontendId, Math.min(room, CLAIM_BATCH)).getResults()[0];
         while (claimed.advanceRow()) {
           run(queue, claimed.getString(0), claimed.getVarbinary(1));
@@ -272,7 +295,7 @@ final class QueueRunner {
   /** Runs a claimed item as an invocation; its outcome ends the item. */
   private void run(String queue, String invocation, byte[] frame) {
     if (!running) {
-      return; // claimed but not started: a takeover gives it back once this frontend's lease expires
+      return; // claimed but not started: the frontend that takes over this one runs it once its lease expires
     }
     WireRequest request = WireRequest.fromBytes(frame);
     Optional<GraphCatalog.Versioned> graph = catalog.known(request.graph());
@@ -304,14 +327,14 @@ final class QueueRunner {
 
   /**
    * Runs {@code task} after {@link #RETRY_MS}, unless the frontend is stopping: then the item stays running on this
-   * frontend until the frontend that takes over its lease gives it back to its queue.
+   * frontend until the frontend that takes over its lease runs it.
    */
   private void later(Runnable task, String what) {
     try {
       scheduler.schedule(task, RETRY_MS, TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       LOG.log(Level.DEBUG, "frontend " + frontendId + " is stopping, so it is not " + what + "; the takeover of its "
-          + "lease gives the item back to its queue (" + e.getMessage() + ")");
+          + "lease runs the item (" + e.getMessage() + ")");
     }
   }
 
@@ -356,17 +379,28 @@ final class QueueRunner {
   }
 
   /**
-   * Gives a dead frontend's running items back to their queues (a step of the takeover, before its lease is
-   * forgotten: a takeover cut short leaves the lease, and the next one does this again).
+   * Takes a dead frontend's running items over (a step of the takeover, after its invocations were moved here and
+   * before its lease is forgotten: a takeover cut short leaves the lease, and the next one does this again): they stay
+   * running, now on this frontend, so they keep their places in their queues' limits ({@code AdoptQueueItems}), and
+   * each is asked for its invocation's outcome as a claimed item is, which attaches to the invocation taken over with
+   * them (or gets its stored outcome) and ends the item. This frontend's per-frontend count may exceed its limit until
+   * they end.
    *
-   * @return how many items went back
+   * @return how many items were taken over
    */
   long release(String deadFrontend) {
-    long released = 0;
+    long adopted = 0;
     for (String queue : queues()) {
-      released += db.callAdmin("giving back the items of queue " + queue + " that frontend " + deadFrontend + " ran",
-          SystemSchema.RELEASE_QUEUE_ITEMS, queue, deadFrontend).getResults()[0].asScalarLong();
+      VoltTable items = db.callAdmin("taking over the items of queue " + queue + " that frontend " + deadFrontend
+          + " ran", SystemSchema.ADOPT_QUEUE_ITEMS, queue, deadFrontend, frontendId).getResults()[0];
+      while (items.advanceRow()) {
+        String invocation = items.getString(0);
+        byte[] frame = items.getVarbinary(1);
+        // after this takeover round, which first resumes the invocations it moved here
+        later(() -> run(queue, invocation, frame), "running queue item " + invocation + " it took over");
+        adopted++;
+      }
     }
-    return released;
+    return adopted;
   }
 }

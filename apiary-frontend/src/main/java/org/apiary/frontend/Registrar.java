@@ -79,8 +79,9 @@ public final class Registrar {
       registered.add(r);
     }
     for (org.apiary.Queue q : app.queues()) {
-      db.callAdmin("storing queue '" + q.name() + "'", SystemSchema.STORE_QUEUE, q.name(), q.concurrency(),
-          q.perFrontend(), q.rateLimit(), q.ratePeriod() == null ? 0L : q.ratePeriod().toMillis());
+      db.callAdmin("storing queue '" + q.name() + "'", SystemSchema.DECLARE_QUEUE, q.name(), q.concurrency(),
+          q.perFrontend(), q.rateLimit(), q.ratePeriod() == null ? 0L : q.ratePeriod().toMillis(),
+          (byte) (q.hasPriority() ? 1 : 0), (byte) (q.isPartitioned() ? 1 : 0));
     }
     for (org.apiary.Schedule schedule : app.schedules()) {
       Schedules.store(db, schedule);

@@ -120,6 +120,18 @@ public final class Apiary implements AutoCloseable {
   }
 
   /**
+   * Runs a schedule declared with the application now ({@code apiary schedules trigger NAME}): puts a tick at the
+   * database's current time on the schedule's queue, whether the schedule is paused or not; it runs as any tick does.
+   *
+   * @return a handle on the tick's invocation
+   * @throws org.apiary.InvalidRequestException if there is no such schedule
+   */
+  public InvocationHandle trigger(String schedule) {
+    Objects.requireNonNull(schedule, "schedule");
+    return client().handle(org.apiary.frontend.Schedules.trigger(running().database, schedule).invocationId());
+  }
+
+  /**
    * Runs SQL directly against the database, outside any function and outside exactly-once and provenance, for
    * setting up or looking at data: {@code query("SELECT stock FROM products WHERE id = ?", 7L)}. Parameters bind to
    * the {@code ?} in order; timestamps come back as {@link java.time.Instant}.

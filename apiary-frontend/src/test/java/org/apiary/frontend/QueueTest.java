@@ -31,6 +31,23 @@ class QueueTest {
   private static final FrontendConfig CONFIG = FrontendConfig.defaults();
   private static final Duration WAIT = Duration.ofSeconds(60);
   private ApiaryDatabase db;
+  /** A frontend that claims no queued item (it still enqueues). */
+  private static final FrontendHooks NEVER_CLAIMS = new FrontendHooks() {
+    @Override
+    public void beforeClaimingQueueItems() {
+      throw new IllegalStateException("test: this frontend runs no queued work");
+    }
+  };
+  /**
+   * A frontend whose every function's transaction commits but whose answer never arrives: its invocations stay
+   * running on it (its enqueues are not stored) until another frontend takes them over.
+   */
+  private static final FrontendHooks HOLDS_ANSWERS = new FrontendHooks() {
+    @Override
+    public void afterFunction(String graph, String invocation, String function) {
+      throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
+    }
+  };
 
   @BeforeEach
   void setUp(TestDatabase database) {
@@ -132,15 +149,8 @@ class QueueTest {
   void aFunctionThatCommittedOnAFrontendThatStoppedHasItsEnqueueStoredOnceByTheTakeover() throws InterruptedException {
     String items = "SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = 'q_plain' AND graph = 'qMark'";
     long before = count(items);
-    FrontendHooks holds = new FrontendHooks() {
-      @Override
-      public void afterFunction(String graph, String invocation, String function) {
-        // The function's transaction (its write and its enqueue) committed; this frontend never stores the item.
-        throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
-      }
-    };
     InvocationRequest request = InvocationRequest.of("qSpawn", 72L, "t", false);
-    try (FrontendServer a = FrontendServer.start(db, CONFIG, holds); ApiaryClient client = client(a)) {
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, HOLDS_ANSWERS); ApiaryClient client = client(a)) {
       client.start(request);
       long deadline = System.nanoTime() + WAIT.toNanos();
       while (count("SELECT COUNT(*) FROM q_marks WHERE k = 72") == 0) {
@@ -164,14 +174,8 @@ class QueueTest {
 
   @Test
   void queuedWorkSurvivesTheLossOfEveryFrontendAndALaterOneRunsIt() {
-    FrontendHooks neverClaims = new FrontendHooks() {
-      @Override
-      public void beforeClaimingQueueItems() {
-        throw new IllegalStateException("test: this frontend runs no queued work");
-      }
-    };
     List<String> ids = new ArrayList<>();
-    try (FrontendServer a = FrontendServer.start(db, CONFIG, neverClaims); ApiaryClient client = client(a)) {
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, NEVER_CLAIMS); ApiaryClient client = client(a)) {
       for (long k = 20; k < 25; k++) {
         ids.add(client.enqueue("q_plain", InvocationRequest.of("qMark", k, "s" + k)).id());
       }
@@ -190,15 +194,8 @@ class QueueTest {
 
   @Test
   void itemsAFrontendWasRunningWhenItStoppedAreFinishedByAnotherAndRunOnce() throws InterruptedException {
-    FrontendHooks holds = new FrontendHooks() {
-      @Override
-      public void afterFunction(String graph, String invocation, String function) {
-        // Each function's transaction commits, but its answer never arrives: the invocations stay running here.
-        throw new org.apiary.OutcomeUnknownException("test: the answer of " + function + " is held", null);
-      }
-    };
     List<String> ids = new ArrayList<>();
-    try (FrontendServer a = FrontendServer.start(db, CONFIG, holds); ApiaryClient client = client(a)) {
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, HOLDS_ANSWERS); ApiaryClient client = client(a)) {
       for (long k = 40; k < 43; k++) {
         ids.add(client.enqueue("q_plain", InvocationRequest.of("qMark", k, "t" + k)).id());
       }
@@ -314,5 +311,99 @@ class QueueTest {
       assertTrue(at.get(i + 3) - at.get(i) >= 800, "4 items ran within " + (at.get(i + 3) - at.get(i)) + " ms: " + at);
     }
     assertTrue(at.get(8) - at.get(0) >= 1800, "9 items at 3 per second span at least two seconds: " + at);
+  }
+
+  @Test
+  void aPriorityQueueRunsItsWaitingItemsHighestPriorityFirstAndAPlainQueueRefusesAPriority() {
+    long[] priorities = {0, 5, -1, 9, 5};
+    List<String> ids = new ArrayList<>();
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, NEVER_CLAIMS); ApiaryClient client = client(a)) {
+      for (int i = 0; i < priorities.length; i++) {
+        ids.add(client.enqueue("q_prio", null, InvocationRequest.of("qMark", 500L + i, "p" + i), Duration.ZERO,
+            (int) priorities[i]).id());
+      }
+      InvalidRequestException refused = assertThrows(InvalidRequestException.class, () -> client.enqueue("q_plain",
+          null, InvocationRequest.of("qMark", 510L, "x"), Duration.ZERO, 3));
+      assertTrue(refused.getMessage().contains("without priority"), refused.getMessage());
+    }
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      for (String id : ids) {
+        client.handle(id).await(WAIT);
+      }
+    }
+    VoltTable t = db.callAdmin("reading marks", "@AdHoc", "SELECT k FROM q_marks WHERE k >= 500 AND k < 511 "
+        + "ORDER BY ran_at").getResults()[0];
+    List<Long> order = new ArrayList<>();
+    while (t.advanceRow()) {
+      order.add(t.getLong(0));
+    }
+    // 9, then the two 5s in the order they were enqueued, then 0, then -1; the refused item never ran.
+    assertEquals(List.of(503L, 501L, 504L, 500L, 502L), order);
+  }
+
+  @Test
+  void aPartitionedQueueHoldsItsLimitPerKeyAcrossTwoFrontendsAndRunsKeysSideBySide() {
+    List<InvocationHandle> handles = new ArrayList<>();
+    try (FrontendServer a = FrontendServer.start(db, CONFIG); FrontendServer b = FrontendServer.start(db, CONFIG);
+         ApiaryClient viaA = client(a); ApiaryClient viaB = client(b)) {
+      for (int i = 0; i < 6; i++) {
+        long k = 600 + i % 2;
+        ApiaryClient c = i % 2 == 0 ? viaA : viaB;
+        handles.add(c.enqueue("q_per_key", InvocationRequest.of("qSlow", k, "k" + i, 250L)));
+      }
+      for (InvocationHandle h : handles) {
+        h.await(WAIT);
+      }
+    }
+    assertEquals(6, count("SELECT COUNT(*) FROM q_runs WHERE k >= 600 AND k < 602 AND left_at IS NOT NULL"));
+    assertEquals(1, maxConcurrent(600, 601), "key 600: at most 1 at once");
+    assertEquals(1, maxConcurrent(601, 602), "key 601: at most 1 at once");
+    assertEquals(2, maxConcurrent(600, 602), "the two keys ran side by side (the limit is per key)");
+  }
+
+  /**
+   * A dead frontend's running item stays counted while the frontend that takes it over finishes its invocation: before,
+   * the takeover gave the item back to its queue, where a waiting item of higher priority was claimed ahead of it
+   * while its invocation still ran, two at once on a queue of concurrency 1.
+   */
+  @Test
+  void aTakenOverItemKeepsItsPlaceInTheLimitWhileAWaitingItemOfHigherPriorityWaits() throws InterruptedException {
+    InvocationHandle first;
+    InvocationHandle urgent;
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, HOLDS_ANSWERS); ApiaryClient client = client(a)) {
+      first = client.enqueue("q_prio", null, InvocationRequest.of("qSlow", 700L, "x", 600L), Duration.ZERO, 0);
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM q_runs WHERE k = 700") == 0) {
+        assertTrue(System.nanoTime() < deadline, "frontend a never ran the first item");
+        Thread.sleep(20);
+      }
+      urgent = client.enqueue("q_prio", null, InvocationRequest.of("qSlow", 701L, "y", 300L), Duration.ZERO, 9);
+    }
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      client.handle(first.id()).await(WAIT);
+      client.handle(urgent.id()).await(WAIT);
+    }
+    assertEquals(2, count("SELECT COUNT(*) FROM q_runs WHERE k IN (700, 701) AND left_at IS NOT NULL"));
+    assertEquals(1, maxConcurrent(700, 702), "concurrency 1: the urgent item waited for the taken-over one");
+  }
+
+  @Test
+  void anItemCancelledWhileItWaitsNeverRunsAndAnswersCancelled() throws InterruptedException {
+    InvocationHandle waiting;
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, NEVER_CLAIMS); ApiaryClient client = client(a)) {
+      waiting = client.enqueue("q_plain", InvocationRequest.of("qMark", 800L, "never"));
+      assertEquals(InvocationStatus.CANCELLED, waiting.cancel("test: not wanted after all"));
+      assertEquals(InvocationStatus.CANCELLED, client.handle(waiting.id()).status());
+      assertEquals(InvocationStatus.CANCELLED, client.handle(waiting.id()).cancel("again"), "cancelling again");
+    }
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      Thread.sleep(500); // ten claiming rounds
+      org.apiary.ApiaryException e = assertThrows(org.apiary.ApiaryException.class,
+          () -> client.handle(waiting.id()).await(WAIT));
+      assertTrue(e.getMessage().contains("not wanted after all"), e.getMessage());
+    }
+    assertEquals(0, count("SELECT COUNT(*) FROM q_marks WHERE k = 800"), "no function of it ran");
+    assertEquals(1, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ? AND status = 'CANCELED'",
+        waiting.id()));
   }
 }

@@ -26,7 +26,9 @@ import org.apiary.internal.Json;
  *   <li>{@code {"type":"enqueue", ..., "queue":NAME, "dedup":ID}}, with an invoke request's fields, puts the invocation
  *       on a durable queue and is answered ({@code "running"}, its one output the item's invocation ID) once the item
  *       is stored, or with the existing item's ID if the deduplication ID is taken by the same request (issue 42);
- *       {@code "delayMs":N} keeps the item from starting until N ms after it is stored (by the database's clock).</li>
+ *       {@code "delayMs":N} keeps the item from starting until N ms after it is stored (by the database's clock);
+ *       {@code "priority":P} (an integer, on a queue declared with {@code Queue.priority()}) has it claimed before
+ *       waiting items of lower priority.</li>
  * </ul>
  *
  * @param type {@link #INVOKE} or {@link #RESULT}
@@ -49,11 +51,19 @@ import org.apiary.internal.Json;
  * @param queue an enqueue's queue, else {@code null}
  * @param dedup an enqueue's deduplication ID, or {@code null}
  * @param delayMs how long after it is stored an enqueued item may start, in milliseconds, or {@code null} for at once
+ * @param priority an enqueued item's priority (higher is claimed first), or {@code null} for 0
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller,
                           String credential, String purpose, String roles, Long expires, String queue,
-                          String dedup, Long delayMs) {
+                          String dedup, Long delayMs, Integer priority) {
+  /** An enqueue request of priority 0. */
+  public WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller,
+                     String credential, String purpose, String roles, Long expires, String queue, String dedup,
+                     Long delayMs) {
+    this(type, id, graph, key, args, caller, credential, purpose, roles, expires, queue, dedup, delayMs, null);
+  }
+
   /** An enqueue request that starts its item as soon as it is claimed (no delay), or one that is not an enqueue. */
   public WireRequest(String type, String id, String graph, JsonNode key, List<JsonNode> args, String caller,
                      String credential, String purpose, String roles, Long expires, String queue, String dedup) {
@@ -129,18 +139,20 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
 
   /** This request stating a data-use purpose. */
   public WireRequest withPurpose(String value) {
-    return new WireRequest(type, id, graph, key, args, caller, credential, value, roles, expires, queue, dedup, delayMs);
+    return new WireRequest(type, id, graph, key, args, caller, credential, value, roles, expires, queue, dedup,
+        delayMs, priority);
   }
 
   /** This request presenting a credential. */
   public WireRequest withCredential(String value) {
-    return new WireRequest(type, id, graph, key, args, caller, value, purpose, roles, expires, queue, dedup, delayMs);
+    return new WireRequest(type, id, graph, key, args, caller, value, purpose, roles, expires, queue, dedup,
+        delayMs, priority);
   }
 
   /** This request as a frontend keeps it: the caller and roles it established, and no credential. */
   public WireRequest asStored(String establishedCaller, String establishedRoles) {
     return new WireRequest(type, id, graph, key, args, establishedCaller, null, purpose, establishedRoles,
-        expires, queue, dedup, delayMs);
+        expires, queue, dedup, delayMs, priority);
   }
 
   /**
@@ -188,6 +200,9 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
         if (delayMs != null) {
           g.writeNumberField("delayMs", delayMs);
         }
+        if (priority != null) {
+          g.writeNumberField("priority", priority);
+        }
         if (expires != null) {
           g.writeNumberField(EXPIRES_FIELD, expires);
         }
@@ -228,6 +243,7 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
       String dedup = null;
       Long expires = null;
       Long delayMs = null;
+      Integer priority = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
         JsonToken value = p.nextToken();
@@ -254,6 +270,12 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
             }
             delayMs = p.getLongValue();
           }
+          case "priority" -> {
+            if (value != JsonToken.VALUE_NUMBER_INT || p.getNumberType() != JsonParser.NumberType.INT) {
+              throw new JsonParseException(p, "field 'priority' must be a 32-bit integer, not " + value);
+            }
+            priority = p.getIntValue();
+          }
           case "key" -> key = Json.readTree(p); // JSON null as a NullNode, as data binding reads it
           case "args" -> {
             if (value == JsonToken.VALUE_NULL) {
@@ -271,7 +293,7 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
         }
       }
       return new WireRequest(type, id, graph, key, args, caller, credential, purpose, roles, expires, queue, dedup,
-          delayMs);
+          delayMs, priority);
     } catch (IOException e) {
       throw new IllegalArgumentException("request is not valid: " + e.getMessage(), e);
     }

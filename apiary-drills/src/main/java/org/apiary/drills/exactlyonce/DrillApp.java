@@ -35,6 +35,14 @@ public final class DrillApp {
       CREATE INDEX drill_effects_by_invocation ON drill_effects (k, invocation);
       CREATE TABLE drill_failing (k BIGINT NOT NULL, PRIMARY KEY (k));
       PARTITION TABLE drill_failing ON COLUMN k;
+      CREATE TABLE drill_queued_effects (k BIGINT NOT NULL, item VARCHAR(64) NOT NULL, step VARCHAR(8) NOT NULL,
+        token BIGINT NOT NULL, ran_at TIMESTAMP NOT NULL);
+      PARTITION TABLE drill_queued_effects ON COLUMN k;
+      CREATE TABLE drill_queue_state (k BIGINT NOT NULL, running BIGINT NOT NULL, high BIGINT NOT NULL,
+        PRIMARY KEY (k));
+      PARTITION TABLE drill_queue_state ON COLUMN k;
+      CREATE TABLE drill_ticks (k BIGINT NOT NULL, tick VARCHAR(40) NOT NULL);
+      PARTITION TABLE drill_ticks ON COLUMN k;
       """;
 
   /** The function names, which are also the {@code step} values of their rows. */
@@ -96,8 +104,48 @@ public final class DrillApp {
       .addEdge(WRITE_BADKEY, OBSERVE, NEXT)
       .addEdge(OBSERVE, Graph.SINK, ApiaryFunction.SINK);
 
+  /**
+   * Queued work (issue 42): source -> queued_enter -> queued_call (an external step calling the drill's stub) ->
+   * queued_leave -> sink. Argument {@code "<item>|<stub URL>"}; the item's name starts with {@code "<key>-"}.
+   */
+  public static final Graph QUEUED = Graph.named("drill_queued")
+      .addLocalFunction("queued_enter", QueuedEnter.class)
+      .addExternalFunction("queued_call", QueuedCall.class, org.apiary.StepPolicy.defaults().withMaxAttempts(3)
+          .withTimeout(java.time.Duration.ofSeconds(10)))
+      .addLocalFunction("queued_leave", QueuedLeave.class)
+      .addEdge(Graph.SOURCE, "queued_enter", ApiaryFunction.SOURCE, String.class)
+      .addEdge("queued_enter", "queued_call", NEXT)
+      .addEdge("queued_call", "queued_leave", NEXT)
+      .addEdge("queued_leave", Graph.SINK, ApiaryFunction.SINK);
+
+  /** The key of limited items: their running count and its high-water mark are this key's row. */
+  public static final long LIMITED_KEY = 1_000_001L;
+  /** The key of items the drill cancels (their count never comes down, so it is kept apart). */
+  public static final long CANCEL_KEY = 1_000_002L;
+  /** The key the schedule's ticks run under. */
+  public static final long TICK_KEY = 1_000_003L;
+  /** The limited queue: at most 3 running across both frontends, 2 on either. */
+  public static final org.apiary.Queue LIMITED = org.apiary.Queue.named("drill_limited").concurrency(3)
+      .perFrontend(2);
+  /** The queue of items the drill cancels while their external step runs: no limits. */
+  public static final org.apiary.Queue CANCELLABLE = org.apiary.Queue.named("drill_cancellable");
+
+  /** source -> tick -> sink, run by {@link #EVERY_SECOND}. */
+  public static final Graph TICK = Graph.named("drill_tick")
+      .addLocalFunction("tick", Tick.class)
+      .addEdge(Graph.SOURCE, "tick", ApiaryFunction.SOURCE, String.class)
+      .addEdge("tick", Graph.SINK, ApiaryFunction.SINK);
+  /** A tick every second; after an outage, up to 30 missed ticks are caught up, so none is lost. */
+  public static final org.apiary.Schedule EVERY_SECOND = org.apiary.Schedule.cron("drill_every_second",
+      "* * * * * *", TICK).key(TICK_KEY).missed(org.apiary.Schedule.catchUp(30));
+
   public static final Application APP = Application.of(SCHEMA, ONE, TWO, FLAKY_ONLY, BAD_KEY, SINGLE,
-      SINGLE_FLAKY);
+      SINGLE_FLAKY, QUEUED, TICK).withQueues(LIMITED, CANCELLABLE).withSchedules(EVERY_SECOND);
+
+  /** The partition key of a queued item, from its name ({@code "<key>-..."}). */
+  static long keyOf(String item) {
+    return Long.parseLong(item.substring(0, item.indexOf('-')));
+  }
 
   /** The writing steps of each graph, in the order they run. The drill's model; it does not ask Apiary. */
   public static List<String> writers(String graph) {

@@ -49,11 +49,15 @@ public final class QueueApp {
   public static final Queue ONE_EACH = Queue.named("q_one_each").perFrontend(1);
   /** At most 3 started in any second. */
   public static final Queue RATED = Queue.named("q_rated").rate(3, Duration.ofSeconds(1));
+  /** One at a time, highest priority first. */
+  public static final Queue PRIORITIZED = Queue.named("q_prio").concurrency(1).priority();
+  /** One at a time per partition key. */
+  public static final Queue PER_KEY = Queue.named("q_per_key").partitioned().concurrency(1);
   /** No limits. */
   public static final Queue PLAIN = Queue.named("q_plain");
 
   public static final Application APP = Application.of(SCHEMA, MARK, SLOW, SPAWN)
-      .withQueues(LIMITED, ONE_EACH, RATED, PLAIN);
+      .withQueues(LIMITED, ONE_EACH, RATED, PLAIN, PRIORITIZED, PER_KEY);
 
   private QueueApp() {}
 }

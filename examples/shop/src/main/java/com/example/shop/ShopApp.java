@@ -3,11 +3,14 @@ package com.example.shop;
 import org.apiary.Application;
 import java.time.Duration;
 import org.apiary.Graph;
+import org.apiary.Queue;
+import org.apiary.Schedule;
 import org.apiary.StepPolicy;
 
 /**
  * A small shop, declared for {@code apiary deploy} by the jar's manifest ({@code Apiary-Application:
- * com.example.shop.ShopApp}): products partitioned by ID, carts partitioned by customer, and four graphs.
+ * com.example.shop.ShopApp}): products partitioned by ID, carts partitioned by customer, six graphs, a queue and a
+ * schedule.
  *
  * <ul>
  *   <li>{@code add_product} (key: product ID, argument: {@link NewProduct}) adds or replaces a product; returns it.</li>
@@ -22,7 +25,12 @@ import org.apiary.StepPolicy;
  *       payment service over HTTP (in the frontend, with its idempotency key); {@link RecordPayment} settles the
  *       customer's cart (its lines are paid for, so it is emptied) and returns the receipt. The step's answer is
  *       recorded before {@code recordPayment} runs, so no recovery charges twice. (Two tables only: VoltDB Community
- *       Edition captures the writes of at most two tables for provenance.)</li>
+ *       Edition captures the writes of at most two tables for provenance.) {@code recordPayment} also puts the
+ *       receipt email on the {@link #RECEIPTS} queue in its transaction.</li>
+ *   <li>{@code send_receipt} (no key, argument: the paid {@link Payment}), run from the {@link #RECEIPTS}
+ *       queue: {@link SendReceipt}, an external step, emails the receipt.</li>
+ *   <li>{@code restock} (no key, argument: the tick's time), run by the {@link #NIGHTLY_RESTOCK} schedule:
+ *       {@link Restock}, a global function, restocks every product low on stock.</li>
  * </ul>
  */
 public final class ShopApp {
@@ -35,6 +43,12 @@ public final class ShopApp {
         PRIMARY KEY (customer, product));
       PARTITION TABLE carts ON COLUMN customer;
       """;
+
+  /** Receipt emails: at most 4 sent at once, 50 a second, across every frontend. */
+  public static final Queue RECEIPTS = Queue.named("receipts").concurrency(4).rate(50, Duration.ofSeconds(1));
+
+  /** Every night at 02:00 UTC, {@code restock}; after an outage, only the latest missed night runs. */
+  public static final Schedule NIGHTLY_RESTOCK = Schedule.cron("nightly_restock", "0 2 * * *", "restock");
 
   private ShopApp() {}
 
@@ -60,6 +74,15 @@ public final class ShopApp {
         .addEdge(Graph.SOURCE, "charge", "source", Payment.class)
         .addEdge("charge", "recordPayment", "paid")
         .addEdge("recordPayment", Graph.SINK, "sink");
-    return Application.of(SCHEMA, addProduct, addToCart, checkout, pay);
+    Graph sendReceipt = Graph.named("send_receipt")
+        .addExternalFunction("sendReceipt", SendReceipt.class, StepPolicy.defaults().withTimeout(Duration.ofSeconds(10)))
+        .addEdge(Graph.SOURCE, "sendReceipt", "source", Payment.class)
+        .addEdge("sendReceipt", Graph.SINK, "sink");
+    Graph restock = Graph.named("restock")
+        .addGlobalFunction("restock", Restock.class)
+        .addEdge(Graph.SOURCE, "restock", "source", String.class)
+        .addEdge("restock", Graph.SINK, "sink");
+    return Application.of(SCHEMA, addProduct, addToCart, checkout, pay, sendReceipt, restock)
+        .withQueues(RECEIPTS).withSchedules(NIGHTLY_RESTOCK);
   }
 }

@@ -66,6 +66,13 @@ class ShopTest {
     java.util.List<String> keys = new java.util.concurrent.CopyOnWriteArrayList<>();
     com.sun.net.httpserver.HttpServer service = com.sun.net.httpserver.HttpServer.create(
         new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 8);
+    java.util.List<String> mails = new java.util.concurrent.CopyOnWriteArrayList<>();
+    service.createContext("/mail", exchange -> {
+      mails.add(exchange.getRequestHeaders().getFirst("Idempotency-Key") + " "
+          + new String(exchange.getRequestBody().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+      exchange.sendResponseHeaders(200, -1);
+      exchange.close();
+    });
     service.createContext("/pay", exchange -> {
       int n = calls.incrementAndGet();
       keys.add(exchange.getRequestHeaders().getFirst("Idempotency-Key"));
@@ -89,8 +96,31 @@ class ShopTest {
       assertEquals(1, calls.get(), "the payment service was charged once");
       assertEquals(List.of(request.id() + "#charge"), keys);
       assertTrue(apiary.query("SELECT * FROM carts WHERE customer = ?", 45L).isEmpty(), "the paid cart is settled");
+
+      // recordPayment enqueued the receipt email in its transaction; the receipts queue sends it once.
+      long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+      while (mails.isEmpty() && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      Thread.sleep(300); // a second email, if any, would come within the queue's next claims
+      assertEquals(1, mails.size(), "one receipt email: " + mails);
+      assertTrue(mails.get(0).endsWith("customer 45: order order-4 paid, receipt receipt-1"), mails.get(0));
     } finally {
       service.stop(0);
     }
+  }
+
+  @Test
+  void theNightlyRestockScheduleRestocksLowProductsWhenItTicks() {
+    apiary.invoke("add_product", 20L, new NewProduct("kettle", 4000, 3));
+    apiary.invoke("add_product", 21L, new NewProduct("filter", 90, 40));
+    assertEquals("0 2 * * *", apiary.query("SELECT cron FROM APIARY_SCHEDULES WHERE name = 'nightly_restock'")
+        .rows().get(0).getString("cron"), "declared with the application");
+
+    long restocked = apiary.apiary().trigger("nightly_restock").await(java.time.Duration.ofSeconds(30)).value(Long.class);
+
+    assertTrue(restocked >= 1, "at least the kettle: " + restocked);
+    assertEquals(Restock.LEVEL, stock(20L));
+    assertEquals(40L, stock(21L), "well stocked, untouched");
   }
 }

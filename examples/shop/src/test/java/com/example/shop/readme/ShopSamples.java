@@ -9,7 +9,13 @@ import com.example.shop.Line;
 import com.example.shop.Reserve;
 import java.util.List;
 import org.apiary.Application;
+import com.example.shop.Payment;
+import java.time.Duration;
 import org.apiary.Graph;
+import org.apiary.Queue;
+import org.apiary.Schedule;
+import org.apiary.client.InvocationHandle;
+import org.apiary.client.InvocationRequest;
 import org.apiary.client.ApiaryClient;
 import org.apiary.testing.ApiaryExtension;
 import org.junit.jupiter.api.Test;
@@ -32,6 +38,17 @@ final class ShopSamples {
       """;
 
   private ShopSamples() {}
+
+  /** README.md, the lines on work that starts itself (compiled, never run). */
+  static InvocationHandle workThatStartsItself(Graph pay, Graph sendReceipt, Graph restock, ApiaryClient client,
+                                               Payment payment) {
+Queue receipts = Queue.named("receipts").concurrency(4).rate(50, Duration.ofSeconds(1));  // across every frontend
+Schedule nightly = Schedule.cron("nightly_restock", "0 2 * * *", "restock");          // each tick runs once, UTC
+Application app = Application.of(SCHEMA, pay, sendReceipt, restock).withQueues(receipts).withSchedules(nightly);
+// in recordPayment, atomically with its writes: enqueue("receipts", "receipt-" + order, "send_receipt", null, p);
+InvocationHandle h = client.enqueue("receipts", "receipt-7", InvocationRequest.of("send_receipt", null, payment));
+    return h;
+  }
 
 public final class ShopApp {
   public static Application application() {
