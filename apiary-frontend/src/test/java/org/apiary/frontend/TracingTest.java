@@ -145,6 +145,23 @@ class TracingTest {
   }
 
   @Test
+  void partitionKeysAreOnFunctionSpansOnlyWhenEnabled() throws Exception {
+    System.setProperty("apiary.trace.partitionKeys", "true"); // read when a frontend starts
+    try (FrontendServer frontend = FrontendServer.start(db, CONFIG); ApiaryClient client = client(frontend)) {
+      String id = client.invoke("bumpAndReport", 77L, 1L).invocationId();
+      List<SpanData> functions = spansOnce(graphSpanOf(id)).stream()
+          .filter(s -> id.equals(s.getAttributes().get(INVOCATION)) && s.getName().startsWith("apiary.function "))
+          .toList();
+      assertEquals(2, functions.size(), functions.toString());
+      for (SpanData f : functions) {
+        assertEquals("77", f.getAttributes().get(AttributeKey.stringKey("apiary.partition_key")));
+      }
+    } finally {
+      System.clearProperty("apiary.trace.partitionKeys");
+    }
+  }
+
+  @Test
   void aMalformedOrOversizedTraceparentStartsANewTraceAndTheCallSucceeds() throws Exception {
     String oversized = "00-" + "a".repeat(32) + "-" + "b".repeat(16) + "-01" + "c".repeat(200);
     String[] fields = {"\"traceparent\":\"\\u0000\\u00ff garbage\"", "\"traceparent\":\"" + oversized + "\"",
