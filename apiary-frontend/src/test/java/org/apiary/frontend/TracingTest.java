@@ -145,6 +145,28 @@ class TracingTest {
   }
 
   @Test
+  void whereKeysAreRequiredTheRequestAsStoredKeepsItsTraceContext() throws Exception {
+    // The frontend stores the request again with the key's identity and without the key: the trace context stays.
+    Credentials.Issued key = Credentials.create(db, "tracer");
+    Span parent = sdk.getTracer("test").spanBuilder("secured-parent").startSpan();
+    try (FrontendServer frontend = FrontendServer.start(db, CONFIG.withCredentialsRequired(true));
+         ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint())
+             .withAttemptTimeout(Duration.ofSeconds(5)).withCredential(key.apiKey()))) {
+      String id;
+      try (Scope ignored = parent.makeCurrent()) {
+        id = client.invoke("bumpAndReport", 78L, 1L).invocationId();
+      } finally {
+        parent.end();
+      }
+      String stored = Credentials.invocationId("tracer", id);
+      SpanData graph = only(spansOnce(graphSpanOf(stored)), graphSpanOf(stored), "the graph's span");
+      assertEquals(parent.getSpanContext().getTraceId(), graph.getTraceId());
+      assertTrue(graph.getParentSpanContext().isValid() && graph.getParentSpanContext().isRemote(),
+          "the client's attempt is its parent");
+    }
+  }
+
+  @Test
   void partitionKeysAreOnFunctionSpansOnlyWhenEnabled() throws Exception {
     System.setProperty("apiary.trace.partitionKeys", "true"); // read when a frontend starts
     try (FrontendServer frontend = FrontendServer.start(db, CONFIG); ApiaryClient client = client(frontend)) {
