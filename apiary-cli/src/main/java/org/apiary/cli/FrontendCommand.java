@@ -115,6 +115,7 @@ public class FrontendCommand implements Callable<Integer> {
       throw new CliException("--bind " + bind + " listens on every interface, which is no address another host can "
           + "reach: give --advertise ADDRESS, this host's address (it is recorded in the frontend's lease)", 2, null);
     }
+    Tracing.installFromEnvironment(System.out); // before the frontend starts: it takes its tracer then
     boolean requireCredentials = !noCredentials;
     Duration retention = retentionMs != null ? Duration.ofMillis(retentionMs) : Duration.ofSeconds(retentionSeconds);
     FrontendConfig config = new FrontendConfig(bind, port, !noInvocationLog, Duration.ofMillis(leaseMs),

@@ -129,6 +129,7 @@ public final class StartCommand implements Callable<Integer> {
       throw e;
     }
     Service service = new Service(dir, lock);
+    Tracing.installFromEnvironment(out); // before the frontend starts: it takes its tracer then
     Runtime.getRuntime().addShutdownHook(new Thread(service::stopOnSignal, "apiary-stop"));
     Optional<ServiceDirectory.State> ready = service.open(settings, port, bind, databasePort);
     if (ready.isEmpty()) {

@@ -71,10 +71,11 @@ public final class ApiaryClient implements AutoCloseable {
   private final Set<PendingCall> live = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile Throwable ioFailure;
+  private final ClientTracing tracing = new ClientTracing();
 
   private ApiaryClient(ClientConfig config) {
     this.config = config;
-    this.io = new ClientIoLoop(config, this::ioFailed);
+    this.io = new ClientIoLoop(config, this::ioFailed, tracing);
   }
 
   /**
@@ -107,7 +108,8 @@ public final class ApiaryClient implements AutoCloseable {
   public GraphResult invoke(InvocationRequest request) {
     Objects.requireNonNull(request, "request");
     ensureOpen();
-    PendingCall call = submit(PendingCall.Kind.INVOKE, request.id(), encode(request));
+    PendingCall call = submit(traced(new PendingCall(PendingCall.Kind.INVOKE, request.id(), encode(request)),
+        "invoke", request.graph()));
     return toGraphResult(await(call, config.callBudget().plus(WAIT_MARGIN), null));
   }
 
@@ -138,7 +140,8 @@ public final class ApiaryClient implements AutoCloseable {
     } catch (InvalidRequestException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return deliver(submit(PendingCall.Kind.INVOKE, request.id(), bytes), ApiaryClient::toGraphResult);
+    return deliver(submit(traced(new PendingCall(PendingCall.Kind.INVOKE, request.id(), bytes), "invoke",
+        request.graph())), ApiaryClient::toGraphResult);
   }
 
   /** Runs a graph under a fresh invocation ID without waiting; see {@link #invokeAsync(InvocationRequest)}. */
@@ -166,7 +169,8 @@ public final class ApiaryClient implements AutoCloseable {
     Objects.requireNonNull(request, "request");
     ensureOpen();
     byte[] bytes = encode(request, WireRequest.START);
-    PendingCall call = new PendingCall(PendingCall.Kind.RESULT, request.id(), bytes, true, false);
+    PendingCall call = traced(new PendingCall(PendingCall.Kind.RESULT, request.id(), bytes, true, false), "start",
+        request.graph());
     toOptionalResult(await(submit(call), config.callBudget().plus(WAIT_MARGIN), null));
     return new InvocationHandle(this, request.id());
   }
@@ -256,7 +260,8 @@ public final class ApiaryClient implements AutoCloseable {
           + bytes.length + " bytes encoded, more than maxRequestBytes (" + config.maxRequestBytes()
           + "); nothing was sent");
     }
-    PendingCall call = new PendingCall(PendingCall.Kind.RESULT, request.id(), bytes, true, false);
+    PendingCall call = traced(new PendingCall(PendingCall.Kind.RESULT, request.id(), bytes, true, false), "enqueue",
+        request.graph());
     WireReply reply = await(submit(call), config.callBudget().plus(WAIT_MARGIN), null);
     if (!WireReply.OK.equals(reply.status()) || reply.outputs() == null || reply.outputs().size() != 1) {
       throw toException(reply);
@@ -387,6 +392,12 @@ public final class ApiaryClient implements AutoCloseable {
       throw new IllegalStateException("this ApiaryClient stopped working after its I/O thread failed ("
           + failure + "); connect a new one", failure);
     }
+  }
+
+  /** A call that starts an invocation, with its span if tracing is on (see {@link ClientTracing}). */
+  private PendingCall traced(PendingCall call, String operation, String graph) {
+    tracing.startCall(call, operation, graph);
+    return call;
   }
 
   private PendingCall submit(PendingCall.Kind kind, String id, byte[] bytes) {

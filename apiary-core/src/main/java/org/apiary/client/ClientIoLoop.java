@@ -63,6 +63,7 @@ final class ClientIoLoop {
   private final ClientConfig config;
   private final int frontendCount;
   private final long attemptTimeoutNanos;
+  private final ClientTracing tracing;
   /** How long after it begins a call stops waiting: the expiry its invoke requests carry. */
   private final long callBudgetMillis;
   private final Consumer<Throwable> onFailure;
@@ -92,7 +93,8 @@ final class ClientIoLoop {
    * @param onFailure called on the I/O thread if the loop fails; it must fail every call the client has open
    * @throws ApiaryException if the sockets could not be set up (for example an endpoint ZeroMQ rejects)
    */
-  ClientIoLoop(ClientConfig config, Consumer<Throwable> onFailure) {
+  ClientIoLoop(ClientConfig config, Consumer<Throwable> onFailure, ClientTracing tracing) {
+    this.tracing = tracing;
     this.config = config;
     this.frontendCount = config.frontends().size();
     this.suspectUntil = new long[frontendCount];
@@ -227,12 +229,14 @@ final class ClientIoLoop {
       int frontend = (call.firstFrontend + call.attempts) % frontendCount;
       call.attempts++;
       call.currentFrontend = frontend;
+      tracing.startAttempt(call, endpoint(frontend));
       queued.get(socketIndex(call.kind, frontend)).add(new QueuedAttempt(call, call.attempts));
       forgetDeadline(call);
       call.deadline = new Deadline(call, call.attempts, System.nanoTime() + attemptTimeoutNanos);
       deadlines.addLast(call.deadline);
       return;
     }
+    ClientTracing.endAttempt(call, call.history.isEmpty() ? null : call.history.get(call.history.size() - 1));
     fail(call, exhausted(call));
   }
 
@@ -258,7 +262,7 @@ final class ClientIoLoop {
         for (QueuedAttempt a : attempts) {
           if (a.call().attempts == a.attempt() && a.call().bytes != null && isPending(a.call())) {
             batch.add(a);
-            frames.add(a.call().bytes);
+            frames.add(a.call().attemptBytes != null ? a.call().attemptBytes : a.call().bytes);
           }
         }
         attempts.clear();
@@ -374,6 +378,8 @@ final class ClientIoLoop {
     }
     // A definite answer, even from an attempt that already timed out: the ID makes every attempt the same call.
     pending(kind).remove(call.id);
+    ClientTracing.endAttempt(call, WireReply.ERROR.equals(reply.status()) ? reply.error() + ": " + reply.message()
+        : null);
     call.bytes = null;
     forgetDeadline(call);
     call.reply.complete(reply);
@@ -381,6 +387,7 @@ final class ClientIoLoop {
 
   private void fail(PendingCall call, ApiaryException error) {
     pending(call.kind).remove(call.id, call);
+    ClientTracing.endAttempt(call, error.getMessage());
     call.bytes = null;
     forgetDeadline(call);
     call.reply.completeExceptionally(error);

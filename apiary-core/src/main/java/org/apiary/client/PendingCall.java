@@ -52,6 +52,12 @@ final class PendingCall {
   boolean refusedAsExpired;
   /** Whether some attempt was refused by a frontend at its in-flight limit. */
   boolean refusedAsOverloaded;
+  /** The call's span if it is traced ({@link ClientTracing}), else {@code null}. */
+  io.opentelemetry.api.trace.Span callSpan;
+  /** The current attempt's span while it is unanswered, else {@code null} (I/O thread). */
+  io.opentelemetry.api.trace.Span attemptSpan;
+  /** {@link #bytes} with the current attempt's trace context, or {@code null} if the call is not traced. */
+  byte[] attemptBytes;
   /** The latest attempt's deadline while the call is unanswered. */
   ClientIoLoop.Deadline deadline;
 

@@ -96,6 +96,55 @@ class ApiaryClientTest {
   }
 
   @Test
+  void eachAttemptIsASpanUnderTheCallsAndItsFrameCarriesThatSpansTraceContext() {
+    // Issue 43, traces: with an SDK installed, a call is a span under the caller's, each attempt a span under it.
+    FakeFrontend refusing = frontend(r -> replies(WireReply.error(r.id(), WireReply.DATABASE, "not now")));
+    FakeFrontend answering = frontend(r -> replies(ok(r.id(), 7)));
+    ClientConfig config = ClientConfig.of(refusing.endpoint, answering.endpoint).withMaxAttempts(2);
+    io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter spans =
+        io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter.create();
+    io.opentelemetry.sdk.OpenTelemetrySdk sdk = io.opentelemetry.sdk.OpenTelemetrySdk.builder()
+        .setTracerProvider(io.opentelemetry.sdk.trace.SdkTracerProvider.builder().addSpanProcessor(
+            io.opentelemetry.sdk.trace.export.SimpleSpanProcessor.create(spans)).build()).build();
+    io.opentelemetry.api.GlobalOpenTelemetry.resetForTest();
+    io.opentelemetry.api.GlobalOpenTelemetry.set(sdk);
+    try {
+      ApiaryClient client = client(config);
+      io.opentelemetry.api.trace.Span parent = sdk.getTracer("test").spanBuilder("parent").startSpan();
+      try (io.opentelemetry.context.Scope ignored = parent.makeCurrent()) {
+        assertEquals(7L, client.invoke("g", "k", 1).value(Long.class));
+      } finally {
+        parent.end();
+      }
+      String trace = parent.getSpanContext().getTraceId();
+      String first = refusing.received.get(0).trace().validTraceparent();
+      String second = answering.received.get(0).trace().validTraceparent();
+      assertTrue(first != null && second != null, first + " / " + second);
+      assertTrue(first.contains(trace) && second.contains(trace), "both attempts are in the caller's trace");
+      List<io.opentelemetry.sdk.trace.data.SpanData> attempts = spans.getFinishedSpanItems().stream()
+          .filter(s -> s.getName().equals("apiary.attempt")).toList();
+      assertEquals(2, attempts.size(), spans.getFinishedSpanItems().toString());
+      io.opentelemetry.sdk.trace.data.SpanData call = spans.getFinishedSpanItems().stream()
+          .filter(s -> s.getName().equals("apiary.invoke g")).findFirst().orElseThrow();
+      assertEquals(parent.getSpanContext().getSpanId(), call.getParentSpanId());
+      for (int i = 0; i < 2; i++) {
+        assertEquals(call.getSpanId(), attempts.get(i).getParentSpanId());
+        assertTrue((i == 0 ? first : second).contains(attempts.get(i).getSpanId()), "attempt " + i + "'s frame "
+            + "names its span");
+      }
+      assertEquals(io.opentelemetry.api.trace.StatusCode.ERROR, attempts.get(0).getStatus().getStatusCode());
+      assertEquals(io.opentelemetry.api.trace.StatusCode.UNSET, attempts.get(1).getStatus().getStatusCode());
+    } finally {
+      io.opentelemetry.api.GlobalOpenTelemetry.resetForTest();
+      sdk.close();
+    }
+    // Without an SDK nothing is added to the frame.
+    FakeFrontend plain = frontend(r -> replies(ok(r.id(), 8)));
+    assertEquals(8L, client(ClientConfig.of(plain.endpoint)).invoke("g", "k", 1).value(Long.class));
+    assertEquals(WireRequest.TraceContext.NONE, plain.received.get(0).trace());
+  }
+
+  @Test
   void aBlockingCallFromACallbackIsRefusedInsteadOfDeadlocking() throws Exception {
     // The reply waits until the callback is attached: a reply first would run the callback on this thread.
     java.util.concurrent.CountDownLatch attached = new java.util.concurrent.CountDownLatch(1);
@@ -504,7 +553,7 @@ class ApiaryClientTest {
   }
 
   /** One request as a frontend saw it; {@code arrival} orders arrivals across frontends. */
-  record Received(long arrival, byte[] peer, WireRequest request) {}
+  record Received(long arrival, byte[] peer, WireRequest request, WireRequest.TraceContext trace) {}
 
   /** A frontend stand-in: a ROUTER on a free local port, served by its own thread, answering with a function. */
   static final class FakeFrontend implements AutoCloseable {
@@ -539,7 +588,7 @@ class ApiaryClientTest {
           while (router.hasReceiveMore()) { // a client batches requests: one per frame
             byte[] payload = router.recv(0);
             WireRequest request = Json.convert(Json.parse(payload), WireRequest.class, "request");
-            received.add(new Received(ARRIVALS.incrementAndGet(), peer, request));
+            received.add(new Received(ARRIVALS.incrementAndGet(), peer, request, WireRequest.traceContext(payload)));
             for (byte[][] message : answer.apply(request)) {
               send(peer, message);
             }

@@ -59,6 +59,7 @@ public final class Dispatcher {
   private static final int MAX_PLANS = 1_024;
   /** Runs the external steps (its threads start at the first one, so a frontend whose graphs have none has none). */
   private final ExternalSteps externalSteps;
+  private final FrontendTracing tracing = new FrontendTracing();
   private boolean closed;
 
   /**
@@ -211,9 +212,19 @@ public final class Dispatcher {
                                           JsonNode key, List<JsonNode> args, String caller, String purpose,
                                           String callerRoles, boolean firstRun, Long requestHash, Long notBefore,
                                           Long deadline, Gate gate) {
+    return execute(graph, graphVersion, invocationId, key, args, caller, purpose, callerRoles, firstRun, requestHash,
+        notBefore, deadline, gate, io.opentelemetry.context.Context.root());
+  }
+
+  /** As above, with each function execution's span under {@code trace}'s span (the graph's), if it has one. */
+  CompletableFuture<List<Output>> execute(RegisteredGraph graph, Integer graphVersion, String invocationId,
+                                          JsonNode key, List<JsonNode> args, String caller, String purpose,
+                                          String callerRoles, boolean firstRun, Long requestHash, Long notBefore,
+                                          Long deadline, Gate gate, io.opentelemetry.context.Context trace) {
     Execution e = new Execution(plan(graph), graphVersion, invocationId, caller, purpose, callerRoles, firstRun,
         requestHash, notBefore, deadline, FunctionInvoker.forwarding(db, catalog.functions()));
     e.gate = gate;
+    e.trace = trace;
     e.start(key, args);
     return e.result;
   }
@@ -268,6 +279,8 @@ public final class Dispatcher {
     private final CompletableFuture<List<Output>> result = new CompletableFuture<>();
     /** Admits each wave of functions before it starts, or {@code null}; set before {@link #start}. */
     private Gate gate;
+    /** The context whose span (the graph execution's) function spans go under. */
+    private io.opentelemetry.context.Context trace = io.opentelemetry.context.Context.root();
     /** Per function (by index): arrivals by the sender's topological index (source = -1), so order is stable. */
     private final List<TreeMap<Integer, List<Output>>> inbox;
     /** Per function (by index): how many of its senders have not finished. */
@@ -369,8 +382,11 @@ public final class Dispatcher {
         boolean recorded = node.recorded();
         FrontendMetrics.FunctionMeters meter = meters[index];
         long started = meter.off() ? 0 : System.nanoTime();
+        io.opentelemetry.api.trace.Span span = tracing.startFunction(trace, fn, "external", recorded, invocationId,
+            null);
         externalSteps().run(node, invocationId, instances.values().iterator().next(), recorded, caller,
                 recorded ? notBefore : null, recorded ? deadline : null)
+            .whenComplete((r, err) -> FrontendTracing.endFunction(span, r, err))
             .whenCompleteAsync(completion(fn, meter, started, r -> finished(index, r.outputs())), completions);
         return;
       }
@@ -389,7 +405,9 @@ public final class Dispatcher {
             graphVersion);
         FrontendMetrics.FunctionMeters meter = meters[index];
         long started = meter.off() ? 0 : System.nanoTime();
-        call(fn, key, call).whenCompleteAsync(completion(fn, meter, started, r -> {
+        io.opentelemetry.api.trace.Span span = tracing.startFunction(trace, fn, node.local() ? "local" : "global",
+            record, invocationId, key);
+        call(fn, key, call).whenComplete((r, err) -> FrontendTracing.endFunction(span, r, err)).whenCompleteAsync(completion(fn, meter, started, r -> {
           boolean last;
           synchronized (this) {
             results[instance] = r;

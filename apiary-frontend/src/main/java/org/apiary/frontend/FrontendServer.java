@@ -468,7 +468,8 @@ public final class FrontendServer implements AutoCloseable {
         || !java.util.Objects.equals(rolesText, request.roles())) {
       // What is logged and recorded: the established caller and roles (never what a client claims), never the secret.
       request = request.asStored(caller, rolesText);
-      frame = request.toBytes();
+      WireRequest.TraceContext trace = WireRequest.traceContext(frame); // kept with the invocation (issue 43)
+      frame = WireRequest.withTraceContext(request.toBytes(), trace.validTraceparent(), trace.tracestate());
     }
     try {
       switch (request.type()) {

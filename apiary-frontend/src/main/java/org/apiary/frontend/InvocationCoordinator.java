@@ -55,6 +55,7 @@ final class InvocationCoordinator {
   private final FrontendHooks hooks;
   private final Replies replies;
   private final FrontendMetrics metrics;
+  private final FrontendTracing tracing = new FrontendTracing();
   /** Runs retries after their back-off, and catalog loads that must not run on a database callback thread. */
   private final ScheduledExecutorService scheduler;
   private final Map<String, Pending> inFlight = new ConcurrentHashMap<>();
@@ -132,6 +133,8 @@ final class InvocationCoordinator {
     /** Its graph's meters, and when it arrived (or recovery took it up) here. */
     final FrontendMetrics.GraphMeters meters;
     final long startedNanos;
+    /** Its graph execution's span ({@link FrontendTracing}); invalid when not traced. */
+    volatile io.opentelemetry.api.trace.Span span = io.opentelemetry.api.trace.Span.getInvalid();
 
     Pending(String graph, JsonNode key, List<JsonNode> args, Object owner, String caller, String identity,
             long bytes, FrontendMetrics.GraphMeters meters) {
@@ -325,6 +328,7 @@ final class InvocationCoordinator {
       }
       inFlightByClient.merge(owner, 1, Integer::sum);
       inFlightBytes.addAndGet(pending.bytes);
+      pending.span = tracing.startGraph(graph.graph().name(), invocation, frame);
     }
     hooks.beforeStarting(invocation);
     Long deadline = deadline(request);
@@ -502,7 +506,9 @@ final class InvocationCoordinator {
     OneTransactionOutcomes.Location one = pending == null ? null : pending.oneTransaction;
     dispatcher.execute(attempt.graph(), attempt.version(), invocation, attempt.key(), attempt.args(),
         attempt.caller(), attempt.purpose(), attempt.roles(), attempt.firstRun(), one == null ? null : one.requestHash(),
-        attempt.notBefore(), attempt.deadline(), pending != null && pending.logged ? cancelGate(invocation) : null)
+        attempt.notBefore(), attempt.deadline(), pending != null && pending.logged ? cancelGate(invocation) : null,
+        pending == null ? io.opentelemetry.context.Context.root()
+            : io.opentelemetry.context.Context.root().with(pending.span))
         .whenComplete((outputs, err) -> guarded(invocation, () -> {
           if (err == null) {
             conclude(invocation, WireReply.ok(invocation, outputs));
@@ -841,6 +847,7 @@ final class InvocationCoordinator {
       recoveryWanted(); // perhaps no outcome was stored: its log entry may still say RUNNING, with no one running it
     }
     if (inFlight.remove(invocation, pending)) {
+      FrontendTracing.endGraph(pending.span, reply);
       if (!pending.meters.off()) {
         pending.meters.ended(reply, System.nanoTime() - pending.startedNanos);
       }
@@ -1091,6 +1098,7 @@ final class InvocationCoordinator {
         continue;
       }
       inFlightBytes.addAndGet(pending.bytes);
+      pending.span = tracing.startTakenOver(e.graph(), e.invocationId(), e.request(), e.attempts() + 1);
       guarded(e.invocationId(), () -> {
         RegisteredGraph graph = catalog.graph(e.graph(), e.graphVersion()).orElseThrow(() ->
             new InvalidRequestException("graph '" + e.graph() + "' version " + e.graphVersion()

@@ -149,7 +149,8 @@ public final class ProvenanceSchema {
    *   <li>{@code caller}: the caller of the request that started it (the API key's identity, or the client's claim on
    *       a frontend without keys), NULL for none;</li>
    *   <li>{@code attempts}: attempts counted by the log (a first attempt and each claim by recovery or a retry);</li>
-   *   <li>{@code traceparent}: the W3C trace context of the call, always NULL until calls carry traces.</li>
+   *   <li>{@code traceparent}: the W3C trace context the starting request carried (the client's attempt span, when
+   *       the client traces; issue 43), NULL if it carried none or a malformed one.</li>
    * </ul>
    */
   public static ProvenanceTable invocations() {

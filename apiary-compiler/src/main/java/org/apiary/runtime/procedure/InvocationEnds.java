@@ -70,7 +70,7 @@ public final class InvocationEnds {
     byte[] result = entry.getVarbinary(7);
     return Optional.of(new ProvenanceRow(ProvenanceSchema.INVOCATIONS, Arrays.asList(invocationId, graph, version,
         status, error(invocationId, status, result), started, finished, frontend, caller(invocationId, request),
-        attempts, null)));
+        attempts, org.apiary.internal.wire.WireRequest.traceContext(request).validTraceparent())));
   }
 
   /**

@@ -171,6 +171,101 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
     return out;
   }
 
+  /** The JSON field of a request's W3C trace context ({@link TraceContext#traceparent()}); optional. */
+  public static final String TRACEPARENT_FIELD = "traceparent";
+  /** The JSON field of a request's W3C {@code tracestate} ({@link TraceContext#tracestate()}); optional. */
+  public static final String TRACESTATE_FIELD = "tracestate";
+  /** The longest {@code traceparent} read from a frame; a longer one is ignored (a new trace starts). */
+  public static final int MAX_TRACEPARENT_LENGTH = 128;
+  /** The longest {@code tracestate} read from a frame (W3C: 32 members, 512 characters); a longer one is ignored. */
+  public static final int MAX_TRACESTATE_LENGTH = 512;
+  private static final java.util.regex.Pattern TRACEPARENT =
+      java.util.regex.Pattern.compile("[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}");
+
+  /**
+   * The W3C trace context a request frame carries (issue 43, traces): optional fields {@value #TRACEPARENT_FIELD}
+   * and {@value #TRACESTATE_FIELD}, kept outside the record's components so that every other field of a request
+   * stays as it was; old frames without them decode as before, and a frontend that does not trace skips them.
+   *
+   * @param traceparent the {@code traceparent} as sent, or {@code null} if absent, not text, or too long
+   * @param tracestate the {@code tracestate} as sent, or {@code null} if absent, not text, or too long
+   */
+  public record TraceContext(String traceparent, String tracestate) {
+    /** No trace context. */
+    public static final TraceContext NONE = new TraceContext(null, null);
+
+    /** The {@code traceparent} if it has the W3C form (version 00 layout, IDs not all zero); else {@code null}. */
+    public String validTraceparent() {
+      if (traceparent == null || !TRACEPARENT.matcher(traceparent).matches() || traceparent.startsWith("ff")) {
+        return null;
+      }
+      boolean zeroTrace = traceparent.substring(3, 35).chars().allMatch(c -> c == '0');
+      boolean zeroSpan = traceparent.substring(36, 52).chars().allMatch(c -> c == '0');
+      return zeroTrace || zeroSpan ? null : traceparent;
+    }
+  }
+
+  /**
+   * {@code frame}, an encoded request, with its trace context added as its last fields (as {@link #withExpiry} adds
+   * the expiry): the client adds each attempt's context to the request it encoded once. A {@code null} or over-long
+   * value is left out.
+   */
+  public static byte[] withTraceContext(byte[] frame, String traceparent, String tracestate) {
+    if (frame.length < 2 || frame[frame.length - 1] != '}') {
+      throw new IllegalArgumentException("not an encoded request: it does not end with '}'");
+    }
+    boolean parent = traceparent != null && traceparent.length() <= MAX_TRACEPARENT_LENGTH;
+    boolean state = parent && tracestate != null && !tracestate.isEmpty()
+        && tracestate.length() <= MAX_TRACESTATE_LENGTH;
+    if (!parent) {
+      return frame;
+    }
+    try {
+      String fields = "\"" + TRACEPARENT_FIELD + "\":" + Json.MAPPER.writeValueAsString(traceparent)
+          + (state ? ",\"" + TRACESTATE_FIELD + "\":" + Json.MAPPER.writeValueAsString(tracestate) : "") + "}";
+      byte[] field = ((frame.length > 2 ? "," : "") + fields).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      byte[] out = java.util.Arrays.copyOf(frame, frame.length - 1 + field.length);
+      System.arraycopy(field, 0, out, frame.length - 1, field.length);
+      return out;
+    } catch (IOException e) {
+      throw new IllegalArgumentException("trace context cannot be encoded: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The trace context of a request frame, read without decoding its arguments; {@link TraceContext#NONE} if the
+   * frame has none or cannot be read (a trace context is never a reason to refuse a request). A value that is not
+   * text or is longer than its limit is left out.
+   */
+  public static TraceContext traceContext(byte[] frame) {
+    if (frame == null) {
+      return TraceContext.NONE;
+    }
+    String parent = null;
+    String state = null;
+    try (JsonParser p = Json.MAPPER.createParser(frame)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        return TraceContext.NONE;
+      }
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String field = p.currentName();
+        JsonToken value = p.nextToken();
+        if (value == JsonToken.VALUE_STRING && TRACEPARENT_FIELD.equals(field)) {
+          String text = p.getText();
+          parent = text.length() <= MAX_TRACEPARENT_LENGTH ? text : null;
+        } else if (value == JsonToken.VALUE_STRING && TRACESTATE_FIELD.equals(field)) {
+          String text = p.getText();
+          state = text.length() <= MAX_TRACESTATE_LENGTH ? text : null;
+        } else {
+          p.skipChildren();
+        }
+      }
+    } catch (IOException e) {
+      return TraceContext.NONE;
+    }
+    return parent == null && state == null ? TraceContext.NONE : new TraceContext(parent, state);
+  }
+
   /** This request as its JSON frame (fields that are {@code null} left out). */
   public byte[] toBytes() {
     try {

@@ -65,6 +65,17 @@ class InvocationsProvenanceTest {
       String single = "inv43-one-" + run;
       client.invoke(InvocationRequest.of("setQty", 4303L, 9L).withId(single)); // one function
 
+      // The trace context a request came with is kept with it (issue 43, traces); a malformed one is not.
+      String traced = "inv43-traced-" + run;
+      String traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+      sendRaw(frontend, org.apiary.internal.wire.WireRequest.withTraceContext(org.apiary.internal.Json.bytes(
+          org.apiary.internal.wire.WireRequest.invoke(traced, "setQty", org.apiary.internal.Json.tree(4306L),
+              List.of(org.apiary.internal.Json.tree(3L)), "alice")), traceparent, "vendor=x"));
+      String garbled = "inv43-garbled-" + run;
+      sendRaw(frontend, org.apiary.internal.wire.WireRequest.withTraceContext(org.apiary.internal.Json.bytes(
+          org.apiary.internal.wire.WireRequest.invoke(garbled, "setQty", org.apiary.internal.Json.tree(4307L),
+              List.of(org.apiary.internal.Json.tree(3L)), "alice")), "00-not-a-trace-01", null));
+
       new FunctionInvoker(db, FunctionCatalog.load(db)).callGlobal("stockRange", 4304L, 4305L); // an item to read
       String readOnly = "inv43-read-" + run;
       assertEquals(1L, client.invoke(InvocationRequest.of("readItem", 4304L, "x").withId(readOnly))
@@ -77,7 +88,9 @@ class InvocationsProvenanceTest {
       assertEquals(frontend.id(), okRow.frontend());
       assertEquals("alice", okRow.caller());
       assertEquals(1, okRow.attempts());
-      assertNull(okRow.traceparent(), "no traces yet");
+      assertNull(okRow.traceparent(), "this client sent no trace context (no OpenTelemetry SDK installed)");
+      assertEquals(traceparent, awaitRow(url, traced).traceparent());
+      assertNull(awaitRow(url, garbled).traceparent(), "a malformed traceparent is not kept");
       assertTrue(okRow.version() >= 1, "graph version " + okRow.version());
       assertTrue(okRow.started().getTime() >= before - 24 * 3_600_000L, "started " + okRow.started());
       assertTrue(!okRow.finished().before(okRow.started()), okRow.started() + " .. " + okRow.finished());
@@ -146,6 +159,20 @@ class InvocationsProvenanceTest {
     return database.database();
   }
 
+
+  /** Sends one request frame straight to the frontend and checks it succeeded. */
+  private static void sendRaw(FrontendServer frontend, byte[] frame) {
+    try (org.zeromq.ZContext ctx = new org.zeromq.ZContext()) {
+      org.zeromq.ZMQ.Socket socket = ctx.createSocket(org.zeromq.SocketType.DEALER);
+      socket.setReceiveTimeOut(10_000);
+      assertTrue(socket.connect(frontend.endpoint()));
+      assertTrue(socket.send(frame));
+      byte[] answer = socket.recv();
+      assertNotNull(answer, "no reply within 10 s");
+      org.apiary.internal.wire.WireReply reply = org.apiary.internal.wire.WireReply.fromBytes(answer);
+      assertEquals(org.apiary.internal.wire.WireReply.OK, reply.status(), reply.message());
+    }
+  }
   private static Row awaitRow(String url, String invocation) throws Exception {
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     do {
