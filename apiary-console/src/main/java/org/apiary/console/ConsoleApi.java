@@ -260,11 +260,19 @@ final class ConsoleApi {
     ArrayNode problems = body.putArray("problems");
     ArrayNode list = body.putArray("executions");
     try {
+      ExecutionQueries.Sink sink = config.sinkUrl() == null ? null : (name, parameters) -> {
+        try (ProvenanceSink opened = openSink()) {
+          return ProvenanceReports.runRolledBack(opened.connection(), name, parameters);
+        }
+      };
       ExecutionQueries.Page page = query("listing executions", () -> ExecutionQueries.hasLog(db)
-          ? ExecutionQueries.list(db, filter, after, ExecutionQueries.PAGE)
+          ? ExecutionQueries.list(db, filter, after, ExecutionQueries.PAGE, sink)
           : new ExecutionQueries.Page(List.of(), 0, null));
       page.executions().forEach(e -> list.add(execution(e)));
-      body.put("total", page.total());
+      if (page.sinkProblem() != null) {
+        problem(problems, "sink", ProvenanceSink.redact(page.sinkProblem()));
+      }
+      body.put("total", page.total()); // null where the sink was read: see ExecutionQueries.Page
       body.put("pageSize", ExecutionQueries.PAGE);
       if (page.next() == null) {
         body.putNull("next");
