@@ -120,6 +120,20 @@ public final class ExecutionsCommand implements Runnable {
       } catch (CliException e) {
         err.println("warning: invocations past the log's retention are not listed: " + e.getMessage());
       }
+      if (provenance != null && target.data != null && !ClusterDirectory.isCluster(target.data)
+          && new ServiceDirectory(target.data).holder().isEmpty()) {
+        // Stopped: its database (and log) with it; every invocation that ended is in its sink.
+        err.println("note: Apiary in " + target.data + " is stopped: listed from its provenance sink alone (an "
+            + "invocation running when it stopped is not there)");
+        ExecutionQueries.Page page;
+        try {
+          page = ExecutionQueries.listEnded(provenance::answer, filter, null, limit);
+        } catch (java.sql.SQLException e) {
+          throw new CliException("the provenance sink of " + target.describe() + " could not be read: "
+              + e.getMessage());
+        }
+        return print(page, filter, wanted, "in the log of " + target.describe() + " or its provenance sink");
+      }
       try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
         if (!ExecutionQueries.hasLog(db)) {
           if (!json) {
@@ -133,46 +147,50 @@ public final class ExecutionsCommand implements Runnable {
         if (page.sinkProblem() != null) {
           err.println("warning: " + page.sinkProblem());
         }
-        Long count = page.total();
-        List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"ID", "GRAPH", "VERSION", "STATUS", "FRONTEND", "ATTEMPTS", "STARTED", "FINISHED",
-            "DURATION"});
-        for (ExecutionQueries.Execution e : page.executions()) {
-          Times times = Times.of(e);
-          if (json) {
-            com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode();
-            o.put("id", e.id()).put("graph", e.graph()).put("version", e.version())
-                .put("status", e.status()).put("frontend", e.frontend()).put("attempts", e.attempts())
-                .put("startedAt", times.started()).put("finishedAt", times.finishedOrNull())
-                .put("durationMs", e.durationMs());
-            out.println(o.toString());
-            continue;
-          }
-          rows.add(new String[] {e.id(), e.graph(), String.valueOf(e.version()), e.status(),
-              e.frontend() == null ? "-" : e.frontend(),
-              String.valueOf(e.attempts()), times.started(), times.finished(), times.duration()});
-        }
+        return print(page, filter, wanted, provenance == null || page.sinkProblem() != null ? "in the log of "
+            + target.describe() : "in the log of " + target.describe() + " or its provenance sink");
+      }
+    }
+
+    /** The page as a table (or JSON lines) and a line saying how many; {@code where} they were looked for. */
+    private int print(ExecutionQueries.Page page, ExecutionQueries.Filter filter, String wanted, String where) {
+      Long count = page.total();
+      List<String[]> rows = new ArrayList<>();
+      rows.add(new String[] {"ID", "GRAPH", "VERSION", "STATUS", "FRONTEND", "ATTEMPTS", "STARTED", "FINISHED",
+          "DURATION"});
+      for (ExecutionQueries.Execution e : page.executions()) {
+        Times times = Times.of(e);
         if (json) {
-          return 0;
+          com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode();
+          o.put("id", e.id()).put("graph", e.graph()).put("version", e.version())
+              .put("status", e.status()).put("frontend", e.frontend()).put("attempts", e.attempts())
+              .put("startedAt", times.started()).put("finishedAt", times.finishedOrNull())
+              .put("durationMs", e.durationMs());
+          out.println(o.toString());
+          continue;
         }
-        // "no failed invocations" with a status alone (as before --graph and --since), "matching" with others.
-        String which = filter.equals(ExecutionQueries.Filter.NONE) ? ""
-            : filter.equals(new ExecutionQueries.Filter(null, wanted, null, null, null, null))
-            ? wanted.toLowerCase(Locale.ROOT) + " " : "matching ";
-        String where = provenance == null || page.sinkProblem() != null ? "in the log of " + target.describe()
-            : "in the log of " + target.describe() + " or its provenance sink";
-        if (rows.size() == 1) {
-          out.println("no " + which + "invocations " + where);
-          return 0;
-        }
-        print(rows);
-        if (count == null) { // the sink was read: ExecutionQueries.Page says why it is not counted
-          out.println((rows.size() - 1) + " " + which + "invocation(s) " + where + ", newest first"
-              + (page.next() != null ? " (more: --limit " + limit + ")" : ""));
-        } else {
-          out.println((rows.size() - 1) + " of " + count + " " + which + "logged invocation(s), newest first"
-              + (count > rows.size() - 1 ? " (--limit " + limit + ")" : ""));
-        }
+        rows.add(new String[] {e.id(), e.graph(), String.valueOf(e.version()), e.status(),
+            e.frontend() == null ? "-" : e.frontend(),
+            String.valueOf(e.attempts()), times.started(), times.finished(), times.duration()});
+      }
+      if (json) {
+        return 0;
+      }
+      // "no failed invocations" with a status alone (as before --graph and --since), "matching" with others.
+      String which = filter.equals(ExecutionQueries.Filter.NONE) ? ""
+          : filter.equals(new ExecutionQueries.Filter(null, wanted, null, null, null, null))
+          ? wanted.toLowerCase(Locale.ROOT) + " " : "matching ";
+      if (rows.size() == 1) {
+        out.println("no " + which + "invocations " + where);
+        return 0;
+      }
+      print(rows);
+      if (count == null) { // the sink was read: ExecutionQueries.Page says why it is not counted
+        out.println((rows.size() - 1) + " " + which + "invocation(s) " + where + ", newest first"
+            + (page.next() != null ? " (more: --limit " + limit + ")" : ""));
+      } else {
+        out.println((rows.size() - 1) + " of " + count + " " + which + "logged invocation(s), newest first"
+            + (count > rows.size() - 1 ? " (--limit " + limit + ")" : ""));
       }
       return 0;
     }

@@ -299,6 +299,23 @@ public final class ExecutionQueries {
     return new Page(List.copyOf(merged), problem == null ? null : logged.total(), next, problem);
   }
 
+  /**
+   * The invocations the sink knows, as {@link #list(ApiaryDatabase, Filter, Cursor, int, Sink)} pages them, where
+   * the log cannot be read because its database is stopped (a stopped {@code apiary start}): every invocation that
+   * ended, as it ended; none that was running when it stopped. {@link Page#total} is {@code null}.
+   *
+   * @throws SQLException if the sink cannot be read
+   */
+  public static Page listEnded(Sink sink, Filter filter, Cursor after, int limit) throws SQLException {
+    List<Execution> rows = past(null, sink, filter, after, limit);
+    Cursor next = null;
+    if (rows.size() > limit) {
+      rows = rows.subList(0, limit);
+      next = rows.get(limit - 1).cursor();
+    }
+    return new Page(List.copyOf(rows), null, next, null);
+  }
+
   /** Newest first by start, then by ID, as both sources order them. */
   private static final java.util.Comparator<Execution> NEWEST_FIRST = java.util.Comparator
       .comparingLong(Execution::startedMicros).reversed().thenComparing(Execution::id);
@@ -306,14 +323,15 @@ public final class ExecutionQueries {
   /**
    * The sink's first {@code limit + 1} ended invocations matching {@code filter} after {@code after} that the log no
    * longer holds (an ID still in the log is the log's to show, matching or not), reading on while the log's take
-   * some of them.
+   * some of them; every one where {@code db} is {@code null}.
    */
   private static List<Execution> past(ApiaryDatabase db, Sink sink, Filter filter, Cursor after, int limit)
       throws SQLException {
     Map<String, String> p = new LinkedHashMap<>();
     putIf(p, "graph", filter.graph());
     putIf(p, "status", filter.status());
-    putIf(p, "since", filter.since() == null ? null : filter.since().toString());
+    // To the millisecond, as the log's filter compares it.
+    putIf(p, "since", filter.since() == null ? null : Instant.ofEpochMilli(filter.since().toEpochMilli()).toString());
     putIf(p, "caller", filter.caller());
     putIf(p, "frontend", filter.frontend());
     putIf(p, "prefix", filter.prefix());
@@ -331,7 +349,7 @@ public final class ExecutionQueries {
       for (List<String> row : r.rows()) {
         rows.add(fromSink(r.columns(), row));
       }
-      Set<String> logged = logged(db, rows);
+      Set<String> logged = db == null ? Set.of() : logged(db, rows);
       for (Execution e : rows) {
         if (!logged.contains(e.id()) && kept.size() < limit + 1) {
           kept.add(e);
