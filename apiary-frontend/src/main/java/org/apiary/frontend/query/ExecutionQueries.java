@@ -284,7 +284,9 @@ public final class ExecutionQueries {
     List<Execution> merged = new ArrayList<>(logged.executions());
     String problem = null;
     try {
-      merged.addAll(past(db, sink, filter, after, limit));
+      // Past the log's (limit + 1)th row no sink row can be on the page: the sink is read no further.
+      Execution floor = logged.executions().size() > limit ? logged.executions().get(limit) : null;
+      merged.addAll(past(db, sink, filter, after, limit, floor));
     } catch (SQLException | RuntimeException e) {
       problem = "the provenance sink could not be read, so invocations past the log's retention are not listed: "
           + e.getMessage();
@@ -307,7 +309,7 @@ public final class ExecutionQueries {
    * @throws SQLException if the sink cannot be read
    */
   public static Page listEnded(Sink sink, Filter filter, Cursor after, int limit) throws SQLException {
-    List<Execution> rows = past(null, sink, filter, after, limit);
+    List<Execution> rows = past(null, sink, filter, after, limit, null);
     Cursor next = null;
     if (rows.size() > limit) {
       rows = rows.subList(0, limit);
@@ -323,10 +325,12 @@ public final class ExecutionQueries {
   /**
    * The sink's first {@code limit + 1} ended invocations matching {@code filter} after {@code after} that the log no
    * longer holds (an ID still in the log is the log's to show, matching or not), reading on while the log's take
-   * some of them; every one where {@code db} is {@code null}.
+   * some of them; every one where {@code db} is {@code null}. None ordered after {@code floor} (if not null) is
+   * read on for: an ended invocation is in both until the retention deletes it, so without the floor a first page
+   * would read through every one the log still holds.
    */
-  private static List<Execution> past(ApiaryDatabase db, Sink sink, Filter filter, Cursor after, int limit)
-      throws SQLException {
+  private static List<Execution> past(ApiaryDatabase db, Sink sink, Filter filter, Cursor after, int limit,
+      Execution floor) throws SQLException {
     Map<String, String> p = new LinkedHashMap<>();
     putIf(p, "graph", filter.graph());
     putIf(p, "status", filter.status());
@@ -350,31 +354,32 @@ public final class ExecutionQueries {
         rows.add(fromSink(r.columns(), row));
       }
       Set<String> logged = db == null ? Set.of() : logged(db, rows);
+      boolean belowFloor = false;
       for (Execution e : rows) {
-        if (!logged.contains(e.id()) && kept.size() < limit + 1) {
+        belowFloor |= floor != null && NEWEST_FIRST.compare(e, floor) > 0;
+        if (!belowFloor && !logged.contains(e.id()) && kept.size() < limit + 1) {
           kept.add(e);
         }
       }
-      if (rows.size() < want || kept.size() >= limit + 1) {
+      if (rows.size() < want || kept.size() >= limit + 1 || belowFloor) {
         return kept;
       }
       from = rows.get(rows.size() - 1).cursor();
     }
   }
 
-  /** Which of {@code rows}' IDs the log holds. */
+  /** Which of {@code rows}' IDs the log holds (asked 100 at a time). */
   private static Set<String> logged(ApiaryDatabase db, List<Execution> rows) {
     Set<String> ids = new TreeSet<>();
-    if (rows.isEmpty()) {
-      return ids;
-    }
-    List<Object> parameters = new ArrayList<>();
-    rows.forEach(e -> parameters.add(e.id()));
-    VoltTable t = db.callAdmin("reading which invocations are logged", "@AdHoc", adHoc("SELECT invocation_id FROM "
-        + SystemSchema.INVOCATIONS + " WHERE invocation_id IN (" + String.join(", ", java.util.Collections.nCopies(
-        rows.size(), "?")) + ")", parameters)).getResults()[0];
-    while (t.advanceRow()) {
-      ids.add(t.getString(0));
+    for (int from = 0; from < rows.size(); from += 100) {
+      List<Object> parameters = new ArrayList<>();
+      rows.subList(from, Math.min(from + 100, rows.size())).forEach(e -> parameters.add(e.id()));
+      VoltTable t = db.callAdmin("reading which invocations are logged", "@AdHoc", adHoc("SELECT invocation_id FROM "
+          + SystemSchema.INVOCATIONS + " WHERE invocation_id IN (" + String.join(", ", java.util.Collections.nCopies(
+          parameters.size(), "?")) + ")", parameters)).getResults()[0];
+      while (t.advanceRow()) {
+        ids.add(t.getString(0));
+      }
     }
     return ids;
   }
