@@ -51,10 +51,14 @@ public final class ExecutionsCommand implements Runnable {
 
   /** {@code executions list}. */
   @Command(name = "list", mixinStandardHelpOptions = true,
-      description = {"List logged invocations, newest first: ID, graph and version, status (RUNNING, DONE, FAILED, "
+      description = {"List invocations, newest first: ID, graph and version, status (RUNNING, DONE, FAILED, "
           + "CANCELED), "
           + "the frontend running or last running it, attempts, start and end time (the database's clock, UTC) and "
-          + "duration.", NOT_LOGGED})
+          + "duration.", NOT_LOGGED, "Where the provenance sink is known (--data DIR, or --provenance-sink), "
+          + "those past the retention too, from its " + ProvenanceSchema.INVOCATIONS + " (one page merged from both, "
+          + "an invocation in both shown once as the log has it; asked of a running `apiary start` through its "
+          + "console, read from the file once it stopped). If the sink cannot be read, the log's are listed and a "
+          + "warning on stderr says why."})
   static final class ListExecutions implements Callable<Integer> {
     @Option(names = "--running", description = "Only invocations still running (--status RUNNING).")
     boolean running;
@@ -81,6 +85,11 @@ public final class ExecutionsCommand implements Runnable {
         description = "Show at most N, the newest (default ${DEFAULT-VALUE}).")
     int limit;
 
+    @Option(names = "--provenance-sink", paramLabel = "JDBC_URL",
+        description = "Where provenance is loaded, to list the invocations the log no longer holds from its "
+            + ProvenanceSchema.INVOCATIONS + " (default with --data: the service's sink).")
+    String provenanceSink;
+
     @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
     ServiceTarget.Database target;
 
@@ -88,6 +97,7 @@ public final class ExecutionsCommand implements Runnable {
     CommandSpec spec;
 
     private final PrintStream out = System.out;
+    private final PrintStream err = System.err;
 
     @Override
     public Integer call() {
@@ -104,6 +114,26 @@ public final class ExecutionsCommand implements Runnable {
           : status == null ? null : status(status);
       ExecutionQueries.Filter filter = new ExecutionQueries.Filter(graph, wanted,
           since == null ? null : since(since, Instant.now()), null, null, null);
+      ProvenanceSource provenance = null;
+      try {
+        provenance = provenance(provenanceSink, target);
+      } catch (CliException e) {
+        err.println("warning: invocations past the log's retention are not listed: " + e.getMessage());
+      }
+      if (provenance != null && target.data != null && !ClusterDirectory.isCluster(target.data)
+          && new ServiceDirectory(target.data).holder().isEmpty()) {
+        // Stopped: its database (and log) with it; every invocation that ended is in its sink.
+        err.println("note: Apiary in " + target.data + " is stopped: listed from its provenance sink alone (an "
+            + "invocation running when it stopped is not there)");
+        ExecutionQueries.Page page;
+        try {
+          page = ExecutionQueries.listEnded(provenance::answer, filter, null, limit);
+        } catch (java.sql.SQLException e) {
+          throw new CliException("the provenance sink of " + target.describe() + " could not be read: "
+              + e.getMessage());
+        }
+        return print(page, filter, wanted, "in the log of " + target.describe() + " or its provenance sink");
+      }
       try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
         if (!ExecutionQueries.hasLog(db)) {
           if (!json) {
@@ -112,37 +142,53 @@ public final class ExecutionsCommand implements Runnable {
           }
           return 0;
         }
-        ExecutionQueries.Page page = ExecutionQueries.list(db, filter, null, limit);
-        long count = page.total();
-        List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"ID", "GRAPH", "VERSION", "STATUS", "FRONTEND", "ATTEMPTS", "STARTED", "FINISHED",
-            "DURATION"});
-        for (ExecutionQueries.Execution e : page.executions()) {
-          Times times = Times.of(e);
-          if (json) {
-            com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode();
-            o.put("id", e.id()).put("graph", e.graph()).put("version", e.version())
-                .put("status", e.status()).put("frontend", e.frontend()).put("attempts", e.attempts())
-                .put("startedAt", times.started()).put("finishedAt", times.finishedOrNull())
-                .put("durationMs", e.durationMs());
-            out.println(o.toString());
-            continue;
-          }
-          rows.add(new String[] {e.id(), e.graph(), String.valueOf(e.version()), e.status(), e.frontend(),
-              String.valueOf(e.attempts()), times.started(), times.finished(), times.duration()});
+        ExecutionQueries.Page page = ExecutionQueries.list(db, filter, null, limit, provenance == null ? null
+            : provenance::answer);
+        if (page.sinkProblem() != null) {
+          err.println("warning: " + page.sinkProblem());
         }
+        return print(page, filter, wanted, provenance == null || page.sinkProblem() != null ? "in the log of "
+            + target.describe() : "in the log of " + target.describe() + " or its provenance sink");
+      }
+    }
+
+    /** The page as a table (or JSON lines) and a line saying how many; {@code where} they were looked for. */
+    private int print(ExecutionQueries.Page page, ExecutionQueries.Filter filter, String wanted, String where) {
+      Long count = page.total();
+      List<String[]> rows = new ArrayList<>();
+      rows.add(new String[] {"ID", "GRAPH", "VERSION", "STATUS", "FRONTEND", "ATTEMPTS", "STARTED", "FINISHED",
+          "DURATION"});
+      for (ExecutionQueries.Execution e : page.executions()) {
+        Times times = Times.of(e);
         if (json) {
-          return 0;
+          com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode();
+          o.put("id", e.id()).put("graph", e.graph()).put("version", e.version())
+              .put("status", e.status()).put("frontend", e.frontend()).put("attempts", e.attempts())
+              .put("startedAt", times.started()).put("finishedAt", times.finishedOrNull())
+              .put("durationMs", e.durationMs());
+          out.println(o.toString());
+          continue;
         }
-        // "no failed invocations" with a status alone (as before --graph and --since), "matching" with others.
-        String which = filter.equals(ExecutionQueries.Filter.NONE) ? ""
-            : filter.equals(new ExecutionQueries.Filter(null, wanted, null, null, null, null))
-            ? wanted.toLowerCase(Locale.ROOT) + " " : "matching ";
-        if (rows.size() == 1) {
-          out.println("no " + which + "invocations in the log of " + target.describe());
-          return 0;
-        }
-        print(rows);
+        rows.add(new String[] {e.id(), e.graph(), String.valueOf(e.version()), e.status(),
+            e.frontend() == null ? "-" : e.frontend(),
+            String.valueOf(e.attempts()), times.started(), times.finished(), times.duration()});
+      }
+      if (json) {
+        return 0;
+      }
+      // "no failed invocations" with a status alone (as before --graph and --since), "matching" with others.
+      String which = filter.equals(ExecutionQueries.Filter.NONE) ? ""
+          : filter.equals(new ExecutionQueries.Filter(null, wanted, null, null, null, null))
+          ? wanted.toLowerCase(Locale.ROOT) + " " : "matching ";
+      if (rows.size() == 1) {
+        out.println("no " + which + "invocations " + where);
+        return 0;
+      }
+      print(rows);
+      if (count == null) { // the sink was read: ExecutionQueries.Page says why it is not counted
+        out.println((rows.size() - 1) + " " + which + "invocation(s) " + where + ", newest first"
+            + (page.next() != null ? " (more: --limit " + limit + ")" : ""));
+      } else {
         out.println((rows.size() - 1) + " of " + count + " " + which + "logged invocation(s), newest first"
             + (count > rows.size() - 1 ? " (--limit " + limit + ")" : ""));
       }
@@ -417,8 +463,7 @@ public final class ExecutionsCommand implements Runnable {
      */
     private void findProvenance() {
       try {
-        provenance = provenanceSink != null ? ProvenanceSource.sink(provenanceSink, new java.util.Properties())
-            : target.data != null ? ProvenanceSource.data(target.data) : null;
+        provenance = ExecutionsCommand.provenance(provenanceSink, target);
         noProvenance = provenance != null ? null : " (the provenance sink is not known here: give --provenance-sink "
             + "JDBC_URL, or --data DIR for an `apiary start` that captures provenance)";
       } catch (CliException e) {
@@ -484,6 +529,18 @@ public final class ExecutionsCommand implements Runnable {
         out.println("  functions: cannot read the provenance of " + source.describe() + ": " + e.getMessage());
       }
     }
+  }
+
+  /**
+   * Where the provenance sink's rows are asked for: {@code --provenance-sink}, or the service of {@code --data} (its
+   * running process, which holds the sink, or the file once it stopped); {@code null} if neither is given.
+   *
+   * @throws CliException naming why not, where {@code --data} names a service that captures no provenance or serves
+   *     no console
+   */
+  static ProvenanceSource provenance(String provenanceSink, ServiceTarget.Database target) {
+    return provenanceSink != null ? ProvenanceSource.sink(provenanceSink, new java.util.Properties())
+        : target.data != null ? ProvenanceSource.data(target.data) : null;
   }
 
   /** An invocation's times in milliseconds by the database's clock (its end 0 while it runs). */

@@ -160,11 +160,46 @@ class ServiceCommandLineTest {
     assertTrue(functionsWhileRunning.out().contains("functions: 1 execution(s) in the running Apiary in")
         && functionsWhileRunning.out().contains("tallyAdd: exec "), functionsWhileRunning.toString());
 
+    // Issue 42 item 5, issue 43 item 3: bg-1 past the retention (its log row deleted, as retention deletes it once
+    // its ending is in the sink's Invocations) is still listed, once, DONE, from the sink; alike after the stop.
+    Result loaded = null;
+    for (long deadline = System.nanoTime() + 60_000_000_000L; System.nanoTime() < deadline; Thread.sleep(500)) {
+      loaded = run("provenance", "sql", "SELECT COUNT(*) AS n FROM Invocations WHERE invocation_id = 'admin/bg-1'",
+          "--data", data.toString());
+      if (loaded.out().lines().skip(1).findFirst().orElse("").strip().equals("1")) {
+        break;
+      }
+    }
+    assertEquals("n\n1\n(1 row)", loaded.out().strip(), "bg-1's ending loaded into the sink: " + loaded);
+    ServiceTarget.Database target = new ServiceTarget.Database();
+    target.data = data;
+    try (org.apiary.database.ApiaryDatabase db = org.apiary.database.ApiaryDatabase.open(target.config())) {
+      assertEquals(1, db.callAdmin("expiring bg-1", "@AdHoc", "DELETE FROM " + org.apiary.runtime.SystemSchema
+          .INVOCATIONS + " WHERE invocation_id = ?", "admin/bg-1").getResults()[0].asScalarLong());
+    }
+    Result listRunning = run("executions", "list", "--graph", "tally_add", "--data", data.toString());
+    Result jsonRunning = run("executions", "list", "--graph", "tally_add", "--json", "--data", data.toString());
+    assertEquals(0, listRunning.exit(), listRunning.toString());
+    assertFalse(listRunning.err().contains("warning"), listRunning.toString());
+    assertEquals(1, listRunning.out().lines().filter(l -> l.startsWith("admin/bg-1 ")).count(), listRunning.out());
+    assertTrue(listRunning.out().lines().anyMatch(l -> l.startsWith("admin/bg-1 ") && l.contains(" DONE ")),
+        listRunning.out());
+    assertTrue(listRunning.out().contains("invocation(s) in the log of Apiary in " + data + " or its provenance "
+        + "sink, newest first"), listRunning.out());
+    assertEquals(1, jsonRunning.out().lines().filter(l -> l.contains("\"id\":\"admin/bg-1\"")).count(),
+        jsonRunning.out());
+
     stop(data, first);
 
     Map<String, Result> afterStop = provenanceQueries(data);
     whileRunning.forEach((query, running) -> assertEquals(running.toString(), afterStop.get(query).toString(),
         "provenance " + query + " answered alike by the running service and by its file"));
+    Result listStopped = run("executions", "list", "--graph", "tally_add", "--data", data.toString());
+    Result jsonStopped = run("executions", "list", "--graph", "tally_add", "--json", "--data", data.toString());
+    assertEquals(0, listStopped.exit(), listStopped.toString());
+    assertTrue(listStopped.err().contains("is stopped: listed from its provenance sink alone"), listStopped.toString());
+    assertEquals(listRunning.out(), listStopped.out(), "executions list alike while running and once stopped");
+    assertEquals(jsonRunning.out(), jsonStopped.out(), "executions list --json alike while running and once stopped");
 
     Service again = Service.start(this, data);
     assertFalse(again.output().contains("created the admin API key"), "a second start made another key");

@@ -259,12 +259,22 @@ final class ConsoleApi {
     });
     ArrayNode problems = body.putArray("problems");
     ArrayNode list = body.putArray("executions");
+    boolean sinkDown = false; // the listing could not read the sink: said once, not asked again
     try {
+      ExecutionQueries.Sink sink = config.sinkUrl() == null ? null : (name, parameters) -> {
+        try (ProvenanceSink opened = openSink()) {
+          return ProvenanceReports.runRolledBack(opened.connection(), name, parameters);
+        }
+      };
       ExecutionQueries.Page page = query("listing executions", () -> ExecutionQueries.hasLog(db)
-          ? ExecutionQueries.list(db, filter, after, ExecutionQueries.PAGE)
+          ? ExecutionQueries.list(db, filter, after, ExecutionQueries.PAGE, sink)
           : new ExecutionQueries.Page(List.of(), 0, null));
       page.executions().forEach(e -> list.add(execution(e)));
-      body.put("total", page.total());
+      if (page.sinkProblem() != null) {
+        sinkDown = true;
+        problem(problems, "sink", ProvenanceSink.redact(page.sinkProblem()));
+      }
+      body.put("total", page.total()); // null where the sink was read: see ExecutionQueries.Page
       body.put("pageSize", ExecutionQueries.PAGE);
       if (page.next() == null) {
         body.putNull("next");
@@ -285,16 +295,18 @@ final class ConsoleApi {
     if (config.sinkUrl() != null) {
       ObjectNode sink = body.putObject("sink");
       sink.put("url", ProvenanceSink.redact(config.sinkUrl()));
-      try {
-        long known = query("reading the provenance sink", () -> {
-          List<Map<String, Object>> rows = sinkSql("SELECT COUNT(DISTINCT execution_id) AS n FROM "
-              + ProvenanceSchema.FUNCTION_INVOCATIONS);
-          return ((Number) rows.get(0).get("n")).longValue();
-        });
-        sink.put("executionsWithFunctions", known);
-      } catch (Refusal r) {
-        sink.putNull("executionsWithFunctions");
-        problem(problems, "sink", r.getMessage());
+      sink.putNull("executionsWithFunctions");
+      if (!sinkDown) {
+        try {
+          long known = query("reading the provenance sink", () -> {
+            List<Map<String, Object>> rows = sinkSql("SELECT COUNT(DISTINCT execution_id) AS n FROM "
+                + ProvenanceSchema.FUNCTION_INVOCATIONS);
+            return ((Number) rows.get(0).get("n")).longValue();
+          });
+          sink.put("executionsWithFunctions", known);
+        } catch (Refusal r) {
+          problem(problems, "sink", r.getMessage());
+        }
       }
     }
     return body;

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -27,6 +28,7 @@ import org.apiary.frontend.FrontendConfig;
 import org.apiary.frontend.FrontendServer;
 import org.apiary.frontend.RawHttp;
 import org.apiary.frontend.TestGraphs;
+import org.apiary.frontend.query.ExecutionQueries;
 import org.apiary.internal.Json;
 import org.apiary.testing.DatabaseTest;
 import org.apiary.testing.TestDatabase;
@@ -391,6 +393,160 @@ class ConsoleApiTest {
       assertEquals(2, list.at("/sink/executionsWithFunctions").asLong(), list.toString());
       assertTrue(list.get("problems").isEmpty(), list.toString());
     }
+  }
+
+  /**
+   * Issue 42 item 5, issue 43 item 3: invocations whose log rows the retention deleted are listed from the sink's
+   * Invocations, merged with the log's page by page (pages of 5: each invocation exactly once, newest first), an
+   * invocation in both shown once as the log has it, the filters applied to both; with the sink unreadable the log's
+   * are listed and a problem says why.
+   */
+  @Test
+  void executionsPastRetentionAreListedFromTheSinkOnceEachAcrossPages(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    String prefix = run + "ok-12"; // logged: ok-12 and ok-120 to ok-129
+    ExecutionQueries.Filter byPrefix = new ExecutionQueries.Filter(null, null, null, null, null, prefix);
+    List<ExecutionQueries.Execution> logged = ExecutionQueries.list(db, byPrefix, null, 100).executions();
+    assertEquals(11, logged.size(), logged.toString());
+    // The oracle: ID -> {status, graph, started (µs)}, written here and compared with what the pages show.
+    Map<String, List<Object>> expected = new java.util.TreeMap<>();
+    logged.forEach(e -> expected.put(e.id(), List.of(e.status(), e.graph(), e.startedMicros())));
+    String sink = "jdbc:duckdb:" + dir.resolve("past.duckdb");
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection(sink)) {
+      try (java.sql.Statement st = c.createStatement()) { // as ProvenanceSchema.invocations() declares it
+        st.execute("CREATE TABLE Invocations (invocation_id VARCHAR, graph VARCHAR, graph_version INTEGER, status "
+            + "VARCHAR, error VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP, frontend VARCHAR, caller "
+            + "VARCHAR, attempts INTEGER, traceparent VARCHAR)");
+        st.execute("CREATE TABLE FunctionInvocations (event_time BIGINT, exec_id BIGINT, function_name VARCHAR, "
+            + "execution_id VARCHAR, partition_key VARCHAR, latency_us BIGINT, mode VARCHAR)");
+      }
+      try (java.sql.PreparedStatement insert = c.prepareStatement("INSERT INTO Invocations VALUES (?, ?, 1, ?, NULL, "
+          + "?, ?, 'fe-past', NULL, 1, NULL)")) {
+        java.util.function.BiConsumer<String, Object[]> row = (id, v) -> {
+          try {
+            long started = (long) v[2];
+            insert.setString(1, id);
+            insert.setString(2, (String) v[1]);
+            insert.setString(3, (String) v[0]);
+            insert.setObject(4, utc(started));
+            insert.setObject(5, utc(started + (long) v[3]));
+            insert.executeUpdate();
+          } catch (java.sql.SQLException e) {
+            throw new AssertionError(e);
+          }
+        };
+        // Eight the log no longer holds: each just before a logged one (the fourth at the same instant: the ID
+        // orders them), the last an hour before all.
+        for (int i = 0; i < 8; i++) {
+          String id = prefix + "past-" + i;
+          long started = i == 7 ? logged.get(10).startedMicros() - 3_600_000_000L
+              : logged.get(i).startedMicros() - (i == 3 ? 0 : 1);
+          String status = i % 3 == 0 ? "FAILED" : "DONE";
+          String graph = i % 2 == 0 ? "failing" : "bumpAndReport";
+          if (i == 0) { // it failed, was resumed and ended again, done: its last end is its outcome
+            row.accept(id, new Object[] {"FAILED", graph, started, 1_000L});
+            status = "DONE";
+          }
+          row.accept(id, new Object[] {status, graph, started, 5_000L});
+          expected.put(id, List.of(status, graph, started));
+        }
+        // Two logged ones the sink has as an earlier end (before a resume): the log's rows stand, shown once.
+        row.accept(logged.get(0).id(), new Object[] {"FAILED", "failing", logged.get(0).startedMicros(), 1L});
+        row.accept(logged.get(5).id(), new Object[] {"FAILED", "failing", logged.get(5).startedMicros() - 7_200_000_000L,
+            1L});
+        // And, as within the retention, every ended invocation of this run in both the log and the sink.
+        for (ExecutionQueries.Execution e : ExecutionQueries.list(db, new ExecutionQueries.Filter(null, null, null,
+            null, null, run), null, 1000).executions()) {
+          row.accept(e.id(), new Object[] {e.status(), e.graph(), e.startedMicros(), 1000L * (e.finishedMs()
+              - e.startedMs())});
+        }
+      }
+    }
+    java.util.Properties readOnly = new java.util.Properties();
+    readOnly.setProperty("duckdb.read_only", "true");
+    ExecutionQueries.Sink fromFile = (query, parameters) -> {
+      try (org.apiary.provenance.ProvenanceSink opened = org.apiary.provenance.ProvenanceSink.open(sink, readOnly,
+          Duration.ofSeconds(30))) {
+        return org.apiary.provenance.ProvenanceReports.runRolledBack(opened.connection(), query, parameters);
+      }
+    };
+
+    // A page reads the sink only down to the log's page: not through every invocation both hold (2 reads here, 4
+    // without that floor).
+    int[] reads = {0};
+    ExecutionQueries.Page first = ExecutionQueries.list(db, new ExecutionQueries.Filter(null, null, null, null, null,
+        run), null, 5, (query, parameters) -> {
+          reads[0]++;
+          return fromFile.answer(query, parameters);
+        });
+    assertEquals(5, first.executions().size(), first.toString());
+    assertTrue(reads[0] <= 2, reads[0] + " reads of the sink for a page of 5");
+
+    List<String> seen = new ArrayList<>();
+    ExecutionQueries.Cursor after = null;
+    int pages = 0;
+    do {
+      ExecutionQueries.Page page = ExecutionQueries.list(db, byPrefix, after, 5, fromFile);
+      assertEquals(null, page.sinkProblem());
+      assertEquals(null, page.total(), "not counted where the sink is read");
+      assertTrue(page.executions().size() <= 5);
+      for (ExecutionQueries.Execution e : page.executions()) {
+        seen.add(e.id());
+        List<Object> want = expected.get(e.id());
+        assertNotNull(want, "listed, yet neither logged nor in the sink: " + e);
+        assertEquals(want, List.of(e.status(), e.graph(), e.startedMicros()), e.toString());
+      }
+      after = page.next();
+      pages++;
+      assertTrue(pages < 10, "paging ends");
+    } while (after != null);
+    assertEquals(4, pages, seen.toString());
+    assertEquals(19, seen.size(), "11 logged and 8 past the retention: " + seen);
+    assertEquals(new java.util.TreeSet<>(expected.keySet()), new java.util.TreeSet<>(seen), "each once");
+    List<String> newestFirst = new ArrayList<>(expected.keySet());
+    newestFirst.sort(java.util.Comparator.comparing((String id) -> -(long) expected.get(id).get(2))
+        .thenComparing(id -> id));
+    assertEquals(newestFirst, seen, "newest first, by start then ID");
+
+    // The filters apply to both sources; a logged invocation the sink has as FAILED is DONE, as the log says.
+    Instant since = Instant.EPOCH.plus((long) expected.get(logged.get(4).id()).get(2), java.time.temporal.ChronoUnit.MICROS);
+    for (ExecutionQueries.Filter f : List.of(
+        new ExecutionQueries.Filter(null, "FAILED", null, null, null, prefix),
+        new ExecutionQueries.Filter("failing", null, null, null, null, prefix),
+        new ExecutionQueries.Filter(null, "DONE", since, null, null, prefix))) {
+      List<String> want = newestFirst.stream().filter(id -> (f.status() == null || f.status().equals(
+          expected.get(id).get(0))) && (f.graph() == null || f.graph().equals(expected.get(id).get(1)))
+          && (f.since() == null || (long) expected.get(id).get(2) >= f.since().toEpochMilli() * 1000)).toList();
+      List<String> got = ExecutionQueries.list(db, f, null, 100, fromFile).executions().stream()
+          .map(ExecutionQueries.Execution::id).toList();
+      assertEquals(want, got, f.toString());
+      assertFalse(want.isEmpty(), f.toString());
+    }
+
+    // The console lists the same, through the same query layer; with the sink unreadable, the log's and a problem.
+    try (ConsoleServer withSink = ConsoleServer.start(db, ConsoleConfig.defaults(0).withSink(sink))) {
+      JsonNode list = ok(Http.send("GET", withSink.url() + "/api/executions?prefix=" + enc(prefix), admin));
+      List<String> shown = new ArrayList<>();
+      list.get("executions").forEach(e -> shown.add(e.get("id").asText()));
+      assertEquals(newestFirst, shown, list.toString());
+      assertTrue(list.get("total").isNull() && list.get("problems").isEmpty(), list.toString());
+      JsonNode past = list.get("executions").get(shown.indexOf(prefix + "past-3"));
+      assertEquals("FAILED", past.get("status").asText(), past.toString());
+      assertEquals(5, past.get("durationMs").asLong(), past.toString());
+    }
+    String unreadable = "jdbc:duckdb:" + dir.resolve("no-such-dir").resolve("none.duckdb");
+    try (ConsoleServer withoutSink = ConsoleServer.start(db, ConsoleConfig.defaults(0).withSink(unreadable))) {
+      JsonNode list = ok(Http.send("GET", withoutSink.url() + "/api/executions?prefix=" + enc(prefix), admin));
+      assertEquals(11, list.get("executions").size(), list.toString());
+      assertEquals(11, list.get("total").asLong(), list.toString());
+      assertTrue(list.toString().contains("invocations past the log's retention are not listed"), list.toString());
+      assertEquals("sink", list.at("/problems/0/source").asText(), list.toString());
+    }
+  }
+
+  private static java.time.LocalDateTime utc(long micros) {
+    return java.time.LocalDateTime.ofInstant(Instant.EPOCH.plus(micros, java.time.temporal.ChronoUnit.MICROS),
+        java.time.ZoneOffset.UTC);
   }
 
   // --- HTTP on a plain socket ---

@@ -32,6 +32,11 @@ import java.util.Set;
  *   <li>{@code invocation}: {@code execution}: how a graph execution ended, from {@code Invocations} (one row per
  *   end: a resumed invocation ends again), by its logged ID ({@code IDENTITY/ID} where keys are required) or by the
  *   client's ID alone;</li>
+ *   <li>{@code invocations}: ended graph executions from {@code Invocations}, each once (its last end), newest
+ *   first by (start, ID), with optional filters {@code graph}, {@code status}, {@code since} (started at or after),
+ *   {@code caller} (logged as {@code caller/ID}), {@code frontend}, {@code prefix} (of the ID), keyset paging after
+ *   {@code after-started} (an instant) and {@code after-id}, and {@code limit} (default 100, at most
+ *   {@value #MOST_INVOCATIONS}): the sink's half of {@code apiary executions list} and {@code /api/executions};</li>
  *   <li>{@code sql}: {@code query}, which must begin with {@code SELECT} or {@code WITH}.</li>
  * </ul>
  * A missing, unknown or malformed parameter is an {@link IllegalArgumentException} naming it.
@@ -39,19 +44,21 @@ import java.util.Set;
 public final class ProvenanceReports {
   /** The queries, by name. */
   public static final Set<String> QUERIES = Set.of("state", "downstream", "outside", "reads", "versions", "denied",
-      "outside-purpose", "functions", "invocation", "sql");
+      "outside-purpose", "functions", "invocation", "invocations", "sql");
 
-  private static final Map<String, Set<String>> PARAMETERS = Map.of(
-      "state", Set.of("table", "key", "execution", "at"),
-      "downstream", Set.of("table", "key"),
-      "outside", Set.of("function", "table", "allowed", "key-columns"),
-      "reads", Set.of("table", "key"),
-      "versions", Set.of("table", "key"),
-      "denied", Set.of("from", "to"),
-      "outside-purpose", Set.of("table", "key-columns", "allowed-purposes", "caller", "role"),
-      "functions", Set.of("execution"),
-      "invocation", Set.of("execution"),
-      "sql", Set.of("query"));
+  private static final Map<String, Set<String>> PARAMETERS = Map.ofEntries(
+      Map.entry("state", Set.of("table", "key", "execution", "at")),
+      Map.entry("downstream", Set.of("table", "key")),
+      Map.entry("outside", Set.of("function", "table", "allowed", "key-columns")),
+      Map.entry("reads", Set.of("table", "key")),
+      Map.entry("versions", Set.of("table", "key")),
+      Map.entry("denied", Set.of("from", "to")),
+      Map.entry("outside-purpose", Set.of("table", "key-columns", "allowed-purposes", "caller", "role")),
+      Map.entry("functions", Set.of("execution")),
+      Map.entry("invocation", Set.of("execution")),
+      Map.entry("invocations", Set.of("graph", "status", "since", "caller", "frontend", "prefix", "after-started",
+          "after-id", "limit")),
+      Map.entry("sql", Set.of("query")));
 
   /** A graph execution's function executions, by {@code execution_id} (its one parameter), in order. */
   public static final String FUNCTIONS_SQL = "SELECT function_name, exec_id, partition_key, event_time, latency_us "
@@ -65,12 +72,24 @@ public final class ProvenanceReports {
       + "finished_at, frontend, caller, attempts FROM " + ProvenanceSchema.INVOCATIONS + " WHERE invocation_id = ? OR "
       + "invocation_id LIKE ? ESCAPE '\\' ORDER BY finished_at, invocation_id";
 
+  /** The most rows the query {@code invocations} answers at once. */
+  public static final int MOST_INVOCATIONS = 1001;
+
+  /**
+   * The query {@code invocations}: each ended invocation once (its latest end, as a resumed one ends again), with
+   * the conditions {@link #invocations} adds, newest first by (start, ID).
+   */
+  private static final String INVOCATIONS_SQL = "SELECT invocation_id, graph, graph_version, status, error, "
+      + "started_at, finished_at, frontend, caller, attempts FROM (SELECT invocation_id, graph, graph_version, status, "
+      + "error, started_at, finished_at, frontend, caller, attempts, ROW_NUMBER() OVER (PARTITION BY invocation_id "
+      + "ORDER BY finished_at DESC) AS end_number FROM " + ProvenanceSchema.INVOCATIONS + ") ends WHERE end_number = 1";
+
   /**
    * {@link #INVOCATION_SQL}'s parameters for {@code id}: itself, and the pattern that finds it logged as
    * {@code IDENTITY/ID} (LIKE's wildcards in it escaped).
    */
   public static Object[] invocationSqlParameters(String id) {
-    return new Object[] {id, "%/" + id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")};
+    return new Object[] {id, "%/" + likeEscaped(id)};
   }
 
   private ProvenanceReports() {}
@@ -173,6 +192,7 @@ public final class ProvenanceReports {
       case "invocation" -> {
         yield Report.of(queries.sql(INVOCATION_SQL, invocationSqlParameters(required(p, "execution"))), null);
       }
+      case "invocations" -> invocations(queries, p);
       case "sql" -> Report.of(queries.sql(readOnly(required(p, "query"))), null);
       default -> throw new IllegalStateException(name);
     };
@@ -196,6 +216,53 @@ public final class ProvenanceReports {
         connection.setAutoCommit(autoCommit);
       }
     }
+  }
+
+  private static Report invocations(ProvenanceQueries queries, Map<String, String> p) throws SQLException {
+    StringBuilder sql = new StringBuilder(INVOCATIONS_SQL);
+    List<Object> values = new ArrayList<>();
+    for (String column : List.of("graph", "status", "frontend")) {
+      if (p.containsKey(column)) {
+        sql.append(" AND ").append(column).append(" = ?");
+        values.add(p.get(column));
+      }
+    }
+    if (p.containsKey("since")) {
+      sql.append(" AND started_at >= ?");
+      values.add(instant(p.get("since"), "since"));
+    }
+    for (String prefix : new String[] {p.containsKey("caller") ? p.get("caller") + "/" : null, p.get("prefix")}) {
+      if (prefix != null) {
+        sql.append(" AND invocation_id LIKE ? ESCAPE '\\'");
+        values.add(likeEscaped(prefix) + "%");
+      }
+    }
+    if (p.containsKey("after-started") != p.containsKey("after-id")) {
+      throw new IllegalArgumentException("query 'invocations' takes 'after-started' and 'after-id' together");
+    }
+    if (p.containsKey("after-started")) {
+      Instant after = instant(p.get("after-started"), "after-started");
+      sql.append(" AND (started_at < ? OR (started_at = ? AND invocation_id > ?))");
+      values.add(after);
+      values.add(after);
+      values.add(p.get("after-id"));
+    }
+    int limit;
+    try {
+      limit = Integer.parseInt(p.getOrDefault("limit", "100"));
+    } catch (NumberFormatException e) {
+      limit = 0;
+    }
+    if (limit < 1 || limit > MOST_INVOCATIONS) {
+      throw new IllegalArgumentException("'limit' takes 1 to " + MOST_INVOCATIONS + ", not '" + p.get("limit") + "'");
+    }
+    sql.append(" ORDER BY started_at DESC, invocation_id LIMIT ").append(limit);
+    return Report.of(queries.sql(sql.toString(), values.toArray()), null);
+  }
+
+  /** {@code s} with LIKE's wildcards and its escape ({@code \\}) escaped. */
+  private static String likeEscaped(String s) {
+    return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_");
   }
 
   private static Report state(ProvenanceQueries queries, Map<String, String> p) throws SQLException {

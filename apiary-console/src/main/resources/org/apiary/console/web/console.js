@@ -218,8 +218,14 @@
     const body = await api('/api/executions' + (q.toString() ? '?' + q : ''));
     showProblems(body);
     const list = body.executions;
-    $('summary').textContent = (body.total === null ? 'The total is unknown' : body.total + ' matching execution'
-      + (body.total === 1 ? '' : 's')) + '; ' + list.length + ' on this page (' + body.pageSize + ' per page, newest first).';
+    const plural = (n) => n + ' matching execution' + (n === 1 ? '' : 's');
+    // total is null where the sink was read too: the log and the sink are two databases, not counted together.
+    $('summary').textContent = body.total !== null ? plural(body.total) + '; ' + list.length + ' on this page ('
+      + body.pageSize + ' per page, newest first).'
+      : body.next === null && !p.get('after') ? plural(list.length) + ', from the log and the provenance sink '
+        + '(newest first).'
+      : list.length + ' on this page, from the log and the provenance sink (not counted across pages; '
+        + body.pageSize + ' per page, newest first).';
     $('content').replaceChildren(table(
       ['ID', 'Graph', 'Version', 'Status', 'Started', 'Duration (ms)', 'Caller', 'Frontend', 'Attempts'],
       list.map((e) => [executionLink(e.id), e.graph, e.version, badge('s-' + e.status, e.status), e.startedAt,

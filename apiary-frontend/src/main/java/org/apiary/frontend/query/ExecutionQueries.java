@@ -19,6 +19,7 @@ import java.util.regex.Pattern;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.frontend.RegisteredGraph;
 import org.apiary.internal.Json;
+import org.apiary.provenance.ProvenanceReports;
 import org.apiary.provenance.ProvenanceSchema;
 import org.apiary.runtime.SystemSchema;
 import org.voltdb.VoltTable;
@@ -30,8 +31,9 @@ import org.voltdb.VoltTable;
  *
  * <p>What is known where: a running invocation, and an ended one while the frontends' retention keeps it (default 1
  * hour), is in {@code APIARY_INVOCATIONS} with its request, status and outcome. After that only its function
- * executions remain, in the sink's {@code FunctionInvocations} (function, partition key, time, latency; no status,
- * request or outcome), and {@link #list} no longer lists it.
+ * executions remain, in the sink's {@code FunctionInvocations} (function, partition key, time, latency), and how it
+ * ended (status, error, times, frontend, attempts; no request or result) in the sink's {@code Invocations}: {@link
+ * #list} with a {@link Sink} lists it from there.
  */
 public final class ExecutionQueries {
   /** The most executions {@link #list} returns at once. */
@@ -121,8 +123,30 @@ public final class ExecutionQueries {
     }
   }
 
-  /** A page of executions, newest first; {@code next} is {@code null} on the last page. */
-  public record Page(List<Execution> executions, long total, Cursor next) {}
+  /**
+   * A page of executions, newest first; {@code next} is {@code null} on the last page.
+   *
+   * @param total how many match the filter in the log; {@code null} where the sink was read too (the sink and the
+   *     log are two databases and an ended invocation is in both until the retention deletes it, so the sum would
+   *     count it twice, and telling the two apart would read every matching ID of both)
+   * @param sinkProblem why the sink could not be read (the page then holds the log's rows alone), or {@code null}
+   */
+  public record Page(List<Execution> executions, Long total, Cursor next, String sinkProblem) {
+    public Page(List<Execution> executions, long total, Cursor next) {
+      this(executions, Long.valueOf(total), next, null);
+    }
+  }
+
+  /**
+   * Where ended invocations past the log's retention are read: the provenance sink's {@code Invocations}, through
+   * {@link ProvenanceReports}' query {@code invocations} (on a sink opened here, or asked of the service that holds
+   * it), so the console and the command line list the same rows.
+   */
+  @FunctionalInterface
+  public interface Sink {
+    /** Answers {@link ProvenanceReports}' query {@code query} with {@code parameters}. */
+    ProvenanceReports.Report answer(String query, Map<String, String> parameters) throws SQLException;
+  }
 
   /** One execution with its request frame and, once it ended, its outcome frame ({@code null} while running). */
   public record Detail(Execution execution, byte[] request, byte[] outcome) {}
@@ -243,6 +267,146 @@ public final class ExecutionQueries {
       next = rows.get(limit - 1).cursor();
     }
     return new Page(List.copyOf(rows), count, next);
+  }
+
+  /**
+   * Every invocation that ran and matches {@code filter}: those in the log ({@link #list(ApiaryDatabase, Filter,
+   * Cursor, int)}: running ones, and ended ones within the retention) and those only the sink still knows, merged
+   * newest first by (start, ID) with the same filter and cursor on both. An invocation in both is shown once, as the
+   * log has it (it may have been resumed since the sink's row). If the sink cannot be read the page holds the log's
+   * rows, and {@link Page#sinkProblem} says why. {@code sink} {@code null}: the log alone.
+   */
+  public static Page list(ApiaryDatabase db, Filter filter, Cursor after, int limit, Sink sink) {
+    if (sink == null) {
+      return list(db, filter, after, limit);
+    }
+    Page logged = list(db, filter, after, limit + 1); // its first limit + 1, as past(...) gives the sink's
+    List<Execution> merged = new ArrayList<>(logged.executions());
+    String problem = null;
+    try {
+      // Past the log's (limit + 1)th row no sink row can be on the page: the sink is read no further.
+      Execution floor = logged.executions().size() > limit ? logged.executions().get(limit) : null;
+      merged.addAll(past(db, sink, filter, after, limit, floor));
+    } catch (SQLException | RuntimeException e) {
+      problem = "the provenance sink could not be read, so invocations past the log's retention are not listed: "
+          + e.getMessage();
+    }
+    // Each source gave its first limit + 1 (or all it has) after the cursor: the union's first limit are the page.
+    merged.sort(NEWEST_FIRST);
+    Cursor next = null;
+    if (merged.size() > limit) {
+      merged = merged.subList(0, limit);
+      next = merged.get(limit - 1).cursor();
+    }
+    return new Page(List.copyOf(merged), problem == null ? null : logged.total(), next, problem);
+  }
+
+  /**
+   * The invocations the sink knows, as {@link #list(ApiaryDatabase, Filter, Cursor, int, Sink)} pages them, where
+   * the log cannot be read because its database is stopped (a stopped {@code apiary start}): every invocation that
+   * ended, as it ended; none that was running when it stopped. {@link Page#total} is {@code null}.
+   *
+   * @throws SQLException if the sink cannot be read
+   */
+  public static Page listEnded(Sink sink, Filter filter, Cursor after, int limit) throws SQLException {
+    List<Execution> rows = past(null, sink, filter, after, limit, null);
+    Cursor next = null;
+    if (rows.size() > limit) {
+      rows = rows.subList(0, limit);
+      next = rows.get(limit - 1).cursor();
+    }
+    return new Page(List.copyOf(rows), null, next, null);
+  }
+
+  /** Newest first by start, then by ID, as both sources order them. */
+  private static final java.util.Comparator<Execution> NEWEST_FIRST = java.util.Comparator
+      .comparingLong(Execution::startedMicros).reversed().thenComparing(Execution::id);
+
+  /**
+   * The sink's first {@code limit + 1} ended invocations matching {@code filter} after {@code after} that the log no
+   * longer holds (an ID still in the log is the log's to show, matching or not), reading on while the log's take
+   * some of them; every one where {@code db} is {@code null}. None ordered after {@code floor} (if not null) is
+   * read on for: an ended invocation is in both until the retention deletes it, so without the floor a first page
+   * would read through every one the log still holds.
+   */
+  private static List<Execution> past(ApiaryDatabase db, Sink sink, Filter filter, Cursor after, int limit,
+      Execution floor) throws SQLException {
+    Map<String, String> p = new LinkedHashMap<>();
+    putIf(p, "graph", filter.graph());
+    putIf(p, "status", filter.status());
+    // To the millisecond, as the log's filter compares it.
+    putIf(p, "since", filter.since() == null ? null : Instant.ofEpochMilli(filter.since().toEpochMilli()).toString());
+    putIf(p, "caller", filter.caller());
+    putIf(p, "frontend", filter.frontend());
+    putIf(p, "prefix", filter.prefix());
+    int want = Math.min(limit + 1, ProvenanceReports.MOST_INVOCATIONS);
+    p.put("limit", String.valueOf(want));
+    List<Execution> kept = new ArrayList<>();
+    Cursor from = after;
+    while (true) {
+      if (from != null) {
+        p.put("after-started", instant(from.startedMicros()).toString());
+        p.put("after-id", from.id());
+      }
+      ProvenanceReports.Report r = sink.answer("invocations", p);
+      List<Execution> rows = new ArrayList<>();
+      for (List<String> row : r.rows()) {
+        rows.add(fromSink(r.columns(), row));
+      }
+      Set<String> logged = db == null ? Set.of() : logged(db, rows);
+      boolean belowFloor = false;
+      for (Execution e : rows) {
+        belowFloor |= floor != null && NEWEST_FIRST.compare(e, floor) > 0;
+        if (!belowFloor && !logged.contains(e.id()) && kept.size() < limit + 1) {
+          kept.add(e);
+        }
+      }
+      if (rows.size() < want || kept.size() >= limit + 1 || belowFloor) {
+        return kept;
+      }
+      from = rows.get(rows.size() - 1).cursor();
+    }
+  }
+
+  /** Which of {@code rows}' IDs the log holds (asked 100 at a time). */
+  private static Set<String> logged(ApiaryDatabase db, List<Execution> rows) {
+    Set<String> ids = new TreeSet<>();
+    for (int from = 0; from < rows.size(); from += 100) {
+      List<Object> parameters = new ArrayList<>();
+      rows.subList(from, Math.min(from + 100, rows.size())).forEach(e -> parameters.add(e.id()));
+      VoltTable t = db.callAdmin("reading which invocations are logged", "@AdHoc", adHoc("SELECT invocation_id FROM "
+          + SystemSchema.INVOCATIONS + " WHERE invocation_id IN (" + String.join(", ", java.util.Collections.nCopies(
+          parameters.size(), "?")) + ")", parameters)).getResults()[0];
+      while (t.advanceRow()) {
+        ids.add(t.getString(0));
+      }
+    }
+    return ids;
+  }
+
+  /** A row of the query {@code invocations} as an execution (ended, so its "now" is its end). */
+  private static Execution fromSink(List<String> columns, List<String> row) {
+    java.util.function.Function<String, String> cell = c -> {
+      String v = row.get(columns.indexOf(c));
+      return "NULL".equals(v) ? null : v;
+    };
+    Instant started = Instant.parse(cell.apply("started_at"));
+    long finished = Instant.parse(cell.apply("finished_at")).toEpochMilli();
+    String attempts = cell.apply("attempts");
+    return new Execution(cell.apply("invocation_id"), cell.apply("graph"), Long.parseLong(cell.apply(
+        "graph_version")), cell.apply("status"), cell.apply("frontend"), attempts == null ? 0 : Long.parseLong(
+        attempts), started.toEpochMilli(), finished, finished, started.getEpochSecond() * 1_000_000L
+        + started.getNano() / 1_000);
+  }
+
+  private static Instant instant(long micros) {
+    return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
+  }
+
+  private static void putIf(Map<String, String> p, String name, String value) {
+    if (value != null) {
+      p.put(name, value);
+    }
   }
 
   /**
