@@ -54,7 +54,10 @@ class FrontendPrivilegesTest {
       "ApiaryGetRecorded_VARBINARY", "ApiaryFindOutcomeOf_INTEGER", "ApiaryFindOutcomeOf_VARCHAR",
       "ApiaryFindOutcomeOf_VARBINARY", "CheckAndRecordDenial", "CancelInvocation",
       "ApiaryInvocationStatus", "EnqueueItem", "ClaimQueueItems", "FinishQueueItem", "ReleaseQueueItems",
-      "ApiaryFindQueueItem", "ExpireQueueItems", "EnqueueItemAt", "ClaimDueQueueItems", "TickSchedule");
+      "ApiaryFindQueueItem", "ExpireQueueItems", "EnqueueItemAt", "ClaimDueQueueItems", "TickSchedule",
+      // version 20 (priorities, partitioned queues, takeover and cancel of queue items)
+      "EnqueueRankedItem", "ClaimRankedQueueItems", "AdoptQueueItems", "CancelQueueItem",
+      "ApiaryFindQueueItemOutcome");
 
   /**
    * VoltDB's system procedures that VoltDB lets every user call, whatever the user's roles (their catalog entry is
