@@ -997,8 +997,11 @@ public final class SystemSchema {
     if (pending.size() > 1 && applyAtOnce(db, found, pending)) {
       return;
     }
+    Migration last = pending.get(pending.size() - 1);
     for (Migration m : pending) {
-      apply(db, m);
+      if (!apply(db, m, last)) {
+        return; // another process applied the rest at once; their versions are recorded
+      }
     }
   }
 
@@ -1068,8 +1071,17 @@ public final class SystemSchema {
     return v.wasNull() ? 0 : (int) found;
   }
 
-  /** Applies one migration as one catalog update, unless the catalog already has it, and records its version. */
-  private static void apply(ApiaryDatabase db, Migration m) {
+  /**
+   * Applies one migration as one catalog update, unless the catalog already has it, and records its version.
+   *
+   * @param last the last migration this process is applying
+   * @return false if the catalog showed {@code last} applied already: another process applied every migration up to
+   *     it as one update ({@link #applyAtOnce}) and has not recorded their versions yet. Those versions are then
+   *     recorded (by that process, or here once it is given up on), and nothing is applied here: applying this
+   *     migration's DDL over that catalog would re-create what a later migration dropped (migration 6's procedure,
+   *     which version 14 drops, was seen back after two processes ensured an empty database at once)
+   */
+  private static boolean apply(ApiaryDatabase db, Migration m, Migration last) {
     DatabaseException failure = null;
     long giveUpAt = System.nanoTime() + PATIENCE.toNanos();
     for (int attempt = 1; ; attempt++) {
@@ -1081,9 +1093,14 @@ public final class SystemSchema {
       if (recorded >= m.version()) {
         // Another process applied and recorded it (perhaps later ones too): a step that cannot tell it was applied
         // (migration 9's role) must not run again, over what a later migration changed (version 14's role).
-        return;
+        return true;
       }
-      List<String> ddl = m.pending(Catalog.read(db));
+      Catalog catalog = Catalog.read(db);
+      if (m != last && last.pending(catalog).isEmpty()) {
+        awaitRecorded(db, m, last, giveUpAt);
+        return false;
+      }
+      List<String> ddl = m.pending(catalog);
       if (ddl.isEmpty()) {
         break;
       }
@@ -1114,6 +1131,27 @@ public final class SystemSchema {
     }
     adHocAcrossCatalogUpdates(db, "recording system schema version " + m.version(),
         "UPSERT INTO " + VERSION_TABLE + " VALUES (" + m.version() + ")");
+    return true;
+  }
+
+  /**
+   * Waits (within {@code giveUpAt}) for the process that applied migrations {@code from} to {@code last} at once to
+   * record their versions; records them here if it does not (it may have died between its update and its records).
+   */
+  private static void awaitRecorded(ApiaryDatabase db, Migration from, Migration last, long giveUpAt) {
+    while (recordedVersion(db) < last.version()) {
+      if (System.nanoTime() >= giveUpAt) {
+        for (Migration m : MIGRATIONS) {
+          if (m.version() >= from.version() && m.version() <= last.version()) {
+            adHocAcrossCatalogUpdates(db, "recording system schema version " + m.version(),
+                "UPSERT INTO " + VERSION_TABLE + " VALUES (" + m.version() + ")");
+          }
+        }
+        return;
+      }
+      sleep(50, new DatabaseException("waiting for another process to record Apiary's system schema versions "
+          + from.version() + " to " + last.version()));
+    }
   }
 
   /**
