@@ -121,7 +121,10 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
   private final IntConsumer onFrame;
   private final Map<Refusal, LongAdder> refused = new EnumMap<>(Refusal.class);
   private final AtomicLong unfinished = new AtomicLong();
-  /** Open connections and their remote addresses; on JeroMQ's I/O thread, under this guard's lock. */
+  /**
+   * Open connections and their peers, named as JeroMQ names a peer to its mechanism ({@code zmq.io.net.Address}: the
+   * remote IP address, a colon, the port); on JeroMQ's I/O thread, under this guard's lock.
+   */
   private final Map<SelectableChannel, String> open = new IdentityHashMap<>();
   private final Map<String, Integer> perAddress = new HashMap<>();
   /**
@@ -129,10 +132,8 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
    * JeroMQ names it, with when they were accepted; under this guard's lock.
    */
   private final Map<String, Handshaking> handshaking = new HashMap<>();
-  /** Open connections by the peer's address and port as JeroMQ names it; under this guard's lock. */
+  /** The inverse of {@link #open}; under this guard's lock. */
   private final Map<String, SocketChannel> byPeer = new HashMap<>();
-  /** The inverse of {@link #byPeer}. */
-  private final Map<SelectableChannel, String> peerOf = new IdentityHashMap<>();
   /** The decoder of each open connection past its greeting; under this guard's lock. */
   private final Map<SelectableChannel, Receiver> receivers = new IdentityHashMap<>();
   private volatile int connections;
@@ -267,28 +268,28 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
       }
       return;
     }
-    open.put(channel, address);
+    String peer = address + ":" + port;
+    open.put(channel, peer);
+    byPeer.put(peer, channel);
     perAddress.merge(address, 1, Integer::sum);
     connections = open.size();
-    // Named as JeroMQ names the peer to its mechanism (zmq.io.net.Address): host address, a colon, the port.
-    String peer = address + ":" + port;
     handshaking.put(peer, new Handshaking(channel, System.nanoTime()));
-    byPeer.put(peer, channel);
-    peerOf.put(channel, peer);
   }
 
   private synchronized void disconnected(SelectableChannel channel) {
     handshaking.values().removeIf(h -> h.channel() == channel);
-    String peer = peerOf.remove(channel);
-    if (peer != null) {
-      byPeer.remove(peer, channel);
-    }
     receivers.remove(channel);
-    String address = open.remove(channel);
-    if (address != null) {
-      perAddress.computeIfPresent(address, (a, n) -> n == 1 ? null : n - 1);
+    String peer = open.remove(channel);
+    if (peer != null) {
+      forget(peer, channel);
       connections = open.size();
     }
+  }
+
+  /** Gives back a closed connection's place: under its peer's name and in its address's count. */
+  private void forget(String peer, SelectableChannel channel) {
+    byPeer.remove(peer, channel);
+    perAddress.computeIfPresent(peer.substring(0, peer.lastIndexOf(':')), (a, n) -> n == 1 ? null : n - 1);
   }
 
   /**
@@ -361,14 +362,14 @@ public final class WireGuard implements MsgAllocator, ZMQ.EventConsummer {
 
   private void forgetClosed() {
     handshaking.values().removeIf(h -> !h.channel().isOpen());
-    byPeer.values().removeIf(c -> !c.isOpen());
-    peerOf.keySet().removeIf(c -> !c.isOpen());
     receivers.keySet().removeIf(c -> !c.isOpen());
     for (Iterator<Map.Entry<SelectableChannel, String>> it = open.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<SelectableChannel, String> e = it.next();
-      if (!e.getKey().isOpen()) {
+      SelectableChannel channel = e.getKey(); // read before the removal: an IdentityHashMap's entry is void after it
+      String peer = e.getValue();
+      if (!channel.isOpen()) {
         it.remove();
-        perAddress.computeIfPresent(e.getValue(), (a, n) -> n == 1 ? null : n - 1);
+        forget(peer, channel);
       }
     }
     connections = open.size();

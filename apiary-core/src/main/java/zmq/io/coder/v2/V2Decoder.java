@@ -62,14 +62,13 @@ public class V2Decoder extends Decoder implements WireGuard.Receiver {
   private volatile long held;
   /** Bytes of the command frame being received, held in the guard apart from {@link #held}. */
   private long commandHeld;
-  private long messageStartNanos;
   private long lastFrameNanos;
   private boolean inFrame;
   /** Refused by the decoder, or closed by the guard's sweep ({@link #overdue}): counted already. */
   private volatile boolean refused;
   /**
    * When the unfinished message (or, between messages, the frame) being received began; 0 while nothing is: read by
-   * the guard's sweep, from another thread.
+   * the guard's sweep, from another thread. While {@link #held} is above 0 it is when the message's first frame began.
    */
   private volatile long busySinceNanos;
   /** Whether a command (the handshake's READY first) has been decoded: before it, the handshake is not over. */
@@ -204,7 +203,7 @@ public class V2Decoder extends Decoder implements WireGuard.Receiver {
       return false;
     }
     long now = System.nanoTime();
-    if (!command && held > 0 && now - messageStartNanos > guard.timeoutNanos()) {
+    if (!command && held > 0 && now - busySinceNanos > guard.timeoutNanos()) {
       guard.count(WireGuard.Refusal.MESSAGE_DEADLINE);
       return false;
     }
@@ -223,7 +222,6 @@ public class V2Decoder extends Decoder implements WireGuard.Receiver {
       commandHeld = size;
     } else {
       if (held == 0) {
-        messageStartNanos = now;
         busySinceNanos = now;
       }
       held += size;
