@@ -1050,8 +1050,7 @@ public final class SystemSchema {
       }
     }
     for (Migration m : migrations) {
-      adHocAcrossCatalogUpdates(db, "recording system schema version " + m.version(),
-          "UPSERT INTO " + VERSION_TABLE + " VALUES (" + m.version() + ")");
+      recordVersion(db, m.version());
     }
     return true;
   }
@@ -1129,9 +1128,14 @@ public final class SystemSchema {
         sleep(backoff(100, attempt), failure);
       }
     }
-    adHocAcrossCatalogUpdates(db, "recording system schema version " + m.version(),
-        "UPSERT INTO " + VERSION_TABLE + " VALUES (" + m.version() + ")");
+    recordVersion(db, m.version());
     return true;
+  }
+
+  /** Records that migration {@code version} is applied (an upsert: recording it twice is harmless). */
+  private static void recordVersion(ApiaryDatabase db, int version) {
+    adHocAcrossCatalogUpdates(db, "recording system schema version " + version,
+        "UPSERT INTO " + VERSION_TABLE + " VALUES (" + version + ")");
   }
 
   /**
@@ -1143,8 +1147,7 @@ public final class SystemSchema {
       if (System.nanoTime() >= giveUpAt) {
         for (Migration m : MIGRATIONS) {
           if (m.version() >= from.version() && m.version() <= last.version()) {
-            adHocAcrossCatalogUpdates(db, "recording system schema version " + m.version(),
-                "UPSERT INTO " + VERSION_TABLE + " VALUES (" + m.version() + ")");
+            recordVersion(db, m.version());
           }
         }
         return;
