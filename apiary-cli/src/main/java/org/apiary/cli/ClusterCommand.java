@@ -484,6 +484,7 @@ public final class ClusterCommand implements Runnable {
           + ")");
       out.flush();
       Duration timeout = Duration.ofSeconds(timeoutSeconds);
+      long startedNanos = System.nanoTime();
       List<String> problems = new ArrayList<>();
       String nonce = null;
       boolean journaled = dir.readSettings().map(ClusterDirectory.Settings::journalMode)
@@ -495,10 +496,12 @@ public final class ClusterCommand implements Runnable {
         if (journaled) {
           LocalCluster.checkpointAndShutdown(admins, timeout, login);
           nonce = "";
-          out.println("apiary cluster stop: took the last checkpoint; the nodes are shutting down");
+          out.println("apiary cluster stop: took the last checkpoint in " + secondsSince(startedNanos)
+              + "; the nodes are shutting down");
         } else {
           nonce = LocalCluster.snapshotAndShutdown(admins, timeout, login);
-          out.println("apiary cluster stop: saved the stop snapshot " + nonce + "; the nodes are shutting down");
+          out.println("apiary cluster stop: saved the stop snapshot " + nonce + " in " + secondsSince(startedNanos)
+              + "; the nodes are shutting down");
         }
         out.flush();
       } catch (DatabaseException e) {
@@ -509,10 +512,18 @@ public final class ClusterCommand implements Runnable {
       }
       List<ProcessHandle> processes = alive.stream().map(ClusterDirectory.Node::process).flatMap(Optional::stream)
           .toList();
-      List<ProcessHandle> left = awaitExit(processes, nonce != null ? timeout : Duration.ZERO);
+      // --timeout-s bounds the whole clean stop: the snapshot and the exits.
+      Duration exitWait = nonce == null ? Duration.ZERO
+          : timeout.minusNanos(System.nanoTime() - startedNanos);
+      long shutdownNanos = System.nanoTime();
+      List<ProcessHandle> left = awaitExit(processes, exitWait.isNegative() ? Duration.ZERO : exitWait);
+      if (nonce != null && left.isEmpty()) {
+        out.println("apiary cluster stop: every node exited " + secondsSince(shutdownNanos) + " after the shutdown");
+      }
       if (!left.isEmpty()) {
         if (nonce != null) {
-          problems.add("pids " + pids(left) + " did not exit within " + timeout.toSeconds() + " s of the shutdown");
+          problems.add("pids " + pids(left) + " had not exited " + timeout.toSeconds() + " s after the stop began ("
+              + secondsSince(shutdownNanos) + " after the shutdown)");
         }
         left.forEach(ProcessHandle::destroy);
         left = awaitExit(left, Duration.ofSeconds(TERM_WAIT_S));
@@ -562,6 +573,10 @@ public final class ClusterCommand implements Runnable {
         }
       }
       return processes.stream().filter(ProcessHandle::isAlive).toList();
+    }
+
+    private static String secondsSince(long startNanos) {
+      return String.format(java.util.Locale.ROOT, "%.1f s", (System.nanoTime() - startNanos) / 1e9);
     }
 
     private static String pids(List<ProcessHandle> processes) {

@@ -87,12 +87,30 @@ public final class CliProcesses implements BeforeEachCallback, AfterEachCallback
     Process p = builder.start();
     started.add(p);
     if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      String threads = threadDump(p.pid());
       p.destroyForcibly();
       p.waitFor(10, TimeUnit.SECONDS);
       throw new AssertionError("apiary " + String.join(" ", args) + " did not finish within " + timeout + ":\n"
-          + Files.readString(out) + Files.readString(err));
+          + Files.readString(out) + Files.readString(err) + "\n--- its threads when it was killed:\n" + threads);
     }
     return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+  }
+
+  /** The threads of a live JVM ({@code jcmd PID Thread.print}), to show where a command that overran was waiting. */
+  public static String threadDump(long pid) throws IOException, InterruptedException {
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    Path text = Files.createTempFile("apiary-threads-", ".txt");
+    try {
+      Process dump = new ProcessBuilder(jcmd.toString(), String.valueOf(pid), "Thread.print")
+          .redirectErrorStream(true).redirectOutput(text.toFile()).start();
+      if (!dump.waitFor(20, TimeUnit.SECONDS)) {
+        dump.destroyForcibly();
+        return "(jcmd did not finish within 20 s)\n" + Files.readString(text);
+      }
+      return Files.readString(text);
+    } finally {
+      Files.deleteIfExists(text);
+    }
   }
 
   /** Starts a long-running command (a service, a frontend) in its own JVM, its output and errors into {@code log}. */

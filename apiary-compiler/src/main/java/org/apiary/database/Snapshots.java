@@ -122,20 +122,32 @@ final class Snapshots {
     }
   }
 
-  /** Asks the servers to shut down and waits, at most {@code callTimeout}, for the connection they drop as they exit. */
+  /**
+   * Asks the servers to shut down and waits, at most {@code callTimeout}, for the connections they drop as they exit.
+   * The request's answer is the lost connection; since a client that reconnects need not pass that on to the
+   * request's callback, the wait also ends once the client has no connection left.
+   */
   private static void shutdown(Client client, Duration callTimeout) {
-    // The answer is the lost connection as the servers exit. Waiting for it keeps close() from racing the
-    // request out of the client's queue, which would leave the servers running.
+    // Waiting keeps close() from racing the request out of the client's queue, which would leave the servers running.
     CompletableFuture<ClientResponse> answered = new CompletableFuture<>();
     try {
       client.callProcedure(answered::complete, "@Shutdown");
     } catch (IOException e) {
       throw new DatabaseException("could not ask VoltDB to shut down: " + e.getMessage(), e);
     }
+    long deadline = System.nanoTime() + callTimeout.toNanos();
     try {
-      answered.get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      // No answer within the bound: the caller waits for the processes to exit, and stops them if they do not.
+      while (true) {
+        try {
+          answered.get(200, TimeUnit.MILLISECONDS);
+          return;
+        } catch (TimeoutException e) {
+          if (client.getConnectedHostList().isEmpty() || System.nanoTime() > deadline) {
+            // Gone, or no answer within the bound: the caller waits for the processes to exit, and stops them if not.
+            return;
+          }
+        }
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException e) {
