@@ -24,6 +24,7 @@ import org.apiary.client.InvocationRequest;
 import org.apiary.client.InvocationStatus;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.drills.exactlyonce.DrillApp;
+import org.apiary.drills.exactlyonce.QueuedCall;
 import org.voltdb.VoltTable;
 
 /**
@@ -98,12 +99,15 @@ final class QueuedWork implements AutoCloseable {
     final String key;
     final int number;
     final long startedMs;
+    /** The step's attempt within its execution, as the step sent it: a retry after a failed attempt is 2 or more. */
+    final String attempt;
     volatile long answeredMs = -1;
 
-    Call(String key, int number, long startedMs) {
+    Call(String key, int number, long startedMs, String attempt) {
       this.key = key;
       this.number = number;
       this.startedMs = startedMs;
+      this.attempt = attempt;
     }
 
     String key() {
@@ -112,7 +116,8 @@ final class QueuedWork implements AutoCloseable {
 
     @Override
     public String toString() {
-      return "call " + number + " [" + startedMs + ", " + (answeredMs < 0 ? "unanswered" : answeredMs + "") + "] ms";
+      return "call " + number + " (attempt " + attempt + ") [" + startedMs + ", " + (answeredMs < 0 ? "unanswered"
+          : answeredMs + "") + "] ms";
     }
   }
 
@@ -142,7 +147,8 @@ final class QueuedWork implements AutoCloseable {
         Call call;
         synchronized (calls) {
           List<Call> list = calls.computeIfAbsent(item, k -> new ArrayList<>());
-          call = new Call(key, list.size() + 1, System.currentTimeMillis() - startMillis);
+          call = new Call(key, list.size() + 1, System.currentTimeMillis() - startMillis,
+              exchange.getRequestHeaders().getFirst(QueuedCall.ATTEMPT_HEADER));
           list.add(call);
         }
         int number = call.number;

@@ -384,8 +384,10 @@ public final class Dispatcher {
         long started = meter.off() ? 0 : System.nanoTime();
         io.opentelemetry.api.trace.Span span = tracing.startFunction(trace, fn, "external", recorded, invocationId,
             null);
+        Gate g = gate;
         externalSteps().run(node, invocationId, instances.values().iterator().next(), recorded, caller,
-                recorded ? notBefore : null, recorded ? deadline : null)
+                recorded ? notBefore : null, recorded ? deadline : null,
+                () -> g == null ? CompletableFuture.completedFuture(null) : g.admit(List.of(fn)))
             .whenComplete((r, err) -> FrontendTracing.endFunction(span, r, err))
             .whenCompleteAsync(completion(fn, meter, started, r -> finished(index, r.outputs())), completions);
         return;

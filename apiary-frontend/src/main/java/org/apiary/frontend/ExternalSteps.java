@@ -88,30 +88,40 @@ final class ExternalSteps implements AutoCloseable {
    * @param record whether its outputs are recorded (always, but under {@link org.apiary.RecordingMode#NONE})
    * @param notBefore the invocation's retention fence for the record, or {@code null}
    * @param deadline the latest database time the record may be stored at, or {@code null}
+   * @param admit checked before every attempt, the first included: the attempt is made only once it completes
+   *     normally, and the step fails with its error otherwise (the invocation ended, or another frontend took it)
    */
   CompletableFuture<FunctionResult> run(RegisteredGraph.Node node, String invocationId,
                                         Map<String, List<JsonNode>> inputs, boolean record, String caller,
-                                        Long notBefore, Long deadline) {
+                                        Long notBefore, Long deadline,
+                                        java.util.function.Supplier<CompletableFuture<Void>> admit) {
     String step = node.function();
     if (!record) {
-      return attempts(node, invocationId, inputs).thenApply(outputs -> new FunctionResult(step,
-          FunctionOutputs.decodeForwarding(FunctionOutputs.encode(outputs)), false));
+      return attempts(node, invocationId, inputs, () -> admit.get().thenApply(x -> Optional.empty()))
+          .thenApply(done -> new FunctionResult(step,
+              FunctionOutputs.decodeForwarding(FunctionOutputs.encode(done.outputs())), false));
     }
-    return recorded(step, invocationId).thenCompose(found -> {
-      if (found.isPresent()) {
-        return CompletableFuture.completedFuture(replay(step, found.get(), true));
-      }
-      return attempts(node, invocationId, inputs).handle((outputs, err) -> {
-        if (err == null) {
-          return store(step, invocationId, FunctionOutputs.encode(outputs), caller, notBefore, deadline);
-        }
-        Throwable cause = InvocationCoordinator.unwrap(err);
-        if (cause instanceof FunctionFailedException f) {
-          return store(step, invocationId, FunctionErrors.recordedFailure(f), caller, notBefore, deadline);
-        }
-        return CompletableFuture.<FunctionResult>failedFuture(cause);
-      }).thenCompose(x -> x);
-    });
+    // Before every attempt, not only the first: another execution of the invocation (a takeover while this one was
+    // paused, its attempt timing out on resuming) may have stored the step's answer since, which this one then replays
+    // instead of calling the step again.
+    return attempts(node, invocationId, inputs, () -> admit.get().thenCompose(x -> recorded(step, invocationId)))
+        .handle((done, err) -> {
+          if (err == null) {
+            return done.record() != null
+                ? CompletableFuture.completedFuture(replay(step, done.record(), true))
+                : store(step, invocationId, FunctionOutputs.encode(done.outputs()), caller, notBefore, deadline);
+          }
+          Throwable cause = InvocationCoordinator.unwrap(err);
+          if (cause instanceof FunctionFailedException f && ExternalFunction.FAILED.equals(f.errorType())
+              && f.functionName().equals(step)) {
+            return store(step, invocationId, FunctionErrors.recordedFailure(f), caller, notBefore, deadline);
+          }
+          return CompletableFuture.<FunctionResult>failedFuture(cause);
+        }).thenCompose(x -> x);
+  }
+
+  /** How a step's attempts ended: with the outputs of the one that returned, or with a record found before one. */
+  private record Attempted(List<Output> outputs, byte[] record) {
   }
 
   /** The step's record, if one is stored. */
@@ -158,10 +168,14 @@ final class ExternalSteps implements AutoCloseable {
     return new FunctionResult(step, FunctionOutputs.decodeForwarding(recorded), replayed);
   }
 
-  /** Every attempt the step's policy allows, until one returns. */
-  private CompletableFuture<List<Output>> attempts(RegisteredGraph.Node node, String invocationId,
-                                                   Map<String, List<JsonNode>> inputs) {
-    CompletableFuture<List<Output>> done = new CompletableFuture<>();
+  /**
+   * Every attempt the step's policy allows, until one returns or {@code before} (run before each) finds the step's
+   * record or fails.
+   */
+  private CompletableFuture<Attempted> attempts(RegisteredGraph.Node node, String invocationId,
+                                                Map<String, List<JsonNode>> inputs,
+                                                java.util.function.Supplier<CompletableFuture<Optional<byte[]>>> before) {
+    CompletableFuture<Attempted> done = new CompletableFuture<>();
     Class<? extends ExternalFunction> stepClass;
     try {
       stepClass = load(node);
@@ -169,8 +183,30 @@ final class ExternalSteps implements AutoCloseable {
       done.completeExceptionally(e);
       return done;
     }
-    attempt(node, stepClass, invocationId, inputs, 1, done);
+    checkThenAttempt(node, stepClass, invocationId, inputs, 1, before, done);
     return done;
+  }
+
+  private void checkThenAttempt(RegisteredGraph.Node node, Class<? extends ExternalFunction> stepClass,
+                                String invocationId, Map<String, List<JsonNode>> inputs, int n,
+                                java.util.function.Supplier<CompletableFuture<Optional<byte[]>>> before,
+                                CompletableFuture<Attempted> done) {
+    CompletableFuture<Optional<byte[]>> checked;
+    try {
+      checked = before.get();
+    } catch (RuntimeException e) {
+      done.completeExceptionally(e);
+      return;
+    }
+    checked.whenComplete((found, err) -> {
+      if (err != null) {
+        done.completeExceptionally(InvocationCoordinator.unwrap(err));
+      } else if (found.isPresent()) {
+        done.complete(new Attempted(null, found.get()));
+      } else {
+        attempt(node, stepClass, invocationId, inputs, n, before, done);
+      }
+    });
   }
 
   private Class<? extends ExternalFunction> load(RegisteredGraph.Node node) {
@@ -193,7 +229,9 @@ final class ExternalSteps implements AutoCloseable {
   }
 
   private void attempt(RegisteredGraph.Node node, Class<? extends ExternalFunction> stepClass, String invocationId,
-                       Map<String, List<JsonNode>> inputs, int n, CompletableFuture<List<Output>> done) {
+                       Map<String, List<JsonNode>> inputs, int n,
+                       java.util.function.Supplier<CompletableFuture<Optional<byte[]>>> before,
+                       CompletableFuture<Attempted> done) {
     RegisteredGraph.External policy = node.external();
     AttemptRuntime runtime = new AttemptRuntime(node.function(), invocationId, inputs, n);
     CompletableFuture<List<Output>> attempt = new CompletableFuture<>();
@@ -237,7 +275,7 @@ final class ExternalSteps implements AutoCloseable {
     attempt.whenComplete((outputs, err) -> {
       timeout.cancel(false);
       if (err == null) {
-        done.complete(outputs);
+        done.complete(new Attempted(outputs, null));
         return;
       }
       if (n >= policy.maxAttempts()) {
@@ -250,7 +288,8 @@ final class ExternalSteps implements AutoCloseable {
       LOG.log(Level.DEBUG, "external step " + node.function() + " of invocation " + invocationId + ": attempt " + n
           + " failed (" + describe(err) + "); retrying in " + wait + " ms");
       try {
-        timer.schedule(() -> attempt(node, stepClass, invocationId, inputs, n + 1, done), wait, TimeUnit.MILLISECONDS);
+        timer.schedule(() -> checkThenAttempt(node, stepClass, invocationId, inputs, n + 1, before, done), wait,
+            TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException e) {
         done.completeExceptionally(new ApiaryException("this frontend stopped before external step '"
             + node.function() + "' could be attempted again", e));

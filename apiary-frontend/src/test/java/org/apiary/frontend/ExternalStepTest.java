@@ -119,6 +119,35 @@ class ExternalStepTest {
     }
   }
 
+  /**
+   * Another execution of the invocation (a takeover while this one was paused) stores the step's answer while this
+   * one's attempt fails: the retry finds that record and replays it, instead of calling the step again (the exactly-once
+   * drill saw such a call, after the kept answer was recorded and the next function ran).
+   */
+  @Test
+  void aRetryAfterAnotherExecutionStoredTheStepsAnswerReplaysItInsteadOfCallingAgain() {
+    String[] id = new String[1];
+    byte[] othersAnswer = org.apiary.internal.FunctionOutputs.encode(List.of(
+        new org.apiary.internal.Output(org.apiary.ApiaryFunction.SOURCE, org.apiary.internal.Json.tree(35L),
+            org.apiary.internal.Json.tree(9L)),
+        new org.apiary.internal.Output("receipt", null, org.apiary.internal.Json.tree("receipt-of-the-other"))));
+    try (PaymentStub stub = PaymentStub.start().failingFirst(1).onCall(n -> {
+          if (n == 1) { // what the other execution stored while this attempt was out
+            db.callAdmin("storing another execution's record", org.apiary.runtime.SystemSchema
+                    .recordFailureFencedProcedure(org.apiary.runtime.SystemSchema.RECORDED_VARCHAR), id[0], id[0],
+                "charge", othersAnswer, null, null, 0L, 0L);
+          }
+        });
+         FrontendServer frontend = FrontendServer.start(db, FAST); ApiaryClient client = client(frontend)) {
+      InvocationRequest request = InvocationRequest.of("chargeThenBump", null, stub.url(), 35L, 3L);
+      id[0] = request.id();
+      GraphResult r = client.invoke(request);
+      assertEquals(1, stub.calls(), "the step was called again after another execution had recorded its answer");
+      assertEquals("[\"receipt-of-the-other\",[9,9]]", values(r));
+      assertEquals(9L, TestGraphs.counter(db, 35L));
+    }
+  }
+
   @Test
   void aFailingStepIsRetriedWithTheSameKeyUntilItSucceeds() {
     try (PaymentStub stub = PaymentStub.start().failingFirst(2); FrontendServer frontend = FrontendServer.start(db, FAST);

@@ -22,6 +22,7 @@ public final class PaymentStub implements AutoCloseable {
   private final List<String> keys = new CopyOnWriteArrayList<>();
   private volatile int failFirst;
   private volatile long delayMs;
+  private volatile java.util.function.IntConsumer onCall = n -> { };
 
   private PaymentStub() throws IOException {
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
@@ -30,6 +31,7 @@ public final class PaymentStub implements AutoCloseable {
       int n = calls.incrementAndGet();
       keys.add(String.valueOf(exchange.getRequestHeaders().getFirst("Idempotency-Key")));
       exchange.getRequestBody().readAllBytes();
+      onCall.accept(n);
       try {
         if (delayMs > 0) {
           Thread.sleep(delayMs);
@@ -57,6 +59,12 @@ public final class PaymentStub implements AutoCloseable {
   /** Fails the first {@code n} calls with HTTP 500. */
   public PaymentStub failingFirst(int n) {
     failFirst = n;
+    return this;
+  }
+
+  /** Runs {@code action} with each call's number as it arrives, before the call is answered. */
+  public PaymentStub onCall(java.util.function.IntConsumer action) {
+    onCall = action;
     return this;
   }
 

@@ -13,6 +13,9 @@ import org.apiary.ExternalFunction;
  * which call's answer Apiary kept.
  */
 public class QueuedCall extends ExternalFunction {
+  /** The header that carries the attempt's number within its execution, for the drill's report. */
+  public static final String ATTEMPT_HEADER = "X-Drill-Attempt";
+
   @Override
   protected void run() throws IOException {
     String arg = retrieveInput(DrillApp.NEXT, String.class);
@@ -23,6 +26,7 @@ public class QueuedCall extends ExternalFunction {
     http.setReadTimeout(8_000);
     http.setRequestMethod("POST");
     http.setRequestProperty("Idempotency-Key", idempotencyKey());
+    http.setRequestProperty(ATTEMPT_HEADER, Integer.toString(attempt()));
     http.setDoOutput(true);
     try (OutputStream out = http.getOutputStream()) {
       out.write(item.getBytes(StandardCharsets.UTF_8));
