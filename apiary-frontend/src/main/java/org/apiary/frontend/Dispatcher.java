@@ -200,6 +200,13 @@ public final class Dispatcher {
   interface Gate {
     /** @param functions the names of the functions about to start */
     CompletableFuture<Void> admit(List<String> functions);
+
+    /**
+     * Checked on the step's own thread right before each attempt of an external step calls out; throws if the
+     * execution may no longer call (see {@link LeaseTerm}), which ends the step's attempts.
+     */
+    default void beforeCallingOut(String step) {
+    }
   }
 
   /**
@@ -387,7 +394,8 @@ public final class Dispatcher {
         Gate g = gate;
         externalSteps().run(node, invocationId, instances.values().iterator().next(), recorded, caller,
                 recorded ? notBefore : null, recorded ? deadline : null,
-                () -> g == null ? CompletableFuture.completedFuture(null) : g.admit(List.of(fn)))
+                () -> g == null ? CompletableFuture.completedFuture(null) : g.admit(List.of(fn)),
+                g == null ? step -> { } : g::beforeCallingOut)
             .whenComplete((r, err) -> FrontendTracing.endFunction(span, r, err))
             .whenCompleteAsync(completion(fn, meter, started, r -> finished(index, r.outputs())), completions);
         return;

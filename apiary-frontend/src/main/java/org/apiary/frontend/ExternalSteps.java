@@ -89,22 +89,27 @@ final class ExternalSteps implements AutoCloseable {
    * @param notBefore the invocation's retention fence for the record, or {@code null}
    * @param deadline the latest database time the record may be stored at, or {@code null}
    * @param admit checked before every attempt, the first included: the attempt is made only once it completes
-   *     normally, and the step fails with its error otherwise (the invocation ended, or another frontend took it)
+   *     normally, and the step fails with its error otherwise (the invocation ended)
+   * @param beforeCallingOut run on the attempt's thread right before the step runs; if it throws, the step's
+   *     attempts end with its error (this frontend's lease lapsed: another may run the invocation now)
    */
   CompletableFuture<FunctionResult> run(RegisteredGraph.Node node, String invocationId,
                                         Map<String, List<JsonNode>> inputs, boolean record, String caller,
                                         Long notBefore, Long deadline,
-                                        java.util.function.Supplier<CompletableFuture<Void>> admit) {
+                                        java.util.function.Supplier<CompletableFuture<Void>> admit,
+                                        java.util.function.Consumer<String> beforeCallingOut) {
     String step = node.function();
     if (!record) {
-      return attempts(node, invocationId, inputs, () -> admit.get().thenApply(x -> Optional.empty()))
+      return attempts(node, invocationId, inputs, () -> admit.get().thenApply(x -> Optional.empty()),
+          beforeCallingOut)
           .thenApply(done -> new FunctionResult(step,
               FunctionOutputs.decodeForwarding(FunctionOutputs.encode(done.outputs())), false));
     }
     // Before every attempt, not only the first: another execution of the invocation (a takeover while this one was
     // paused, its attempt timing out on resuming) may have stored the step's answer since, which this one then replays
     // instead of calling the step again.
-    return attempts(node, invocationId, inputs, () -> admit.get().thenCompose(x -> recorded(step, invocationId)))
+    return attempts(node, invocationId, inputs, () -> admit.get().thenCompose(x -> recorded(step, invocationId)),
+        beforeCallingOut)
         .handle((done, err) -> {
           if (err == null) {
             return done.record() != null
@@ -174,7 +179,8 @@ final class ExternalSteps implements AutoCloseable {
    */
   private CompletableFuture<Attempted> attempts(RegisteredGraph.Node node, String invocationId,
                                                 Map<String, List<JsonNode>> inputs,
-                                                java.util.function.Supplier<CompletableFuture<Optional<byte[]>>> before) {
+                                                java.util.function.Supplier<CompletableFuture<Optional<byte[]>>> before,
+                                                java.util.function.Consumer<String> beforeCallingOut) {
     CompletableFuture<Attempted> done = new CompletableFuture<>();
     Class<? extends ExternalFunction> stepClass;
     try {
@@ -183,17 +189,21 @@ final class ExternalSteps implements AutoCloseable {
       done.completeExceptionally(e);
       return done;
     }
-    checkThenAttempt(node, stepClass, invocationId, inputs, 1, before, done);
+    checkThenAttempt(new Step(node, stepClass, invocationId, inputs, before, beforeCallingOut), 1, done);
     return done;
   }
 
-  private void checkThenAttempt(RegisteredGraph.Node node, Class<? extends ExternalFunction> stepClass,
-                                String invocationId, Map<String, List<JsonNode>> inputs, int n,
-                                java.util.function.Supplier<CompletableFuture<Optional<byte[]>>> before,
-                                CompletableFuture<Attempted> done) {
+  /** One execution of a step: what each of its attempts needs. */
+  private record Step(RegisteredGraph.Node node, Class<? extends ExternalFunction> stepClass, String invocationId,
+                      Map<String, List<JsonNode>> inputs,
+                      java.util.function.Supplier<CompletableFuture<Optional<byte[]>>> before,
+                      java.util.function.Consumer<String> beforeCallingOut) {
+  }
+
+  private void checkThenAttempt(Step step, int n, CompletableFuture<Attempted> done) {
     CompletableFuture<Optional<byte[]>> checked;
     try {
-      checked = before.get();
+      checked = step.before().get();
     } catch (RuntimeException e) {
       done.completeExceptionally(e);
       return;
@@ -204,7 +214,7 @@ final class ExternalSteps implements AutoCloseable {
       } else if (found.isPresent()) {
         done.complete(new Attempted(null, found.get()));
       } else {
-        attempt(node, stepClass, invocationId, inputs, n, before, done);
+        attempt(step, n, done);
       }
     });
   }
@@ -228,20 +238,23 @@ final class ExternalSteps implements AutoCloseable {
     }
   }
 
-  private void attempt(RegisteredGraph.Node node, Class<? extends ExternalFunction> stepClass, String invocationId,
-                       Map<String, List<JsonNode>> inputs, int n,
-                       java.util.function.Supplier<CompletableFuture<Optional<byte[]>>> before,
-                       CompletableFuture<Attempted> done) {
+  private void attempt(Step step, int n, CompletableFuture<Attempted> done) {
+    RegisteredGraph.Node node = step.node();
+    String invocationId = step.invocationId();
     RegisteredGraph.External policy = node.external();
-    AttemptRuntime runtime = new AttemptRuntime(node.function(), invocationId, inputs, n);
+    AttemptRuntime runtime = new AttemptRuntime(node.function(), invocationId, step.inputs(), n);
     CompletableFuture<List<Output>> attempt = new CompletableFuture<>();
     Future<?> task = null;
     try {
       task = pool.submit(() -> {
         try {
-          ExternalFunction step = stepClass.getConstructor().newInstance();
-          ExternalAccess.run(step, runtime);
+          step.beforeCallingOut().accept(node.function());
+          ExternalFunction function = step.stepClass().getConstructor().newInstance();
+          ExternalAccess.run(function, runtime);
           attempt.complete(runtime.close());
+        } catch (LeaseLapsedException e) {
+          runtime.close();
+          attempt.completeExceptionally(e);
         } catch (Exception | Error e) {
           runtime.close();
           attempt.completeExceptionally(e instanceof java.lang.reflect.InvocationTargetException i
@@ -278,6 +291,10 @@ final class ExternalSteps implements AutoCloseable {
         done.complete(new Attempted(outputs, null));
         return;
       }
+      if (err instanceof LeaseLapsedException e) {
+        done.completeExceptionally(e); // not an attempt: the step was not called, and may not be from here
+        return;
+      }
       if (n >= policy.maxAttempts()) {
         done.completeExceptionally(new FunctionFailedException(node.function(), ExternalFunction.FAILED,
             "external step '" + node.function() + "' failed " + n + (n == 1 ? " attempt" : " attempts")
@@ -288,8 +305,7 @@ final class ExternalSteps implements AutoCloseable {
       LOG.log(Level.DEBUG, "external step " + node.function() + " of invocation " + invocationId + ": attempt " + n
           + " failed (" + describe(err) + "); retrying in " + wait + " ms");
       try {
-        timer.schedule(() -> checkThenAttempt(node, stepClass, invocationId, inputs, n + 1, before, done), wait,
-            TimeUnit.MILLISECONDS);
+        timer.schedule(() -> checkThenAttempt(step, n + 1, done), wait, TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException e) {
         done.completeExceptionally(new ApiaryException("this frontend stopped before external step '"
             + node.function() + "' could be attempted again", e));

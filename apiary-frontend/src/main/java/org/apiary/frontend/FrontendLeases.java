@@ -37,6 +37,13 @@ final class FrontendLeases {
     db.callAdmin("releasing the lease of frontend " + frontend, SystemSchema.RENEW_LEASE, frontend, endpoint, -1L);
   }
 
+  /** Whether {@code frontend}'s lease holds now, by the database's clock: a single-partition read. */
+  static java.util.concurrent.CompletableFuture<Boolean> isLive(ApiaryDatabase db, String frontend) {
+    return InvocationLog.callAsync(db, "reading the lease of frontend " + frontend, "@AdHoc", "SELECT COUNT(*) FROM "
+            + SystemSchema.FRONTENDS + " WHERE frontend = ? AND lease_expires_ms >= " + NOW_MS + ";", frontend)
+        .thenApply(r -> r.getResults()[0].asScalarLong() > 0);
+  }
+
   /** Frontends whose lease has expired. */
   public List<String> expired() {
     VoltTable t = db.callAdmin("looking for dead frontends", "@AdHoc",

@@ -27,17 +27,17 @@ final class FrontendMaintenance implements AutoCloseable {
   private final FrontendMetrics metrics;
   /** Durable queues: a dead frontend's running items go back to their queues in its takeover. */
   private final QueueRunner queues;
-  /** When the last renewal that succeeded began (nanoTime); the lease runs at least its duration from then. */
-  private volatile long renewedAtNanos;
-  /** Whether a renewal ever succeeded (the lease is held). */
-  private volatile boolean renewed;
+  /** The lease by this frontend's clock: renewals that succeeded, and the terms they make. */
+  private final LeaseTerm lease;
   /** Why the last renewal failed, or {@code null} if it succeeded. */
   private volatile String renewalFailure;
 
   FrontendMaintenance(ApiaryDatabase db, FrontendConfig config, String frontendId, String endpoint,
                       GraphCatalog catalog, InvocationCoordinator coordinator, FrontendHooks hooks,
-                      ScheduledExecutorService scheduler, FrontendMetrics metrics, QueueRunner queues) {
+                      ScheduledExecutorService scheduler, FrontendMetrics metrics, QueueRunner queues,
+                      LeaseTerm lease) {
     this.metrics = metrics;
+    this.lease = lease;
     this.queues = queues;
     this.config = config;
     this.frontendId = frontendId;
@@ -76,8 +76,7 @@ final class FrontendMaintenance implements AutoCloseable {
   }
 
   private void renewed(long began) {
-    renewedAtNanos = began;
-    renewed = true;
+    lease.renewed(began);
     renewalFailure = null;
   }
 
@@ -86,11 +85,7 @@ final class FrontendMaintenance implements AutoCloseable {
    * that succeeded, less the time since; 0 once that passed, or before the first renewal.
    */
   double leaseRemainingSeconds() {
-    if (!renewed || !running) {
-      return 0;
-    }
-    long left = config.leaseDuration().toNanos() - (System.nanoTime() - renewedAtNanos);
-    return left <= 0 ? 0 : left / 1e9;
+    return running ? lease.remainingNanos() / 1e9 : 0;
   }
 
   /** Why this frontend is not ready to serve (its lease not held), or {@code null} if it holds its lease. */
@@ -175,12 +170,14 @@ final class FrontendMaintenance implements AutoCloseable {
   /** Stops the duties (their scheduler belongs to the frontend, which shuts it down). */
   void stop() {
     running = false;
+    lease.stop();
   }
 
   /** Stops the duties and releases the lease, so other frontends take over at once what was running here. */
   @Override
   public void close() {
     running = false;
+    lease.stop();
     try {
       leases.release();
     } catch (RuntimeException e) {

@@ -56,6 +56,8 @@ public final class FrontendServer implements AutoCloseable {
   private final InvocationCoordinator coordinator;
   private final Dispatcher dispatcher;
   private final FrontendMaintenance maintenance;
+  /** This frontend's lease by its own clock, renewed by the maintenance and read before calls to the outside. */
+  private final LeaseTerm lease;
   /** Durable queues (issue 42): enqueue, and the claiming of waiting items. */
   private final QueueRunner queues;
   /** Schedules (issue 42): due ticks put on their queues. */
@@ -116,8 +118,9 @@ public final class FrontendServer implements AutoCloseable {
             task.run();
           }
         }, metrics);
+    this.lease = new LeaseTerm(config.leaseDuration());
     this.coordinator = new InvocationCoordinator(db, config, id, catalog, this.dispatcher, hooks, this::reply, scheduler,
-        metrics);
+        metrics, lease);
     this.router = sockets.socket(SocketType.ROUTER);
     // A ROUTER drops a reply when its client's queue is full (ZeroMQ's default is 1,000 messages), and the client
     // then waits out its timeout: keep room for every call a client may have open (an overloaded frontend answers
@@ -141,7 +144,7 @@ public final class FrontendServer implements AutoCloseable {
     this.schedules = new ScheduleRunner(db, config, id, scheduler);
     dispatcher.enqueuer(queues::enqueueFromFunction);
     this.maintenance = new FrontendMaintenance(db, config, id, endpoint, catalog, coordinator, hooks, scheduler,
-        metrics, queues);
+        metrics, queues, lease);
     metrics.bind(this, guard, FrontendServer::leaseRemainingSeconds, config.invocationLog());
   }
 

@@ -3,11 +3,13 @@ package org.apiary.frontend;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -58,6 +60,9 @@ final class InvocationCoordinator {
   private final FrontendTracing tracing = new FrontendTracing();
   /** Runs retries after their back-off, and catalog loads that must not run on a database callback thread. */
   private final ScheduledExecutorService scheduler;
+  /** This frontend's lease: an execution calls out (an external step) only while the term it began in holds. */
+  private final LeaseTerm lease;
+  private final ApiaryDatabase db;
   private final Map<String, Pending> inFlight = new ConcurrentHashMap<>();
   /** How many of {@link #inFlight} each client started ({@link Pending#owner}); clients with none are absent. */
   private final Map<Object, Integer> inFlightByClient = new ConcurrentHashMap<>();
@@ -157,8 +162,10 @@ final class InvocationCoordinator {
 
   InvocationCoordinator(ApiaryDatabase db, FrontendConfig config, String frontendId, GraphCatalog catalog,
                         Dispatcher dispatcher, FrontendHooks hooks, Replies replies,
-                        ScheduledExecutorService scheduler, FrontendMetrics metrics) {
+                        ScheduledExecutorService scheduler, FrontendMetrics metrics, LeaseTerm lease) {
     this.metrics = metrics;
+    this.lease = lease;
+    this.db = db;
     this.config = config;
     this.frontendId = frontendId;
     this.catalog = catalog;
@@ -334,9 +341,10 @@ final class InvocationCoordinator {
     Long deadline = deadline(request);
     Attempt first = new Attempt(invocation, graph.graph(), graph.version(), key, args, request.caller(),
         request.purpose(), request.roles(), 1, true, null, deadline);
+    long term = lease.term(); // before the begin that makes the invocation this frontend's
     if (!logged(graph.graph())) {
       pending.oneTransaction = oneTransactionLocation(first);
-      execute(first);
+      execute(first, term);
       return;
     }
     pending.logged = true;
@@ -346,7 +354,7 @@ final class InvocationCoordinator {
       if (err == null && began.begun()) {
         pending.checking = false;
         started(invocation);
-        execute(first.logged(began.notBefore())); // logged as new: nothing can be recorded yet
+        execute(first.logged(began.notBefore()), term); // logged as new: nothing can be recorded yet
       } else if (err == null && began.pastDeadline()) {
         deliver(invocation, WireReply.error(invocation, WireReply.EXPIRED, "invocation " + request.id()
             + " reached the database after its deadline (its client's expiry, " + request.expires() + " ms since the "
@@ -476,8 +484,19 @@ final class InvocationCoordinator {
     return args == null ? List.of() : args;
   }
 
-  /** Takes a logged, running invocation for another attempt here, unless it has had its attempts or has ended. */
+  /**
+   * Takes a logged, running invocation for another attempt here, unless it has had its attempts or has ended, or
+   * another frontend whose lease holds runs it: then this one waits for that one's outcome (and takes the invocation
+   * over only if that frontend's lease expires first). Two live frontends never run one invocation at once, so only
+   * a takeover, after the owner's lease expired, can run it beside an execution that began earlier, and that one then
+   * finds its lease's term ended before it calls the outside world ({@link LeaseTerm}).
+   */
   private void claimAndRun(Attempt attempt) {
+    claimAndRun(attempt, 0L);
+  }
+
+  /** As {@link #claimAndRun(Attempt)}; {@code waitingSince}: when this frontend began waiting for a live owner, or 0. */
+  private void claimAndRun(Attempt attempt, long waitingSince) {
     String invocation = attempt.invocation();
     if (attempt.number() > MAX_ATTEMPTS) {
       conclude(invocation, WireReply.error(invocation, WireReply.INVOCATION_FAILED, "invocation " + invocation
@@ -486,27 +505,80 @@ final class InvocationCoordinator {
     }
     Pending pending = pending(invocation);
     if (pending != null && !pending.logged) {
-      execute(attempt); // nothing to claim: a one-transaction invocation's record decides, or nothing is stored
+      execute(attempt, lease.term()); // nothing to claim: a one-transaction invocation's record decides
       return;
     }
+    long term = lease.term(); // before the owner is read and the claim made
+    log.get(invocation).whenComplete((entry, err) -> guarded(invocation, () -> {
+      if (err != null) {
+        deliver(invocation, toReply(invocation, unwrap(err))); // stays running in the log; recovery retries
+      } else if (entry.isEmpty() || !InvocationLog.RUNNING.equals(entry.get().status())) {
+        answerFromLog(invocation); // ended meanwhile
+      } else if (entry.get().frontend().equals(frontendId)) {
+        claim(attempt, term);
+      } else {
+        String owner = entry.get().frontend();
+        FrontendLeases.isLive(db, owner).whenComplete((live, leaseErr) -> guarded(invocation, () -> {
+          if (leaseErr != null) {
+            deliver(invocation, toReply(invocation, unwrap(leaseErr)));
+          } else if (!live) {
+            claim(attempt, term); // its owner's lease expired: a takeover
+          } else {
+            awaitOwner(attempt, owner, waitingSince == 0L ? System.nanoTime() : waitingSince);
+          }
+        }));
+      }
+    }));
+  }
+
+  /** The longest this frontend waits for a live frontend's outcome before it tells its clients to ask again. */
+  private Duration ownerWait() {
+    Duration fourLeases = config.leaseDuration().multipliedBy(4);
+    return fourLeases.compareTo(Duration.ofSeconds(60)) > 0 ? fourLeases : Duration.ofSeconds(60);
+  }
+
+  /** Checks again, a little later, whether the live frontend that runs an invocation has ended it or died. */
+  private void awaitOwner(Attempt attempt, String owner, long waitingSince) {
+    String invocation = attempt.invocation();
+    Duration waited = Duration.ofNanos(System.nanoTime() - waitingSince);
+    if (waited.compareTo(ownerWait()) > 0) {
+      deliver(invocation, WireReply.error(invocation, WireReply.OUTCOME_UNKNOWN, "invocation " + invocation
+          + " runs on frontend " + owner + ", whose lease holds, and did not end within " + waited.toSeconds()
+          + " s; resending the same ID is safe and waits again"));
+      return;
+    }
+    long pollMs = Math.min(1_000, Math.max(50, config.heartbeatInterval().toMillis() / 2));
+    try {
+      scheduler.schedule(() -> guarded(invocation, () -> claimAndRun(attempt, waitingSince)), pollMs,
+          TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      deliver(invocation, WireReply.error(invocation, WireReply.OUTCOME_UNKNOWN, "frontend " + frontendId
+          + " stopped while invocation " + invocation + " ran on frontend " + owner + "; resending the same ID is "
+          + "safe"));
+    }
+  }
+
+  private void claim(Attempt attempt, long term) {
+    String invocation = attempt.invocation();
     log.claim(invocation, frontendId, attempt.version()).whenComplete((stillRunning, err) -> guarded(invocation, () -> {
       if (err != null) {
         deliver(invocation, toReply(invocation, unwrap(err))); // stays running in the log; recovery retries
       } else if (stillRunning) {
-        execute(attempt);
+        execute(attempt, term);
       } else {
         answerFromLog(invocation); // another frontend stored its outcome meanwhile
       }
     }));
   }
 
-  private void execute(Attempt attempt) {
+  private void execute(Attempt attempt, long term) {
     String invocation = attempt.invocation();
     Pending pending = pending(invocation);
     OneTransactionOutcomes.Location one = pending == null ? null : pending.oneTransaction;
     dispatcher.execute(attempt.graph(), attempt.version(), invocation, attempt.key(), attempt.args(),
         attempt.caller(), attempt.purpose(), attempt.roles(), attempt.firstRun(), one == null ? null : one.requestHash(),
-        attempt.notBefore(), attempt.deadline(), pending != null && pending.logged ? cancelGate(invocation) : null,
+        attempt.notBefore(), attempt.deadline(), pending != null && pending.logged ? cancelGate(invocation, term)
+            : null,
         pending == null ? io.opentelemetry.context.Context.root()
             : io.opentelemetry.context.Context.root().with(pending.span))
         .whenComplete((outputs, err) -> guarded(invocation, () -> {
@@ -515,6 +587,15 @@ final class InvocationCoordinator {
             return;
           }
           Throwable cause = unwrap(err);
+          if (cause instanceof LeaseLapsedException) {
+            // Another frontend may run it now; if none took it over, this one's recovery runs it again.
+            LOG.log(Level.INFO, "frontend " + frontendId + ": attempt " + attempt.number() + " of invocation "
+                + invocation + " stopped: " + cause.getMessage());
+            recoveryWanted();
+            deliver(invocation, WireReply.error(invocation, WireReply.OUTCOME_UNKNOWN, cause.getMessage()
+                + "; resending the same ID is safe"));
+            return;
+          }
           if (cause instanceof FunctionFailedException f && Invocation.PAST_RETENTION.equals(f.errorType())) {
             LOG.log(Level.INFO, "frontend " + frontendId + ": attempt " + attempt.number() + " of invocation "
                 + invocation + " refused by retention's fence (this frontend was stopped for longer than the "
@@ -538,14 +619,28 @@ final class InvocationCoordinator {
    * running, so none starts once a cancel is stored (issue 42). An invocation found ended is not continued either:
    * its outcome is the stored one, which the attempt then reports. It costs a single-partition read per wave.
    */
-  private Dispatcher.Gate cancelGate(String invocation) {
-    return functions -> log.status(invocation).thenAccept(status -> {
-      if (status.isEmpty() || !InvocationLog.RUNNING.equals(status.get())) {
-        throw new FunctionFailedException(functions.get(0), ENDED_BEFORE_START, "invocation " + invocation + " is "
-            + status.map(s -> "no longer running (" + s + ")").orElse("no longer logged") + ", so function '"
-            + functions.get(0) + "' was not started");
+  private Dispatcher.Gate cancelGate(String invocation, long term) {
+    return new Dispatcher.Gate() {
+      @Override
+      public CompletableFuture<Void> admit(List<String> functions) {
+        return log.status(invocation).thenAccept(status -> {
+          if (status.isEmpty() || !InvocationLog.RUNNING.equals(status.get())) {
+            throw new FunctionFailedException(functions.get(0), ENDED_BEFORE_START, "invocation " + invocation
+                + " is " + status.map(s -> "no longer running (" + s + ")").orElse("no longer logged")
+                + ", so function '" + functions.get(0) + "' was not started");
+          }
+        });
       }
-    });
+
+      @Override
+      public void beforeCallingOut(String step) {
+        if (!lease.heldSince(term)) {
+          throw new LeaseLapsedException("frontend " + frontendId + " did not call external step '" + step
+              + "' of invocation " + invocation + ": its lease lapsed since the attempt began (it was paused or cut "
+              + "off), so another frontend may have taken the invocation over");
+        }
+      }
+    };
   }
 
   /** The error type of an attempt stopped before a function because its invocation had ended (a cancel). */

@@ -760,12 +760,13 @@ class ExactlyOnceHolesTest {
 
   @Test
   void anInvocationRunningLongerThanTheRetentionIsStillCompletedAfterARetentionPass() throws Exception {
-    // The fence must not refuse what retention keeps: an invocation still running (its frontend alive but stuck,
-    // say) whose start is older than the retention when a pass runs.
+    // The fence must not refuse what retention keeps: an invocation still running (its frontend alive but slow,
+    // say) whose start is older than the retention when a pass runs. Its frontend dies after the pass (its lease
+    // ends), and a resend takes the invocation over: while the lease held, the resend waited for it.
     db.callAdmin("setting a counter", "@AdHoc", "INSERT INTO h_counters VALUES (27, 0)");
     InvocationRequest request = InvocationRequest.of("h_twoWriters", 27L, 1L);
     String owner = "stuck-" + System.nanoTime();
-    new FrontendLeases(db, owner, "tcp://127.0.0.1:1").renew(Duration.ofHours(1)); // alive: nobody takes it over
+    new FrontendLeases(db, owner, "tcp://127.0.0.1:1").renew(Duration.ofSeconds(5)); // alive through the pass
     byte[] frame = Json.bytes(WireRequest.invoke(request.id(), "h_twoWriters", Json.tree(27L),
         List.of(Json.tree(1L)), null));
     int version = new GraphCatalog(db, Duration.ZERO).latest("h_twoWriters").orElseThrow().version();

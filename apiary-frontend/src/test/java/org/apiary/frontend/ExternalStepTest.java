@@ -148,6 +148,32 @@ class ExternalStepTest {
     }
   }
 
+  /**
+   * An execution whose frontend's lease lapsed since it began (it was paused past the lease, so another frontend may
+   * run the invocation and call the step) does not call the step, and makes no further attempt: the step ends with
+   * the lapse, which is not recorded as the step's failure.
+   */
+  @Test
+  void anExecutionWhoseLeaseLapsedDoesNotCallTheStepNorRecordAFailure() throws Exception {
+    RegisteredGraph g = graphs.stream().filter(x -> x.name().equals("chargeThenBump")).findFirst().orElseThrow();
+    RegisteredGraph.Node step = g.node("charge").orElseThrow();
+    String id = "lapsed-" + System.nanoTime();
+    try (PaymentStub stub = PaymentStub.start(); ExternalSteps steps = new ExternalSteps(db)) {
+      java.util.Map<String, List<JsonNode>> inputs = java.util.Map.of(org.apiary.ApiaryFunction.SOURCE, List.of(
+          org.apiary.internal.Json.tree(stub.url()), org.apiary.internal.Json.tree(36L),
+          org.apiary.internal.Json.tree(1L)));
+      java.util.concurrent.CompletableFuture<?> ran = steps.run(step, id, inputs, true, null, null, null,
+          () -> java.util.concurrent.CompletableFuture.completedFuture(null), name -> {
+            throw new LeaseLapsedException("the lease lapsed (test)");
+          });
+      java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+          () -> ran.get(10, java.util.concurrent.TimeUnit.SECONDS));
+      assertTrue(e.getCause() instanceof LeaseLapsedException, e.toString());
+      assertEquals(0, stub.calls(), "the step was called by an execution whose lease had lapsed");
+      assertEquals(0, records(id, "charge"), "the lapse was recorded as the step's outcome");
+    }
+  }
+
   @Test
   void aFailingStepIsRetriedWithTheSameKeyUntilItSucceeds() {
     try (PaymentStub stub = PaymentStub.start().failingFirst(2); FrontendServer frontend = FrontendServer.start(db, FAST);

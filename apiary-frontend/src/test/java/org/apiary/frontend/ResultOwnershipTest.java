@@ -323,10 +323,11 @@ class ResultOwnershipTest {
   /**
    * Without credentials an ID names one invocation whoever sends it (behaviour unchanged: a resend with
    * another claimed caller gets its result, and so does anyone's result(id)); a resend on another frontend while it
-   * runs takes up its next attempt, which still runs under the caller that started it, not the resender's claim.
+   * runs waits for the frontend running it (whose lease holds) and gets its outcome; the invocation runs once, under
+   * the caller that started it, not the resender's claim.
    */
   @Test
-  void withoutCredentialsAResendWhileItRunsTakesItUpUnderTheCallerThatStartedIt() throws Exception {
+  void withoutCredentialsAResendWhileItRunsWaitsForTheFrontendRunningItAndIsAnsweredItsOutcome() throws Exception {
     long k = freshKey();
     InvocationRequest request = InvocationRequest.of("h_twoWriters", k, 1L);
     Pause pause = new Pause("ro-alice-4", request.id(), "h_bump");
@@ -336,12 +337,17 @@ class ResultOwnershipTest {
          ApiaryClient asAlice = anonymous(held, "ro-alice-4");
          ApiaryClient claimingMallory = anonymous(other, "ro-mallory-4")) {
       CompletableFuture<GraphResult> hers = asAlice.invokeAsync(request);
+      CompletableFuture<GraphResult> resent;
       try {
         pause.awaitReached();
-        assertEquals(1L, value(within(claimingMallory.invokeAsync(request), "a resend on another frontend")));
+        resent = claimingMallory.invokeAsync(request);
+        // The frontend running it holds its lease: the other one waits for its outcome and runs nothing itself.
+        assertThrows(TimeoutException.class, () -> resent.get(1_500, TimeUnit.MILLISECONDS),
+            "a resend on another frontend ran the invocation beside its live frontend");
       } finally {
         pause.released.countDown();
       }
+      assertEquals(1L, value(within(resent, "a resend on another frontend")));
       assertEquals(1L, value(within(hers, "the first caller")));
       assertEquals(Optional.of(List.of(1L)), claimingMallory.result(request.id()).map(r -> r.values(Long.class)));
       assertEquals(1L, counter(k), "a resend without credentials ran the invocation again");
