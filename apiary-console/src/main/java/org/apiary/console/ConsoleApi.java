@@ -116,7 +116,7 @@ final class ConsoleApi {
         body = cluster();
       } else if (path.equals("/api/lineage")) {
         body = lineage(parameters);
-      } else if (path.equals("/api/provenance/sql")) {
+      } else if (path.equals("/api/sql")) { // the SQL page's; /api/provenance/sql stays the command line's
         body = sql(parameters);
       } else if (path.startsWith("/api/provenance/")) {
         body = provenance(decode("query", path.substring("/api/provenance/".length())), parameters);
@@ -131,8 +131,8 @@ final class ConsoleApi {
   }
 
   private static final String NO_SUCH_PATH = "no such path: the console answers /api/executions, "
-      + "/api/executions/{id}, /api/graphs, /api/cluster, /api/lineage and /api/provenance/{query}, and its pages "
-      + "under /";
+      + "/api/executions/{id}, /api/graphs, /api/cluster, /api/lineage, /api/sql and /api/provenance/{query}, and "
+      + "its pages under /";
 
   // --- /api/provenance/{query} ---
 
@@ -258,7 +258,7 @@ final class ConsoleApi {
     throw new Refusal(400, "'" + name + "' takes 1 to " + most + ", not '" + p.get(name) + "'").with("field", name);
   }
 
-  // --- /api/provenance/sql ---
+  // --- /api/sql: the SQL page ---
 
   /** The most rows the SQL page shows; {@code truncated} says there were more. */
   static final int SQL_ROWS = 1_000;
@@ -268,7 +268,8 @@ final class ConsoleApi {
   static final Set<String> SQL_STATEMENTS = Set.of("SELECT", "WITH");
 
   /**
-   * A read-only query on the sink: {@code SELECT} or {@code WITH} only ({@code 400} otherwise, naming what it begins
+   * The SQL page's query on the sink (the command line's {@code provenance sql} keeps {@code /api/provenance/sql},
+   * whose answers equal those it prints without a service): {@code SELECT} or {@code WITH} only ({@code 400} otherwise, naming what it begins
    * with), at most {@value #SQL_ROWS} rows ({@code truncated} if it had more), stopped after {@link #sqlTimeout}
    * ({@code 504} saying so), inside a transaction that is rolled back.
    */

@@ -218,9 +218,20 @@ class ConsoleBrowserTest {
     assertEquals("failed", outcome("stockThenFail"));
     assertTrue(text("legend").contains("answered from record"), text("legend"));
     assertTrue(text("facts").contains("FAILED"), text("facts"));
+    WebElement failedBar = browser.findElement(By.cssSelector("#timeline g.bar[data-function='stockThenFail']"));
+    assertEquals("failed", failedBar.getAttribute("data-outcome"));
+    assertTrue(text("functions").contains("stockThenFail fails"), "the error: " + text("functions"));
     open("/execution.html?id=" + enc(run + "ok"));
     assertEquals("ok", outcome("stock"));
     assertEquals("ok", outcome("audit"));
+    // The timeline: a bar per function execution; the functions' reads and writes link to the record page.
+    assertEquals(2, browser.findElements(By.cssSelector("#timeline g.bar.o-ok")).size(), text("content"));
+    assertTrue(text("functions").contains("items id=" + item + " (insert)"), text("functions"));
+    assertTrue(text("functions").contains("items id=" + item + " (delete)"), text("functions"));
+    shot("execution-ok");
+    browser.findElements(By.cssSelector("#functions a.record-link")).get(0).click();
+    awaitLoaded();
+    assertTrue(browser.getCurrentUrl().contains("/record.html?table=items"), browser.getCurrentUrl());
     // The retry: bump answered from its record, explode failed.
     open("/execution.html?id=" + enc(run + "retry"));
     assertEquals("answered from record", outcome("bump"));
@@ -238,6 +249,9 @@ class ConsoleBrowserTest {
     assertTrue(versions.contains("insert") && versions.contains("update") && versions.contains("delete"), versions);
     assertTrue(versions.contains(run + "ok") && versions.contains("stock") && versions.contains("audit"), versions);
     assertTrue(text("readers").contains("audit"), text("readers"));
+    // Its lineage: the record, audit's execution that read it, and the record it deleted (the same one).
+    assertTrue(browser.findElements(By.cssSelector("#lineage a.lineage-execution")).size() >= 1, text("content"));
+    assertTrue(text("lineage-summary").startsWith("2 nodes"), text("lineage-summary"));
     shot("record");
 
     // Graphs: each a DAG; fanOut's three nodes and SINK, none overlapping.
@@ -245,6 +259,10 @@ class ConsoleBrowserTest {
     WebElement fan = browser.findElement(By.cssSelector("section[data-graph='fanOut']"));
     assertEquals(4, fan.findElements(By.cssSelector("g.node")).size(), fan.getText());
     assertTrue(fan.getText().contains("keys"), "edge labels: " + fan.getText());
+    String stats = browser.findElement(By.cssSelector("[data-stats='fanOut']")).getText();
+    assertTrue(stats.contains("calls") && stats.contains("p99"), stats);
+    assertTrue(browser.findElement(By.cssSelector("[data-stats='stockThenFail']")).getText().matches("(?s).*[1-9]\\d* failures.*"),
+        browser.findElement(By.cssSelector("[data-stats='stockThenFail']")).getText());
     assertNoOverlap();
     shot("graphs");
 
@@ -253,6 +271,10 @@ class ConsoleBrowserTest {
     assertTrue(text("frontends").contains(frontend.endpoint()) && text("frontends").contains("live"),
         text("frontends"));
     assertTrue(text("counts").contains("FAILED"), text("counts"));
+    assertTrue(text("sink").contains("reachable"), text("sink"));
+    // The backlog section (each server's values: ConsoleApiTest.clusterShowsEachServersBacklogAndAnUnreachableSink).
+    assertTrue(text("export-backlog").contains("export streams"), text("export-backlog"));
+    assertTrue(browser.findElement(By.id("backlog")).isDisplayed());
     shot("cluster");
 
     // SQL: an example runs; a write is refused with the reason.
@@ -276,6 +298,13 @@ class ConsoleBrowserTest {
   }
 
   private void awaitLoaded() {
+    awaitLoadedOnly();
+    List<WebElement> current = browser.findElements(By.cssSelector("header nav a.current"));
+    assertEquals(1, current.size(), "one header, its page marked: " + browser.getCurrentUrl());
+    assertEquals(5, browser.findElements(By.cssSelector("header nav a")).size());
+  }
+
+  private void awaitLoadedOnly() {
     new WebDriverWait(browser, WAIT).until(d -> {
       Object loaded = ((JavascriptExecutor) d).executeScript("return document.body.getAttribute('data-loaded')");
       return loaded != null;

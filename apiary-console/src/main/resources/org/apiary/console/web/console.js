@@ -550,7 +550,7 @@
     if (!query) return;
     $('query').value = query;
     try {
-      const body = await api('/api/provenance/sql?query=' + encodeURIComponent(query));
+      const body = await api('/api/sql?query=' + encodeURIComponent(query));
       $('content').replaceChildren(el('p', { class: 'summary', id: 'sql-summary' }, body.truncated ? body.message
         : body.rows.length + ' row' + (body.rows.length === 1 ? '' : 's')), reportTable(body, 'result', '(no rows)'));
     } catch (e) {
