@@ -46,8 +46,8 @@ import org.junit.jupiter.api.TestInstance;
  * timeline and its functions' reads and writes, and a record's lineage, for a scripted workload of {@link ItemsApp}
  * whose expected values are written here from what each function does.
  *
- * <p>Lineage workload, items a, a+1, a+2: E0 {@code stockRange [a, a+3)} (called directly) writes all three (reads none); E1
- * {@code readThenSetTwo [a, a+1]} reads and updates a and a+1; E2 {@code readThenSetTwo [a+1, a+2]} the same for
+ * <p>Lineage workload, items a, a+1, a+2: E0 {@code stockRange [a, a+3)} (called directly) writes all three (reads
+ * none); E1 {@code readThenSetTwo [a, a+1]} reads and updates a and a+1; E2 {@code readThenSetTwo [a+1, a+2]} the same for
  * a+1 and a+2; E3 {@code readItem a+2} only reads. So from a: a -> E1 -> {a, a+1}; a+1 -> E1, E2; E2 -> {a+1, a+2};
  * a+2 -> E2, E3 (three steps).
  */
