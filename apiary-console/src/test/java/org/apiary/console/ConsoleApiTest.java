@@ -228,6 +228,13 @@ class ConsoleApiTest {
           || body.contains("@import"), page + " loads nothing from elsewhere");
     }
     assertTrue(Http.send("GET", console.url() + "/", null).header("content-type").startsWith("text/html"));
+    // One page chrome: console.js builds the header; no page repeats it.
+    for (String page : List.of("/executions.html", "/execution.html", "/record.html", "/graphs.html", "/cluster.html",
+        "/sql.html")) {
+      String html = Http.send("GET", console.url() + page, null).body();
+      assertFalse(html.contains("<header") || html.contains("<nav") || html.contains("key-form"), page);
+      assertTrue(html.contains("<script src=\"/console.js\" defer></script>"), page);
+    }
     String js = Http.send("GET", console.url() + "/console.js", null).body();
     assertFalse(js.contains("innerHTML") || js.contains("outerHTML") || js.contains("insertAdjacentHTML")
         || js.contains("document.write") || js.contains("eval("), "data is inserted as text only");

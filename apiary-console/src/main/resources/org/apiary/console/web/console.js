@@ -354,8 +354,8 @@
 
   // A record's lineage, column by level: the record, its readers, what they wrote, ... drawn as SVG.
   function lineageGraph(body) {
-    const colW = 230;
-    const boxW = 200;
+    const colW = 200;
+    const boxW = 176;
     const boxH = 34;
     const gap = 12;
     const levels = new Map();
@@ -387,7 +387,7 @@
       const y2 = b.y + boxH / 2;
       const mx = back ? Math.min(x1, x2) - 30 : (x1 + x2) / 2;
       root.appendChild(svg('path', { class: 'edge' + (e.kind === 'read' ? '' : ' write'), 'data-kind': e.kind,
-        d: back ? `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}` : `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`,
+        d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`,
         'marker-end': 'url(#' + arrowId + ')' }, svg('title', {}, e.kind)));
     }
     for (const n of body.nodes) {
@@ -399,7 +399,7 @@
         transform: `translate(${p.x},${p.y})` });
       a.appendChild(svg('rect', { width: boxW, height: boxH, rx: n.kind === 'record' ? 4 : 14 }));
       a.appendChild(svg('text', { class: 'sub', x: 10, y: 13 }, n.kind === 'record' ? 'record' : 'execution'));
-      a.appendChild(svg('text', { class: 'name', x: 10, y: 28 }, truncate(label, 26)));
+      a.appendChild(svg('text', { class: 'name', x: 10, y: 28 }, truncate(label, 22)));
       a.appendChild(svg('title', {}, label));
       root.appendChild(a);
     }
