@@ -376,20 +376,35 @@
     const arrowId = 'arrow-lineage';
     root.appendChild(svg('defs', {}, svg('marker', { id: arrowId, viewBox: '0 0 10 10', refX: 10, refY: 5,
       markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrow' }))));
+    // Forward edges left to right between the boxes' sides; an edge back to an earlier column (an execution
+    // writing a record it read, a record read by an earlier execution) as an arc below the boxes.
+    const arcs = [];
     for (const e of body.edges) {
       const a = pos.get(e.from);
       const b = pos.get(e.to);
       if (!a || !b) continue;
-      const back = b.x <= a.x;
-      const x1 = back ? a.x : a.x + boxW;
-      const x2 = back ? b.x + boxW : b.x;
-      const y1 = a.y + boxH / 2;
-      const y2 = b.y + boxH / 2;
-      const mx = back ? Math.min(x1, x2) - 30 : (x1 + x2) / 2;
-      root.appendChild(svg('path', { class: 'edge' + (e.kind === 'read' ? '' : ' write'), 'data-kind': e.kind,
-        d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`,
+      let d;
+      if (b.x > a.x) {
+        const x1 = a.x + boxW;
+        const x2 = b.x;
+        const y1 = a.y + boxH / 2;
+        const y2 = b.y + boxH / 2;
+        const mx = (x1 + x2) / 2;
+        d = `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`;
+      } else {
+        const x1 = a.x + boxW / 2 - 12;
+        const x2 = b.x + boxW / 2 + 12;
+        const drop = 18 + 10 * arcs.length % 40;
+        const low = Math.max(a.y, b.y) + boxH + drop;
+        d = `M${x1},${a.y + boxH} C${x1},${low} ${x2},${low} ${x2},${b.y + boxH}`;
+        arcs.push(low);
+      }
+      root.appendChild(svg('path', { class: 'edge' + (e.kind === 'read' ? '' : ' write'), 'data-kind': e.kind, d,
         'marker-end': 'url(#' + arrowId + ')' }, svg('title', {}, e.kind)));
     }
+    const bottom = Math.max(height + 10, ...arcs.map((y) => y + 8));
+    root.setAttribute('height', bottom);
+    root.setAttribute('viewBox', '0 0 ' + width + ' ' + bottom);
     for (const n of body.nodes) {
       const p = pos.get(n.id);
       const label = n.kind === 'record' ? n.table + ' ' + n.key : n.execution;
@@ -415,7 +430,7 @@
   function reportTable(report, id, empty) {
     const columns = report.columns;
     const execCol = columns.indexOf('execution_id');
-    return table(columns, report.rows.map((r) => r.map((c, i) => (i === execCol ? executionLink(c) : c))),
+    return table(columns, report.rows.map((r) => r.map((c, i) => (i === execCol && c !== 'NULL' ? executionLink(c) : c))),
       { id, empty: report.message || empty });
   }
 
@@ -453,7 +468,7 @@
       const lineage = await api('/api/lineage' + q);
       content.appendChild(el('p', { class: 'hint', id: 'lineage-summary' }, lineage.nodes.length + ' nodes, '
         + lineage.edges.length + ' edges' + (lineage.more ? '; more than ' + lineage.limit + ' nodes: the rest are not shown' : '')
-        + '. Records are square, executions round; each links to its page.'));
+        + '. Records are square, executions round, each a link; grey arrows: read, orange: wrote (arcs below point back).'));
       content.appendChild(lineage.nodes.length > 1 ? lineageGraph(lineage)
         : el('p', { class: 'empty', id: 'lineage' }, 'No execution read this record.'));
     } catch (e) {
