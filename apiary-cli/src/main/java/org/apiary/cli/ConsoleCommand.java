@@ -52,7 +52,8 @@ public final class ConsoleCommand implements Callable<Integer> {
     String sinkUrl = sink != null ? sink : target.provenanceSink();
     ConsoleConfig config;
     try {
-      config = ConsoleConfig.defaults(port).withBind(bind).withSink(sinkUrl).withRole(role);
+      config = ConsoleConfig.defaults(port).withBind(bind).withSink(sinkUrl).withRole(role)
+          .withSpillRoot(target.provenanceSpill()); // the servers' backlog reports, with --data
     } catch (IllegalArgumentException e) {
       throw new CliException(e.getMessage(), 2, null);
     }

@@ -115,6 +115,15 @@ final class ServiceTarget {
       return new ServiceDirectory(data).runningState().provenance();
     }
 
+    /** Where the servers of the service or cluster in {@code --data} write their backlog reports, or {@code null}. */
+    Path provenanceSpill() {
+      if (data == null) {
+        return null;
+      }
+      return ClusterDirectory.isCluster(data) ? new ClusterDirectory(data).provenanceSpill()
+          : new ServiceDirectory(data).provenanceSpill();
+    }
+
     String describe() {
       return data == null ? "the database at " + String.join(",", database)
           : (ClusterDirectory.isCluster(data) ? "the cluster in " : "Apiary in ") + data;

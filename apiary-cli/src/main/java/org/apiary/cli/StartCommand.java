@@ -323,7 +323,8 @@ public final class StartCommand implements Callable<Integer> {
           org.apiary.console.ConsoleServer started;
           try {
             started = org.apiary.console.ConsoleServer.start(forFrontend, org.apiary.console.ConsoleConfig
-                .defaults(consolePort).withSink(sink).withSinkInProcess(true).withCredentialsRequired(!noCredentials));
+                .defaults(consolePort).withSink(sink).withSinkInProcess(true).withCredentialsRequired(!noCredentials)
+                .withSpillRoot(config.capturesProvenance() ? dir.provenanceSpill() : null));
           } catch (IOException e) {
             throw new CliException("could not serve the console on 127.0.0.1:" + consolePort + ": " + e.getMessage()
                 + " (choose another --console-port, or --no-console)", 2, e);

@@ -51,6 +51,8 @@ class ConsoleCommandTest {
     RawHttp.Response cluster = get(port, "/api/cluster", key);
     assertEquals(200, cluster.status(), cluster.body());
     assertTrue(cluster.body().contains("\"live\":true"), cluster.body());
+    // With --data the console reads the servers' backlog reports under the spill root (none yet: no capture here).
+    assertTrue(cluster.body().contains("\"servers\":["), cluster.body());
     RawHttp.Response graphs = get(port, "/api/graphs", key);
     assertEquals(200, graphs.status(), graphs.body());
     Result listed = cli.run(Duration.ofSeconds(120), "executions", "list", "--json", "--data", data.toString());

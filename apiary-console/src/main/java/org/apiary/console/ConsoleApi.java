@@ -65,10 +65,13 @@ final class ConsoleApi {
   private CredentialCheck keys; // guarded by keysLock
   private long keysReadAt; // guarded by keysLock
 
-  ConsoleApi(ApiaryDatabase db, ConsoleConfig config, ExecutorService queries) {
+  private final java.time.Duration sqlTimeout;
+
+  ConsoleApi(ApiaryDatabase db, ConsoleConfig config, ExecutorService queries, java.time.Duration sqlTimeout) {
     this.db = db;
     this.config = config;
     this.queries = queries;
+    this.sqlTimeout = sqlTimeout;
   }
 
   /** A JSON answer with a message and the field or ID it names. */
@@ -111,6 +114,10 @@ final class ConsoleApi {
       } else if (path.equals("/api/cluster")) {
         noParameters(parameters);
         body = cluster();
+      } else if (path.equals("/api/lineage")) {
+        body = lineage(parameters);
+      } else if (path.equals("/api/sql")) { // the SQL page's; /api/provenance/sql stays the command line's
+        body = sql(parameters);
       } else if (path.startsWith("/api/provenance/")) {
         body = provenance(decode("query", path.substring("/api/provenance/".length())), parameters);
       } else {
@@ -124,7 +131,8 @@ final class ConsoleApi {
   }
 
   private static final String NO_SUCH_PATH = "no such path: the console answers /api/executions, "
-      + "/api/executions/{id}, /api/graphs, /api/cluster and /api/provenance/{query}, and its pages under /";
+      + "/api/executions/{id}, /api/graphs, /api/cluster, /api/lineage, /api/sql and /api/provenance/{query}, and "
+      + "its pages under /";
 
   // --- /api/provenance/{query} ---
 
@@ -166,6 +174,216 @@ final class ConsoleApi {
     }
     body.put("message", report.message());
     return body;
+  }
+
+  // --- /api/lineage ---
+
+  /** How many record -> execution -> record steps a lineage follows. */
+  static final int LINEAGE_DEPTH = 3;
+  /** The most nodes a lineage holds; beyond them it says {@code more}. */
+  static final int LINEAGE_NODES = 200;
+
+  /**
+   * A record's lineage ({@link ConsoleQueries#lineage}): {@code table} and {@code key} name the record;
+   * {@code depth} (1 to {@value #LINEAGE_DEPTH}, default {@value #LINEAGE_DEPTH}) and {@code limit} (1 to
+   * {@value #LINEAGE_NODES}, default {@value #LINEAGE_NODES}) bound it.
+   */
+  private ObjectNode lineage(Map<String, String> p) throws Refusal {
+    for (String name : p.keySet()) {
+      if (!Set.of("table", "key", "depth", "limit").contains(name)) {
+        throw new Refusal(400, "unknown parameter '" + name + "': /api/lineage takes table, key, depth and limit")
+            .with("field", name);
+      }
+    }
+    for (String required : List.of("table", "key")) {
+      if (!p.containsKey(required)) {
+        throw new Refusal(400, "/api/lineage needs '" + required + "'").with("field", required);
+      }
+    }
+    int depth = bound(p, "depth", LINEAGE_DEPTH);
+    int limit = bound(p, "limit", LINEAGE_NODES);
+    if (config.sinkUrl() == null) {
+      throw new Refusal(404, "this console has no provenance sink (the service captures no provenance)");
+    }
+    Map<String, Object> key;
+    try {
+      key = ProvenanceReports.key(p.get("key"), "key");
+    } catch (IllegalArgumentException e) {
+      throw new Refusal(400, e.getMessage()).with("field", "key");
+    }
+    Object answer = query("the lineage of " + p.get("table") + " " + p.get("key"), () -> {
+      try (ProvenanceSink opened = openSink()) {
+        java.sql.Connection c = opened.connection();
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+          org.apiary.provenance.ProvenanceQueries q = new org.apiary.provenance.ProvenanceQueries(c);
+          return ConsoleQueries.lineage(q, ConsoleQueries.eventsTables(q, ConsoleQueries.primaryKeys(db)),
+              p.get("table"), key, depth, limit);
+        } finally {
+          c.rollback();
+          c.setAutoCommit(autoCommit);
+        }
+      } catch (IllegalArgumentException | SQLException e) {
+        return e;
+      }
+    });
+    if (answer instanceof IllegalArgumentException e) {
+      throw new Refusal(400, e.getMessage()).with("field", "table");
+    }
+    if (answer instanceof SQLException e) {
+      throw new Refusal(500, ProvenanceSink.redact(String.valueOf(e.getMessage()))).with("source", "sink");
+    }
+    ConsoleQueries.Lineage lineage = (ConsoleQueries.Lineage) answer;
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    body.put("table", p.get("table").toLowerCase(java.util.Locale.ROOT)).put("key", ConsoleQueries.keyText(key))
+        .put("depth", depth).put("limit", limit).put("more", lineage.more());
+    body.set("nodes", Json.MAPPER.valueToTree(lineage.nodes()));
+    body.set("edges", Json.MAPPER.valueToTree(lineage.edges()));
+    return body;
+  }
+
+  private static int bound(Map<String, String> p, String name, int most) throws Refusal {
+    if (!p.containsKey(name)) {
+      return most;
+    }
+    try {
+      int v = Integer.parseInt(p.get(name));
+      if (v >= 1 && v <= most) {
+        return v;
+      }
+    } catch (NumberFormatException e) {
+      // refused below
+    }
+    throw new Refusal(400, "'" + name + "' takes 1 to " + most + ", not '" + p.get(name) + "'").with("field", name);
+  }
+
+  // --- /api/sql: the SQL page ---
+
+  /** The most rows the SQL page shows; {@code truncated} says there were more. */
+  static final int SQL_ROWS = 1_000;
+  /** How long the SQL page's query may run before it is stopped. */
+  static final java.time.Duration SQL_TIMEOUT = java.time.Duration.ofSeconds(10);
+  /** What a SQL page's query may begin with (after comments). */
+  static final Set<String> SQL_STATEMENTS = Set.of("SELECT", "WITH");
+
+  /**
+   * The SQL page's query on the sink (the command line's {@code provenance sql} keeps {@code /api/provenance/sql},
+   * whose answers equal those it prints without a service): {@code SELECT} or {@code WITH} only ({@code 400} otherwise, naming what it begins
+   * with), at most {@value #SQL_ROWS} rows ({@code truncated} if it had more), stopped after {@link #sqlTimeout}
+   * ({@code 504} saying so), inside a transaction that is rolled back.
+   */
+  private ObjectNode sql(Map<String, String> p) throws Refusal {
+    for (String name : p.keySet()) {
+      if (!name.equals("query")) {
+        throw new Refusal(400, "query 'sql' takes no parameter '" + name + "'; it takes query").with("field", name)
+            .with("query", "sql");
+      }
+    }
+    String text = p.get("query");
+    if (text == null) {
+      throw new Refusal(400, "parameter 'query' is required").with("field", "query").with("query", "sql");
+    }
+    String first = firstWord(text);
+    if (!SQL_STATEMENTS.contains(first)) {
+      throw new Refusal(400, "the SQL page runs SELECT and WITH queries only, not '" + (first.isEmpty() ? text.strip()
+          : first) + "'").with("field", "query").with("query", "sql");
+    }
+    if (config.sinkUrl() == null) {
+      throw new Refusal(404, "this console has no provenance sink (the service captures no provenance)");
+    }
+    java.util.concurrent.atomic.AtomicReference<java.sql.Statement> running =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Future<Object> f;
+    try {
+      f = queries.submit(() -> {
+        try (ProvenanceSink opened = openSink()) {
+          java.sql.Connection c = opened.connection();
+          boolean autoCommit = c.getAutoCommit();
+          c.setAutoCommit(false);
+          try (java.sql.Statement st = c.createStatement()) {
+            running.set(st);
+            st.setMaxRows(SQL_ROWS + 1);
+            List<String> columns = new ArrayList<>();
+            List<List<String>> rows = new ArrayList<>();
+            try (java.sql.ResultSet rs = st.executeQuery(text)) {
+              java.sql.ResultSetMetaData meta = rs.getMetaData();
+              for (int i = 1; i <= meta.getColumnCount(); i++) {
+                columns.add(meta.getColumnLabel(i));
+              }
+              while (rs.next() && rows.size() <= SQL_ROWS) {
+                List<String> row = new ArrayList<>();
+                for (int i = 1; i <= columns.size(); i++) {
+                  row.add(ProvenanceReports.text(rs.getObject(i)));
+                }
+                rows.add(row);
+              }
+            }
+            return new Object[] {columns, rows};
+          } finally {
+            running.set(null);
+            c.rollback();
+            c.setAutoCommit(autoCommit);
+          }
+        } catch (SQLException e) {
+          return e;
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      throw new Refusal(503, "the query: the console's queries are all busy; try again");
+    }
+    Object answer;
+    try {
+      answer = f.get(sqlTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      java.sql.Statement st = running.get();
+      if (st != null) {
+        try {
+          st.cancel();
+        } catch (SQLException c) {
+          LOG.log(Level.WARNING, "console: a SQL page query could not be cancelled: " + c.getMessage());
+        }
+      }
+      f.cancel(true);
+      throw new Refusal(504, "the query ran longer than " + sqlTimeout.toSeconds() + " s and was stopped; narrow it "
+          + "(a WHERE, a LIMIT) or run it with `apiary provenance sql`").with("query", "sql");
+    } catch (InterruptedException e) {
+      f.cancel(true);
+      Thread.currentThread().interrupt();
+      throw new Refusal(503, "the query: interrupted");
+    } catch (ExecutionException e) {
+      throw new Refusal(500, "the query failed: " + e.getCause()).with("query", "sql");
+    }
+    if (answer instanceof SQLException e) {
+      throw new Refusal(400, "the sink refused the query: " + ProvenanceSink.redact(String.valueOf(e.getMessage())))
+          .with("query", "sql").with("source", "sink");
+    }
+    Object[] result = (Object[]) answer;
+    @SuppressWarnings("unchecked")
+    List<String> columns = (List<String>) result[0];
+    @SuppressWarnings("unchecked")
+    List<List<String>> rows = (List<List<String>>) result[1];
+    boolean truncated = rows.size() > SQL_ROWS;
+    ObjectNode body = Json.MAPPER.createObjectNode().put("query", "sql");
+    columns.forEach(body.putArray("columns")::add);
+    ArrayNode out = body.putArray("rows");
+    for (List<String> row : truncated ? rows.subList(0, SQL_ROWS) : rows) {
+      row.forEach(out.addArray()::add);
+    }
+    body.put("truncated", truncated).put("maxRows", SQL_ROWS);
+    body.put("message", truncated ? "the first " + SQL_ROWS + " rows; the query has more (add a LIMIT or a WHERE)"
+        : null);
+    return body;
+  }
+
+  /** The first word of a query after comments and blanks, upper case. */
+  static String firstWord(String query) {
+    String s = query.strip();
+    while (s.startsWith("--") || s.startsWith("/*")) {
+      int end = s.startsWith("--") ? s.indexOf('\n') : s.indexOf("*/");
+      s = end < 0 ? "" : s.substring(end + (s.startsWith("--") ? 1 : 2)).strip();
+    }
+    return s.split("[\\s(;]", 2)[0].toUpperCase(java.util.Locale.ROOT);
   }
 
   /**
@@ -382,6 +600,7 @@ final class ConsoleApi {
       body.putNull("outcome");
       body.set("functions", functions);
       graphOf(body, problems);
+      timeline(body);
       return body;
     }
     ExecutionQueries.Detail d = found.get();
@@ -390,6 +609,7 @@ final class ConsoleApi {
     body.set("outcome", d.outcome() == null ? null : outcome(d.outcome()));
     body.set("functions", functions);
     graphOf(body, problems);
+    timeline(body);
     return body;
   }
 
@@ -520,11 +740,119 @@ final class ConsoleApi {
         o.put("at", r.get("event_time") == null ? null : String.valueOf(r.get("event_time")));
         o.set("latencyUs", Json.MAPPER.valueToTree(r.get("latency_us")));
         o.put("mode", r.get("mode") == null ? ProvenanceSchema.MODE_RAN : String.valueOf(r.get("mode")));
+        if (r.get("event_time") instanceof Instant at) { // a real sink's TIMESTAMP: the transaction's start
+          o.put("startUs", at.getEpochSecond() * 1_000_000L + at.getNano() / 1_000);
+        }
+        o.putArray("reads");
+        o.putArray("writes");
       }
+      touches(id, a, problems);
       return a;
     } catch (Refusal r) {
       problem(problems, "sink", r.getMessage());
       return null;
+    }
+  }
+
+  /**
+   * Adds to each function execution in {@code functions} the records it read ({@code reads}: table, key, keyed) and
+   * wrote ({@code writes}: with the event type), from the sink's events tables; a problem says why if they cannot be
+   * read.
+   */
+  private void touches(String executionId, ArrayNode functions, ArrayNode problems) {
+    if (functions.isEmpty()) {
+      return;
+    }
+    try {
+      List<ConsoleQueries.Touch> touches = query("reading the records the functions read and wrote", () -> {
+        try (ProvenanceSink opened = openSink()) {
+          java.sql.Connection c = opened.connection();
+          boolean autoCommit = c.getAutoCommit();
+          c.setAutoCommit(false);
+          try {
+            org.apiary.provenance.ProvenanceQueries q = new org.apiary.provenance.ProvenanceQueries(c);
+            Map<String, org.apiary.provenance.ProvenanceTable> tables = q.applicationTables().isEmpty() ? Map.of()
+                : ConsoleQueries.eventsTables(q, ConsoleQueries.primaryKeys(db));
+            return ConsoleQueries.touches(q, tables, executionId);
+          } finally {
+            c.rollback();
+            c.setAutoCommit(autoCommit);
+          }
+        }
+      });
+      for (JsonNode f : functions) {
+        String exec = f.path("execId").asText();
+        for (ConsoleQueries.Touch t : touches) {
+          if (t.execId().equals(exec)) {
+            ObjectNode o = ((ObjectNode) f).withArray(ProvenanceSchema.READ.equals(t.event()) ? "reads" : "writes")
+                .addObject().put("table", t.table()).put("key", t.key()).put("keyed", t.keyed());
+            if (!ProvenanceSchema.READ.equals(t.event())) {
+              o.put("event", t.event());
+            }
+          }
+        }
+      }
+    } catch (Refusal r) {
+      problem(problems, "sink", r.getMessage());
+    }
+  }
+
+  /**
+   * Adds {@code timeline}: one bar per function execution (its transaction's start and its latency), coloured by
+   * outcome, on an axis from the earliest start (the execution's or a function's) to the latest end; the failed
+   * function, which captured nothing (its transaction rolled back), spans from the last captured end to the
+   * execution's end. {@code null} where the function executions or their times are not known.
+   */
+  private static void timeline(ObjectNode body) {
+    JsonNode functions = body.get("functions");
+    JsonNode e = body.get("execution");
+    Long started = micros(e.path("startedAt").asText(null));
+    Long finished = micros(e.path("finishedAt").asText(null));
+    if (functions == null || !functions.isArray() || started == null) {
+      body.putNull("timeline");
+      return;
+    }
+    long origin = started;
+    long end = finished == null ? started : finished;
+    for (JsonNode f : functions) {
+      if (!f.has("startUs")) {
+        body.putNull("timeline");
+        return;
+      }
+      origin = Math.min(origin, f.get("startUs").asLong());
+      end = Math.max(end, f.get("startUs").asLong() + f.path("latencyUs").asLong(0));
+    }
+    ObjectNode t = body.putObject("timeline");
+    ArrayNode bars = t.putArray("bars");
+    long lastEnd = origin;
+    for (JsonNode f : functions) {
+      long s = f.get("startUs").asLong();
+      long d = f.path("latencyUs").asLong(0);
+      lastEnd = Math.max(lastEnd, s + d);
+      bars.addObject().put("function", f.get("function").asText()).put("key", f.path("partitionKey").asText(null))
+          .put("execId", f.path("execId").asText(null))
+          .put("outcome", ProvenanceSchema.MODE_RECORDED.equals(f.path("mode").asText()) ? RECORDED : OK)
+          .put("startUs", s - origin).put("durationUs", d);
+    }
+    JsonNode outcome = body.get("outcome");
+    if ("FAILED".equals(e.path("status").asText()) && outcome != null && outcome.hasNonNull("function")) {
+      bars.addObject().put("function", outcome.get("function").asText()).putNull("key").putNull("execId")
+          .put("outcome", FAILED).put("startUs", lastEnd - origin).put("durationUs", Math.max(0, end - lastEnd))
+          .put("error", outcome.path("message").asText(null));
+    }
+    t.put("startedAt", Instant.EPOCH.plus(origin, java.time.temporal.ChronoUnit.MICROS).toString())
+        .put("spanUs", end - origin);
+  }
+
+  private static Long micros(String instant) {
+    if (instant == null) {
+      return null;
+    }
+    try {
+      Instant i = Instant.parse(instant);
+      return i.getEpochSecond() * 1_000_000L + i.getNano() / 1_000;
+    } catch (java.time.format.DateTimeParseException ex) {
+      return null; // a sink's timestamp without a zone: no axis
     }
   }
 
@@ -600,8 +928,26 @@ final class ConsoleApi {
     } catch (Refusal r) {
       problem(problems, "database", r.getMessage());
     }
+    long since = System.currentTimeMillis() - STATS_WINDOW.toMillis();
+    body.put("statsSince", Instant.ofEpochMilli(since).toString());
+    try {
+      Map<String, ConsoleQueries.GraphStats> stats = query("counting the graphs' executions",
+          () -> ConsoleQueries.graphStats(db, since));
+      for (JsonNode g : graphs) {
+        ConsoleQueries.GraphStats st = stats.get(g.get("name").asText());
+        ObjectNode o = ((ObjectNode) g).putObject("lastHour");
+        o.put("calls", st == null ? 0 : st.calls()).put("failures", st == null ? 0 : st.failures())
+            .put("ended", st == null ? 0 : st.ended()).put("p50Ms", st == null ? null : st.p50Ms())
+            .put("p99Ms", st == null ? null : st.p99Ms());
+      }
+    } catch (Refusal r) {
+      problem(problems, "database", r.getMessage());
+    }
     return body;
   }
+
+  /** The window of the graphs page's calls, failures and latencies. */
+  static final java.time.Duration STATS_WINDOW = java.time.Duration.ofHours(1);
 
   /** The graph as a DAG: SOURCE, its functions, SINK; its edges with IDs and value kinds. */
   static void dag(RegisteredGraph g, ObjectNode into) {
@@ -671,9 +1017,61 @@ final class ConsoleApi {
       problem(problems, "database", r.getMessage());
     }
     if (config.sinkUrl() != null) {
-      body.putObject("sink").put("url", ProvenanceSink.redact(config.sinkUrl()));
+      ObjectNode sink = body.putObject("sink").put("url", ProvenanceSink.redact(config.sinkUrl()));
+      try {
+        query("reaching the provenance sink", () -> sinkSql("SELECT 1 AS one"));
+        sink.put("reachable", true);
+      } catch (Refusal r) {
+        sink.put("reachable", false);
+        problem(problems, "sink", r.getMessage());
+      }
     }
+    backlog(body, problems);
     return body;
+  }
+
+  /**
+   * Adds {@code provenance}: the captured writes VoltDB's export streams hold ({@code exportBacklog}, by stream),
+   * and each server's spooler as it last reported it under the spill root ({@code servers}: rows in memory, on
+   * disk, loaded, dropped, the last error, the report's age); {@code servers} is null without a spill root.
+   */
+  private void backlog(ObjectNode body, ArrayNode problems) {
+    ObjectNode p = body.putObject("provenance");
+    try {
+      Map<String, Long> pending = query("reading the export backlog",
+          () -> org.apiary.runtime.provenance.ExportBacklog.bySource(db));
+      ObjectNode export = p.putObject("exportBacklog");
+      pending.forEach(export::put);
+    } catch (Refusal r) {
+      p.putNull("exportBacklog");
+      problem(problems, "database", r.getMessage());
+    }
+    if (config.spillRoot() == null) {
+      p.putNull("servers");
+      return;
+    }
+    try {
+      List<org.apiary.runtime.provenance.BacklogReport> reports = query("reading the servers' backlog reports",
+          () -> org.apiary.runtime.provenance.BacklogReport.readAll(config.spillRoot()));
+      ArrayNode servers = p.putArray("servers");
+      Instant now = Instant.now();
+      for (org.apiary.runtime.provenance.BacklogReport b : reports) {
+        ObjectNode o = servers.addObject().put("server", b.server()).put("pid", b.pid())
+            .put("rowsWaiting", b.rowsWaiting()).put("rowsInMemory", b.rowsInMemory())
+            .put("rowsOnDisk", b.rowsOnDisk()).put("rowsLoaded", b.rowsLoaded()).put("rowsDropped", b.rowsDropped())
+            .put("lastError", b.lastError() == null ? null : ProvenanceSink.redact(b.lastError()))
+            .put("refusing", b.refusing()).put("stopped", b.stopped()).put("reportedAt", b.at());
+        try {
+          o.put("reportAgeSeconds", Math.max(0, java.time.Duration.between(Instant.parse(b.at()), now).toMillis())
+              / 1000.0);
+        } catch (java.time.format.DateTimeParseException e) {
+          o.putNull("reportAgeSeconds");
+        }
+      }
+    } catch (Refusal r) {
+      p.putNull("servers");
+      problem(problems, "spooler", r.getMessage());
+    }
   }
 
   // --- plumbing ---

@@ -17,9 +17,12 @@ import java.util.Objects;
  *     transactions it rolls back, rather than opening it read-only
  * @param credentialsRequired whether every request needs an API key with {@code role}; {@code false} only where the
  *     service it belongs to serves without keys ({@code apiary start --no-credentials}), on loopback
+ * @param spillRoot the provenance spill directory the database servers write their backlog reports under (each
+ *     server in a subdirectory of its own), for the cluster page's per-server backlog; {@code null} if not known
  */
 public record ConsoleConfig(String bind, int port, String sinkUrl, String role, int queryThreads,
-                            Duration queryTimeout, boolean sinkInProcess, boolean credentialsRequired) {
+                            Duration queryTimeout, boolean sinkInProcess, boolean credentialsRequired,
+                            java.nio.file.Path spillRoot) {
   /** Loopback. */
   public static final String LOOPBACK = "127.0.0.1";
 
@@ -47,29 +50,37 @@ public record ConsoleConfig(String bind, int port, String sinkUrl, String role, 
   /** Loopback on {@code port}, no sink, the role {@code admin}, 4 query threads, a 5-s timeout. */
   public static ConsoleConfig defaults(int port) {
     return new ConsoleConfig(LOOPBACK, port, null, org.apiary.AccessPolicy.ADMIN_ROLE, 4, Duration.ofSeconds(5),
-        false, true);
+        false, true, null);
   }
 
   public ConsoleConfig withBind(String address) {
     return new ConsoleConfig(address, port, sinkUrl, role, queryThreads, queryTimeout, sinkInProcess,
-        credentialsRequired);
+        credentialsRequired, spillRoot);
   }
 
   public ConsoleConfig withSink(String url) {
-    return new ConsoleConfig(bind, port, url, role, queryThreads, queryTimeout, sinkInProcess, credentialsRequired);
+    return new ConsoleConfig(bind, port, url, role, queryThreads, queryTimeout, sinkInProcess,
+        credentialsRequired, spillRoot);
   }
 
   public ConsoleConfig withRole(String name) {
     return new ConsoleConfig(bind, port, sinkUrl, name, queryThreads, queryTimeout, sinkInProcess,
-        credentialsRequired);
+        credentialsRequired, spillRoot);
   }
 
   public ConsoleConfig withSinkInProcess(boolean inProcess) {
-    return new ConsoleConfig(bind, port, sinkUrl, role, queryThreads, queryTimeout, inProcess, credentialsRequired);
+    return new ConsoleConfig(bind, port, sinkUrl, role, queryThreads, queryTimeout, inProcess,
+        credentialsRequired, spillRoot);
   }
 
   public ConsoleConfig withCredentialsRequired(boolean required) {
-    return new ConsoleConfig(bind, port, sinkUrl, role, queryThreads, queryTimeout, sinkInProcess, required);
+    return new ConsoleConfig(bind, port, sinkUrl, role, queryThreads, queryTimeout, sinkInProcess, required, spillRoot);
+  }
+
+  /** The same, reading the servers' backlog reports under {@code root} ({@code null}: none). */
+  public ConsoleConfig withSpillRoot(java.nio.file.Path root) {
+    return new ConsoleConfig(bind, port, sinkUrl, role, queryThreads, queryTimeout, sinkInProcess,
+        credentialsRequired, root);
   }
 
   @Override

@@ -36,6 +36,12 @@ public final class ConsoleServer implements AutoCloseable {
    * @throws IOException if the address cannot be bound
    */
   public static ConsoleServer start(ApiaryDatabase db, ConsoleConfig config) throws IOException {
+    return start(db, config, ConsoleApi.SQL_TIMEOUT);
+  }
+
+  /** As {@link #start(ApiaryDatabase, ConsoleConfig)}, the SQL page's queries stopped after {@code sqlTimeout}. */
+  static ConsoleServer start(ApiaryDatabase db, ConsoleConfig config, java.time.Duration sqlTimeout)
+      throws IOException {
     AtomicInteger n = new AtomicInteger();
     ThreadPoolExecutor queries = new ThreadPoolExecutor(config.queryThreads(), config.queryThreads(), 30,
         TimeUnit.SECONDS, new ArrayBlockingQueue<>(QUERY_QUEUE), r -> {
@@ -44,7 +50,7 @@ public final class ConsoleServer implements AutoCloseable {
           return t;
         }, new ThreadPoolExecutor.AbortPolicy());
     queries.allowCoreThreadTimeOut(true);
-    ConsoleApi api = new ConsoleApi(db, config, queries);
+    ConsoleApi api = new ConsoleApi(db, config, queries, sqlTimeout);
     try {
       HttpEndpoint endpoint = HttpEndpoint.start(config.bind(), config.port(), api::handle, "console",
           config.queryThreads() + 2);

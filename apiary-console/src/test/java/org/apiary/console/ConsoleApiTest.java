@@ -228,6 +228,13 @@ class ConsoleApiTest {
           || body.contains("@import"), page + " loads nothing from elsewhere");
     }
     assertTrue(Http.send("GET", console.url() + "/", null).header("content-type").startsWith("text/html"));
+    // One page chrome: console.js builds the header; no page repeats it.
+    for (String page : List.of("/executions.html", "/execution.html", "/record.html", "/graphs.html", "/cluster.html",
+        "/sql.html")) {
+      String html = Http.send("GET", console.url() + page, null).body();
+      assertFalse(html.contains("<header") || html.contains("<nav") || html.contains("key-form"), page);
+      assertTrue(html.contains("<script src=\"/console.js\" defer></script>"), page);
+    }
     String js = Http.send("GET", console.url() + "/console.js", null).body();
     assertFalse(js.contains("innerHTML") || js.contains("outerHTML") || js.contains("insertAdjacentHTML")
         || js.contains("document.write") || js.contains("eval("), "data is inserted as text only");
@@ -542,6 +549,195 @@ class ConsoleApiTest {
       assertTrue(list.toString().contains("invocations past the log's retention are not listed"), list.toString());
       assertEquals("sink", list.at("/problems/0/source").asText(), list.toString());
     }
+  }
+
+  /**
+   * Issue 43 item 3: per graph, its logged executions started within the last hour, those that failed, and the
+   * nearest-rank p50 and p99 of the ended ones' durations, as an oracle computes them from the log's rows here
+   * (sorted in Java, where the console ranks them in SQL).
+   */
+  @Test
+  void graphsCountCallsFailuresAndLatencyPercentilesOverTheLastHour() throws Exception {
+    JsonNode graphs = ok(get("/api/graphs"));
+    long since = Instant.parse(graphs.get("statsSince").asText()).toEpochMilli();
+    assertTrue(Math.abs(System.currentTimeMillis() - 3_600_000L - since) < 60_000, graphs.get("statsSince").asText());
+    int checked = 0;
+    for (JsonNode g : graphs.get("graphs")) {
+      String name = g.get("name").asText();
+      org.voltdb.VoltTable t = db.callAdmin("the oracle", "@AdHoc", "SELECT status, SINCE_EPOCH(MICROSECOND, "
+          + "finished_at) - SINCE_EPOCH(MICROSECOND, started_at), CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END FROM "
+          + org.apiary.runtime.SystemSchema.INVOCATIONS + " WHERE graph = ? AND started_at >= "
+          + "TO_TIMESTAMP(MILLISECOND, ?)", name, since).getResults()[0];
+      long calls = 0;
+      long failures = 0;
+      List<Long> durations = new ArrayList<>();
+      while (t.advanceRow()) {
+        calls++;
+        failures += "FAILED".equals(t.getString(0)) ? 1 : 0;
+        long d = t.getLong(1);
+        if (t.getLong(2) == 1) {
+          durations.add(d);
+        }
+      }
+      java.util.Collections.sort(durations);
+      JsonNode h = g.get("lastHour");
+      assertEquals(calls, h.get("calls").asLong(), name + ": " + h);
+      assertEquals(failures, h.get("failures").asLong(), name + ": " + h);
+      assertEquals(durations.size(), h.get("ended").asLong(), name + ": " + h);
+      if (durations.isEmpty()) {
+        assertTrue(h.get("p50Ms").isNull() && h.get("p99Ms").isNull(), name + ": " + h);
+      } else {
+        long p50 = durations.get((int) Math.ceil(0.50 * durations.size()) - 1);
+        long p99 = durations.get((int) Math.ceil(0.99 * durations.size()) - 1);
+        assertEquals(p50 / 1000.0, h.get("p50Ms").asDouble(), 1e-9, name + ": " + h);
+        assertEquals(p99 / 1000.0, h.get("p99Ms").asDouble(), 1e-9, name + ": " + h);
+        assertTrue(h.get("p50Ms").asDouble() <= h.get("p99Ms").asDouble(), h.toString());
+      }
+      if (name.equals("bumpAndReport")) {
+        assertTrue(h.get("calls").asLong() >= OK_RUNS + 1, h.toString());
+        checked++;
+      } else if (name.equals("failing")) {
+        assertTrue(h.get("failures").asLong() >= 1, h.toString());
+        checked++;
+      }
+    }
+    assertEquals(2, checked, graphs.toString());
+  }
+
+  /**
+   * Issue 43 item 3 (cluster): the provenance backlog each server last reported under the spill root, and a sink
+   * that cannot be reached named as a problem (the page's banner) while the rest still answers.
+   */
+  @Test
+  void clusterShowsEachServersBacklogAndAnUnreachableSink(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    java.nio.file.Path server = java.nio.file.Files.createDirectories(dir.resolve("server-a"));
+    String at = Instant.now().minusSeconds(3).toString();
+    Json.MAPPER.writeValue(server.resolve(org.apiary.runtime.provenance.BacklogReport.FILE).toFile(),
+        new org.apiary.runtime.provenance.BacklogReport("/srv/voltdbroot", 4242, 17, 5, 900, 0,
+            "cannot reach the sink", null, false, at));
+    String sink = "jdbc:postgresql://127.0.0.1:1/apiary?user=apiary&password=hunter2";
+    try (ConsoleServer c = ConsoleServer.start(db, ConsoleConfig.defaults(0).withSink(sink).withSpillRoot(dir))) {
+      RawHttp.Response r = Http.send("GET", c.url() + "/api/cluster", admin);
+      JsonNode body = ok(r);
+      JsonNode b = body.at("/provenance/servers/0");
+      assertEquals("/srv/voltdbroot", b.get("server").asText(), body.toString());
+      assertEquals(4242, b.get("pid").asLong());
+      assertEquals(22, b.get("rowsWaiting").asLong());
+      assertEquals(17, b.get("rowsInMemory").asLong());
+      assertEquals(5, b.get("rowsOnDisk").asLong());
+      assertEquals(900, b.get("rowsLoaded").asLong());
+      assertEquals("cannot reach the sink", b.get("lastError").asText());
+      assertTrue(b.get("reportAgeSeconds").asDouble() >= 3, b.toString());
+      assertTrue(body.at("/provenance/exportBacklog").isObject(), body.toString());
+      assertFalse(body.at("/sink/reachable").asBoolean(), body.toString());
+      assertEquals(List.of("sink"), sources(body), body.toString());
+      assertTrue(body.at("/database/partitions").asLong() >= 1, "the rest still answers: " + body);
+      assertFalse(r.body().contains("hunter2"), r.body());
+    }
+    try (ConsoleServer c = ConsoleServer.start(db, ConsoleConfig.defaults(0))) {
+      JsonNode body = ok(Http.send("GET", c.url() + "/api/cluster", admin));
+      assertTrue(body.at("/provenance/servers").isNull(), "no spill root, no reports: " + body);
+      assertTrue(body.get("problems").isEmpty(), body.toString());
+    }
+  }
+
+  /** With the database down every page's JSON still answers, naming the database and why. */
+  @Test
+  void withTheDatabaseDownPagesStillAnswerNamingIt() throws Exception {
+    // A client of the test database, closed: every call to VoltDB through it fails, as with the database down.
+    ApiaryDatabase closed = ApiaryDatabase.open(org.apiary.database.DatabaseConfig.external(
+        db.clientAddresses().toArray(String[]::new)));
+    closed.close();
+    try (ConsoleServer c = ConsoleServer.start(closed, ConsoleConfig.defaults(0).withCredentialsRequired(false))) {
+      for (String path : List.of("/api/cluster", "/api/graphs", "/api/executions")) {
+        JsonNode body = ok(Http.send("GET", c.url() + path, null));
+        assertTrue(sources(body).contains("database"), path + ": " + body);
+        assertFalse(body.at("/problems/0/message").asText().isBlank(), body.toString());
+      }
+    }
+  }
+
+  private static List<String> sources(JsonNode body) {
+    List<String> s = new ArrayList<>();
+    body.get("problems").forEach(p -> s.add(p.get("source").asText()));
+    return s;
+  }
+
+  /**
+   * Issue 43 item 3 (SQL): SELECT and WITH only, a write refused with 400 naming it; at most 1,000 rows, more said;
+   * a query running past the limit stopped with a message (2 s here; 10 s by default).
+   */
+  @Test
+  void theSqlPageRunsReadsOnlyAtMostAThousandRowsAndStopsSlowQueries(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    String sink = "jdbc:duckdb:" + dir.resolve("sql.duckdb");
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection(sink);
+         java.sql.Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE FunctionInvocations (event_time BIGINT, exec_id BIGINT, function_name VARCHAR, "
+          + "execution_id VARCHAR, partition_key VARCHAR, latency_us BIGINT, mode VARCHAR)");
+      st.execute("INSERT INTO FunctionInvocations VALUES (1, 11, 'bump', 'x', '1', 40, 'ran')");
+    }
+    assertEquals(Duration.ofSeconds(10), ConsoleApi.SQL_TIMEOUT);
+    try (ConsoleServer c = ConsoleServer.start(db, ConsoleConfig.defaults(0).withSink(sink), Duration.ofSeconds(2))) {
+      for (String write : List.of("DELETE FROM FunctionInvocations", "INSERT INTO FunctionInvocations VALUES (2, 12, "
+          + "'x', 'y', '1', 1, 'ran')", "DROP TABLE FunctionInvocations", "/* hi */ UPDATE FunctionInvocations SET "
+          + "mode = 'x'", "COPY FunctionInvocations TO 'out.csv'", "VALUES (1)")) {
+        RawHttp.Response r = Http.send("GET", c.url() + "/api/sql?query=" + enc(write), admin);
+        assertEquals(400, r.status(), write + ": " + r.body());
+        assertEquals("query", json(r).get("field").asText(), r.body());
+        assertTrue(json(r).get("error").asText().contains("SELECT and WITH"), r.body());
+      }
+      // A write behind a read: refused by the sink, or undone with the transaction it ran in.
+      RawHttp.Response hidden = Http.send("GET", c.url() + "/api/sql?query=" + enc("SELECT 1; DELETE FROM "
+          + "FunctionInvocations"), admin);
+      assertTrue(hidden.status() == 200 || hidden.status() == 400, hidden.body());
+      JsonNode one = ok(Http.send("GET", c.url() + "/api/sql?query=" + enc("WITH f AS (SELECT * FROM "
+          + "FunctionInvocations) SELECT function_name, latency_us FROM f"), admin));
+      assertEquals("[[\"bump\",\"40\"]]", one.get("rows").toString(), one.toString());
+      assertFalse(one.get("truncated").asBoolean());
+      assertEquals("[[\"1\"]]", ok(Http.send("GET", c.url() + "/api/sql?query=" + enc("SELECT COUNT(*) FROM "
+          + "FunctionInvocations"), admin)).get("rows").toString(), "the refused writes changed nothing");
+
+      JsonNode many = ok(Http.send("GET", c.url() + "/api/sql?query=" + enc("SELECT range AS n FROM "
+          + "range(1500)"), admin));
+      assertEquals(1000, many.get("rows").size());
+      assertTrue(many.get("truncated").asBoolean(), many.get("message").toString());
+      assertTrue(many.get("message").asText().contains("1000"), many.get("message").asText());
+      JsonNode exactly = ok(Http.send("GET", c.url() + "/api/sql?query=" + enc("SELECT range AS n FROM "
+          + "range(1000)"), admin));
+      assertEquals(1000, exactly.get("rows").size());
+      assertFalse(exactly.get("truncated").asBoolean());
+
+      long started = System.nanoTime();
+      RawHttp.Response slow = Http.send("GET", c.url() + "/api/sql?query=" + enc("SELECT SUM(a.range * "
+          + "b.range) FROM range(1000000) a, range(1000000) b"), admin);
+      long tookMs = (System.nanoTime() - started) / 1_000_000;
+      assertEquals(504, slow.status(), slow.body());
+      assertTrue(json(slow).get("error").asText().contains("was stopped"), slow.body());
+      assertTrue(tookMs >= 1_900 && tookMs < 8_000, tookMs + " ms");
+      // Cancelled, not left running: within 3 s no query thread of the console uses the CPU any more.
+      java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+      long busy = Long.MAX_VALUE;
+      for (long deadline = System.nanoTime() + 3_000_000_000L; System.nanoTime() < deadline && busy > 50_000_000L; ) {
+        long before = queryThreadsCpu(threads);
+        Thread.sleep(300);
+        busy = queryThreadsCpu(threads) - before;
+      }
+      assertTrue(busy <= 50_000_000L, "the stopped query still runs: " + busy / 1_000_000 + " ms of CPU in 300 ms");
+      ok(Http.send("GET", c.url() + "/api/sql?query=" + enc("SELECT 1"), admin));
+    }
+  }
+
+  /** The CPU time (ns) of every console query thread in this JVM. */
+  private static long queryThreadsCpu(java.lang.management.ThreadMXBean threads) {
+    long sum = 0;
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.getName().startsWith("console-query-")) {
+        sum += Math.max(0, threads.getThreadCpuTime(t.getId()));
+      }
+    }
+    return sum;
   }
 
   private static java.time.LocalDateTime utc(long micros) {

@@ -83,6 +83,7 @@ class ConsoleBrowserTest {
   private String admin;
   private String run;
   private final long item = 4400L + (System.nanoTime() & 0x3f) * 10; // this run's items: item .. item + 3
+  private final long chain = item + 5; // and chain .. chain + 2
 
   @BeforeAll
   void start(TestDatabase database) throws Exception {
@@ -105,8 +106,9 @@ class ConsoleBrowserTest {
     // then explode fails: one page shows both outcomes.
     Invocation firstAttempt = new Invocation(Map.of("source", List.of(Json.tree(1L))), run + "retry", true,
         "failing", null, false, false, null);
-    new FunctionInvoker(db, FunctionCatalog.load(db)).callAsync("bump", item + 3, firstAttempt)
-        .get(60, TimeUnit.SECONDS);
+    FunctionInvoker invoker = new FunctionInvoker(db, FunctionCatalog.load(db));
+    invoker.callAsync("bump", item + 3, firstAttempt).get(60, TimeUnit.SECONDS);
+    invoker.callGlobal("stockRange", chain, chain + 3); // a lineage three steps deep, as ConsoleProvenanceTest's
     try (ApiaryClient client = ApiaryClient.connect(ClientConfig.of(frontend.endpoint())
         .withAttemptTimeout(Duration.ofSeconds(60)))) {
       client.invoke(InvocationRequest.of("itemLifecycle", item, "widget").withId(run + "ok"));
@@ -115,6 +117,10 @@ class ConsoleBrowserTest {
       client.invoke(InvocationRequest.of("fanOut", null, 3).withId(run + "fan"));
       assertThrows(FunctionFailedException.class, () -> client.invoke(InvocationRequest.of("failing", item + 3, 1L)
           .withId(run + "retry")));
+      client.invoke(InvocationRequest.of("readThenSetTwo", null, List.of(chain, chain + 1, 7L)).withId(run + "e1"));
+      client.invoke(InvocationRequest.of("readThenSetTwo", null, List.of(chain + 1, chain + 2, 8L))
+          .withId(run + "e2"));
+      client.invoke(InvocationRequest.of("readItem", chain + 2, "x").withId(run + "e3"));
     }
     admin = Credentials.create(db, "console-browser", Set.of(Credentials.ADMIN_ROLE)).apiKey();
     String sink = db.config().provenance().sinkUrl();
@@ -147,7 +153,7 @@ class ConsoleBrowserTest {
       functions = count(sink, "SELECT COUNT(*) FROM FunctionInvocations WHERE execution_id LIKE ?");
       ended = count(sink, "SELECT COUNT(*) FROM Invocations WHERE invocation_id LIKE ?");
       // ok: stock, audit; fan: spread, hit x3; retry: bump ran, bump answered from its record
-      if (functions >= 8 && ended >= 4) {
+      if (functions >= 11 && ended >= 7) { // and e1, e2, e3 one each
         return;
       }
       Thread.sleep(200);
@@ -203,8 +209,8 @@ class ConsoleBrowserTest {
     // Executions, filtered by a shareable URL.
     open("/executions.html?prefix=" + enc(run));
     List<WebElement> rows = browser.findElements(By.cssSelector("#executions tbody tr"));
-    assertEquals(4, rows.size(), text("content"));
-    assertTrue(text("summary").startsWith("4 matching executions"), text("summary"));
+    assertEquals(7, rows.size(), text("content"));
+    assertTrue(text("summary").startsWith("7 matching executions"), text("summary"));
     assertTrue(text("executions").contains("FAILED") && text("executions").contains("stockThenFail")
         && text("executions").contains("fanOut"), text("executions"));
     shot("executions");
@@ -218,9 +224,20 @@ class ConsoleBrowserTest {
     assertEquals("failed", outcome("stockThenFail"));
     assertTrue(text("legend").contains("answered from record"), text("legend"));
     assertTrue(text("facts").contains("FAILED"), text("facts"));
+    WebElement failedBar = browser.findElement(By.cssSelector("#timeline g.bar[data-function='stockThenFail']"));
+    assertEquals("failed", failedBar.getAttribute("data-outcome"));
+    assertTrue(text("functions").contains("stockThenFail fails"), "the error: " + text("functions"));
     open("/execution.html?id=" + enc(run + "ok"));
     assertEquals("ok", outcome("stock"));
     assertEquals("ok", outcome("audit"));
+    // The timeline: a bar per function execution; the functions' reads and writes link to the record page.
+    assertEquals(2, browser.findElements(By.cssSelector("#timeline g.bar.o-ok")).size(), text("content"));
+    assertTrue(text("functions").contains("items id=" + item + " (insert)"), text("functions"));
+    assertTrue(text("functions").contains("items id=" + item + " (delete)"), text("functions"));
+    shot("execution-ok");
+    browser.findElements(By.cssSelector("#functions a.record-link")).get(0).click();
+    awaitLoaded();
+    assertTrue(browser.getCurrentUrl().contains("/record.html?table=items"), browser.getCurrentUrl());
     // The retry: bump answered from its record, explode failed.
     open("/execution.html?id=" + enc(run + "retry"));
     assertEquals("answered from record", outcome("bump"));
@@ -238,13 +255,26 @@ class ConsoleBrowserTest {
     assertTrue(versions.contains("insert") && versions.contains("update") && versions.contains("delete"), versions);
     assertTrue(versions.contains(run + "ok") && versions.contains("stock") && versions.contains("audit"), versions);
     assertTrue(text("readers").contains("audit"), text("readers"));
+    // Its lineage: the record, audit's execution that read it, and the record it deleted (the same one).
+    assertTrue(browser.findElements(By.cssSelector("#lineage a.lineage-execution")).size() >= 1, text("content"));
+    assertTrue(text("lineage-summary").startsWith("2 nodes"), text("lineage-summary"));
     shot("record");
+    // A lineage three steps deep: chain -> e1 -> chain+1 -> e2 -> chain+2 -> e3, each a link.
+    open("/record.html?table=items&key=" + enc("id=" + chain));
+    assertTrue(text("lineage-summary").startsWith("6 nodes, 9 edges"), text("lineage-summary"));
+    assertEquals(3, browser.findElements(By.cssSelector("#lineage a.lineage-execution")).size());
+    assertNoOverlap();
+    shot("lineage");
 
     // Graphs: each a DAG; fanOut's three nodes and SINK, none overlapping.
     open("/graphs.html");
     WebElement fan = browser.findElement(By.cssSelector("section[data-graph='fanOut']"));
     assertEquals(4, fan.findElements(By.cssSelector("g.node")).size(), fan.getText());
     assertTrue(fan.getText().contains("keys"), "edge labels: " + fan.getText());
+    String stats = browser.findElement(By.cssSelector("[data-stats='fanOut']")).getText();
+    assertTrue(stats.contains("calls") && stats.contains("p99"), stats);
+    String failing = browser.findElement(By.cssSelector("[data-stats='stockThenFail']")).getText();
+    assertTrue(failing.matches("(?s).*[1-9]\\d* failures.*"), failing);
     assertNoOverlap();
     shot("graphs");
 
@@ -253,6 +283,10 @@ class ConsoleBrowserTest {
     assertTrue(text("frontends").contains(frontend.endpoint()) && text("frontends").contains("live"),
         text("frontends"));
     assertTrue(text("counts").contains("FAILED"), text("counts"));
+    assertTrue(text("sink").contains("reachable"), text("sink"));
+    // The backlog section (each server's values: ConsoleApiTest.clusterShowsEachServersBacklogAndAnUnreachableSink).
+    assertTrue(text("export-backlog").contains("export streams"), text("export-backlog"));
+    assertTrue(browser.findElement(By.id("backlog")).isDisplayed());
     shot("cluster");
 
     // SQL: an example runs; a write is refused with the reason.
@@ -260,6 +294,8 @@ class ConsoleBrowserTest {
         + run + "retry' GROUP BY mode ORDER BY mode"));
     assertTrue(text("result").contains("recorded") && text("result").contains("ran"), text("result"));
     shot("sql");
+    open("/sql.html?query=" + enc("SELECT range AS n FROM range(1500)"));
+    assertTrue(text("sql-summary").contains("first 1000 rows"), text("sql-summary"));
     open("/sql.html?query=" + enc("DELETE FROM FunctionInvocations"));
     assertTrue(text("banner").contains("refused"), text("banner"));
     List<String> errors = consoleErrors();
@@ -276,6 +312,13 @@ class ConsoleBrowserTest {
   }
 
   private void awaitLoaded() {
+    awaitLoadedOnly();
+    List<WebElement> current = browser.findElements(By.cssSelector("header nav a.current"));
+    assertEquals(1, current.size(), "one header, its page marked: " + browser.getCurrentUrl());
+    assertEquals(5, browser.findElements(By.cssSelector("header nav a")).size());
+  }
+
+  private void awaitLoadedOnly() {
     new WebDriverWait(browser, WAIT).until(d -> {
       Object loaded = ((JavascriptExecutor) d).executeScript("return document.body.getAttribute('data-loaded')");
       return loaded != null;
@@ -308,7 +351,7 @@ class ConsoleBrowserTest {
   @SuppressWarnings("unchecked")
   private void assertNoOverlap() {
     List<List<Number>> boxes = (List<List<Number>>) ((JavascriptExecutor) browser).executeScript(
-        "return [...document.querySelectorAll('svg.dag')].flatMap((s, i) => [...s.querySelectorAll('g.node rect')]"
+        "return [...document.querySelectorAll('svg.dag')].flatMap((s, i) => [...s.querySelectorAll('.node rect')]"
             + ".map(r => { const b = r.getBoundingClientRect(); return [i, b.left, b.top, b.right, b.bottom]; }))");
     assertTrue(boxes.size() >= 2, "nodes drawn: " + boxes);
     for (int i = 0; i < boxes.size(); i++) {
@@ -326,9 +369,23 @@ class ConsoleBrowserTest {
     }
   }
 
+  /** A PNG of the whole page (up to 1,800 pixels high), 1280 wide. */
   private void shot(String page) throws Exception {
-    byte[] png = ((org.openqa.selenium.TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES);
-    Files.write(SHOTS.resolve(page + ".png"), png);
+    long height = (Long) ((JavascriptExecutor) browser).executeScript(
+        "return Math.ceil(document.documentElement.scrollHeight)");
+    org.openqa.selenium.Dimension size = browser.manage().window().getSize();
+    browser.manage().window().setSize(new org.openqa.selenium.Dimension(size.getWidth(),
+        (int) Math.min(1_800, Math.max(size.getHeight(), height + (size.getHeight() - viewportHeight())))));
+    try {
+      byte[] png = ((org.openqa.selenium.TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES);
+      Files.write(SHOTS.resolve(page + ".png"), png);
+    } finally {
+      browser.manage().window().setSize(size);
+    }
+  }
+
+  private long viewportHeight() {
+    return (Long) ((JavascriptExecutor) browser).executeScript("return window.innerHeight");
   }
 
   private static String enc(String s) {

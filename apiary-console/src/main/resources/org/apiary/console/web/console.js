@@ -59,6 +59,25 @@
   const executionLink = (id) => (id ? el('a', { href: '/execution.html?id=' + encodeURIComponent(id) }, id) : '');
   const badge = (cls, label) => el('span', { class: 'badge ' + cls }, label);
 
+  // --- the page chrome: one header for every page ---
+
+  const NAV = [['/', 'executions', 'Executions'], ['/graphs.html', 'graphs', 'Graphs'], ['/record.html', 'record', 'Record'],
+    ['/cluster.html', 'cluster', 'Cluster'], ['/sql.html', 'sql', 'SQL']];
+
+  function header(page) {
+    const current = page === 'execution' ? 'executions' : page;
+    return el('header', {},
+      el('a', { class: 'brand', href: '/' }, 'Apiary console'),
+      el('nav', {}, NAV.map(([href, name, label]) => el('a', {
+        href, 'data-nav': name, class: name === current ? 'current' : null,
+        'aria-current': name === current ? 'page' : null }, label))),
+      el('form', { id: 'key-form', autocomplete: 'off' },
+        el('label', { for: 'key-input' }, 'API key'),
+        el('input', { id: 'key-input', type: 'password', placeholder: 'admin key (kept in this tab only)', spellcheck: 'false' }),
+        el('button', { type: 'submit', id: 'key-save' }, 'Use'),
+        el('button', { type: 'button', id: 'key-forget' }, 'Forget')));
+  }
+
   // --- the key and the API ---
 
   function setupKey() {
@@ -263,20 +282,25 @@
       content.appendChild(legend());
       content.appendChild(dag(body.graph, true));
     }
+    if (body.timeline) {
+      content.appendChild(el('h2', {}, 'Timeline'));
+      content.appendChild(timeline(body.timeline));
+    }
     content.appendChild(el('h2', {}, 'Function executions'));
     if (body.functions === null) {
       content.appendChild(el('p', { class: 'empty' }, 'Not known: this console reads no provenance sink, or it cannot be read now.'));
     } else {
       const outcomes = new Map(((body.graph && body.graph.nodes) || []).map((n) => [n.id, n.outcome]));
-      content.appendChild(table(['Function', 'Key', 'Transaction (exec ID)', 'Latency (µs)', 'How', 'At'],
-        body.functions.map((f) => [f.function, f.partitionKey, f.execId, f.latencyUs,
-          f.mode === 'recorded' ? badge('o-recorded', '↺ answered from record') : badge('o-ok', '✓ ran'), f.at]),
-        { id: 'functions', numeric: ['Latency (µs)'], empty: 'No function execution of it is in the provenance sink.' }));
+      const rows = body.functions.map((f) => [f.function, f.partitionKey, f.execId, f.latencyUs,
+        f.mode === 'recorded' ? badge('o-recorded', '↺ answered from record') : badge('o-ok', '✓ ran'), '',
+        touched(f.reads), touched(f.writes)]);
       const failed = [...outcomes].filter(([, o]) => o === 'failed').map(([n]) => n);
-      if (failed.length) {
-        content.appendChild(el('p', {}, badge('o-failed', '✗ failed'), ' ' + failed.join(', ')
-          + (body.outcome && body.outcome.message ? ': ' + body.outcome.message : '')));
+      for (const n of failed) {
+        rows.push([n, '', '(rolled back)', '', badge('o-failed', '✗ failed'),
+          body.outcome && body.outcome.message ? body.outcome.message : '', '', '']);
       }
+      content.appendChild(table(['Function', 'Key', 'Transaction (exec ID)', 'Latency (µs)', 'Outcome', 'Error', 'Read', 'Wrote'],
+        rows, { id: 'functions', numeric: ['Latency (µs)'], empty: 'No function execution of it is in the provenance sink.' }));
     }
     if (body.request) {
       content.appendChild(el('h2', {}, 'Request'));
@@ -288,10 +312,125 @@
     }
   }
 
+  const recordLink = (table, key) => el('a', { href: '/record.html?table=' + encodeURIComponent(table)
+    + '&key=' + encodeURIComponent(key), class: 'record-link' }, table + ' ' + key);
+
+  function touched(list) {
+    if (!list || !list.length) return '';
+    return el('ul', { class: 'touched' }, list.map((t) => el('li', {},
+      t.keyed ? recordLink(t.table, t.key) : t.table + ' ' + t.key, t.event ? ' (' + t.event + ')' : '')));
+  }
+
+  // The timeline: one row per function execution, its bar from its transaction's start for its latency.
+  function timeline(t) {
+    const W = 1180;
+    const label = 220;
+    const row = 24;
+    const plot = W - label - 90;
+    const span = Math.max(t.spanUs, 1);
+    const x = (us) => label + (us / span) * plot;
+    const root = svg('svg', { class: 'timeline', id: 'timeline', width: W, height: t.bars.length * row + 30,
+      viewBox: '0 0 ' + W + ' ' + (t.bars.length * row + 30), role: 'img', 'aria-label': 'timeline' });
+    t.bars.forEach((b, i) => {
+      const y = i * row + 4;
+      const w = Math.max(3, (b.durationUs / span) * plot);
+      const g = svg('g', { class: 'bar o-' + outcomeClass(b.outcome), 'data-function': b.function, 'data-outcome': b.outcome });
+      g.appendChild(svg('text', { class: 'name', x: 0, y: y + 15 }, outcomeGlyph(b.outcome) + ' '
+        + truncate(b.function + (b.key ? ' [' + b.key + ']' : ''), 28)));
+      g.appendChild(svg('rect', { x: x(b.startUs), y, width: w, height: row - 8, rx: 3 }));
+      g.appendChild(svg('text', { class: 'dur', x: x(b.startUs) + w + 6, y: y + 14 },
+        b.outcome === 'failed' ? 'failed' : (b.durationUs / 1000).toFixed(2) + ' ms'));
+      g.appendChild(svg('title', {}, b.function + ' — ' + b.outcome + ', from ' + (b.startUs / 1000).toFixed(2)
+        + ' ms for ' + (b.durationUs / 1000).toFixed(2) + ' ms' + (b.error ? ': ' + b.error : '')));
+      root.appendChild(g);
+    });
+    const axisY = t.bars.length * row + 8;
+    root.appendChild(svg('line', { class: 'axis', x1: label, y1: axisY, x2: label + plot, y2: axisY }));
+    root.appendChild(svg('text', { class: 'tick', x: label, y: axisY + 16 }, '0 ms'));
+    root.appendChild(svg('text', { class: 'tick', x: label + plot, y: axisY + 16, 'text-anchor': 'end' },
+      (t.spanUs / 1000).toFixed(2) + ' ms'));
+    return el('div', { class: 'dag-wrap' }, root);
+  }
+
+  // A record's lineage, column by level: the record, its readers, what they wrote, ... drawn as SVG.
+  function lineageGraph(body) {
+    const colW = 200;
+    const boxW = 176;
+    const boxH = 34;
+    const gap = 12;
+    const levels = new Map();
+    for (const n of body.nodes) {
+      if (!levels.has(n.level)) levels.set(n.level, []);
+      levels.get(n.level).push(n);
+    }
+    const pos = new Map();
+    let height = 0;
+    for (const [level, ns] of levels) {
+      ns.forEach((n, i) => pos.set(n.id, { x: 10 + level * colW, y: 10 + i * (boxH + gap) }));
+      height = Math.max(height, 10 + ns.length * (boxH + gap));
+    }
+    const cols = Math.max(...levels.keys()) + 1 + (body.more ? 1 : 0);
+    const width = 20 + cols * colW;
+    const root = svg('svg', { class: 'dag lineage', width, height: height + 10, viewBox: '0 0 ' + width + ' ' + (height + 10),
+      role: 'img', 'aria-label': 'lineage' });
+    const arrowId = 'arrow-lineage';
+    root.appendChild(svg('defs', {}, svg('marker', { id: arrowId, viewBox: '0 0 10 10', refX: 10, refY: 5,
+      markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrow' }))));
+    // Forward edges left to right between the boxes' sides; an edge back to an earlier column (an execution
+    // writing a record it read, a record read by an earlier execution) as an arc below the boxes.
+    const arcs = [];
+    for (const e of body.edges) {
+      const a = pos.get(e.from);
+      const b = pos.get(e.to);
+      if (!a || !b) continue;
+      let d;
+      if (b.x > a.x) {
+        const x1 = a.x + boxW;
+        const x2 = b.x;
+        const y1 = a.y + boxH / 2;
+        const y2 = b.y + boxH / 2;
+        const mx = (x1 + x2) / 2;
+        d = `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`;
+      } else {
+        const x1 = a.x + boxW / 2 - 12;
+        const x2 = b.x + boxW / 2 + 12;
+        const drop = 18 + 10 * arcs.length % 40;
+        const low = Math.max(a.y, b.y) + boxH + drop;
+        d = `M${x1},${a.y + boxH} C${x1},${low} ${x2},${low} ${x2},${b.y + boxH}`;
+        arcs.push(low);
+      }
+      root.appendChild(svg('path', { class: 'edge' + (e.kind === 'read' ? '' : ' write'), 'data-kind': e.kind, d,
+        'marker-end': 'url(#' + arrowId + ')' }, svg('title', {}, e.kind)));
+    }
+    const bottom = Math.max(height + 10, ...arcs.map((y) => y + 8));
+    root.setAttribute('height', bottom);
+    root.setAttribute('viewBox', '0 0 ' + width + ' ' + bottom);
+    for (const n of body.nodes) {
+      const p = pos.get(n.id);
+      const label = n.kind === 'record' ? n.table + ' ' + n.key : n.execution;
+      const href = n.kind === 'record' ? '/record.html?table=' + encodeURIComponent(n.table) + '&key=' + encodeURIComponent(n.key)
+        : '/execution.html?id=' + encodeURIComponent(n.execution);
+      const a = svg('a', { href, class: 'node lineage-' + n.kind + (n.level === 0 ? ' start' : ''), 'data-node': n.id,
+        transform: `translate(${p.x},${p.y})` });
+      a.appendChild(svg('rect', { width: boxW, height: boxH, rx: n.kind === 'record' ? 4 : 14 }));
+      a.appendChild(svg('text', { class: 'sub', x: 10, y: 13 }, n.kind === 'record' ? 'record' : 'execution'));
+      a.appendChild(svg('text', { class: 'name', x: 10, y: 28 }, truncate(label, 22)));
+      a.appendChild(svg('title', {}, label));
+      root.appendChild(a);
+    }
+    if (body.more) {
+      const x = 10 + (cols - 1) * colW;
+      root.appendChild(svg('g', { class: 'node more', id: 'lineage-more', transform: `translate(${x},10)` },
+        svg('rect', { width: boxW, height: boxH, rx: 4 }),
+        svg('text', { class: 'name', x: 10, y: 22 }, '… more (first ' + body.limit + ' shown)')));
+    }
+    return el('div', { class: 'dag-wrap', id: 'lineage' }, root);
+  }
+
   function reportTable(report, id, empty) {
     const columns = report.columns;
     const execCol = columns.indexOf('execution_id');
-    return table(columns, report.rows.map((r) => r.map((c, i) => (i === execCol ? executionLink(c) : c))),
+    return table(columns, report.rows.map((r) => r.map((c, i) => (i === execCol && c !== 'NULL' ? executionLink(c) : c))),
       { id, empty: report.message || empty });
   }
 
@@ -324,6 +463,18 @@
         content.appendChild(el('p', { class: 'banner error', id: id + '-error' }, e.message));
       }
     }
+    content.appendChild(el('h2', {}, 'Lineage: record → execution that read it → record it wrote, 3 steps'));
+    try {
+      const lineage = await api('/api/lineage' + q);
+      content.appendChild(el('p', { class: 'hint', id: 'lineage-summary' }, lineage.nodes.length + ' nodes, '
+        + lineage.edges.length + ' edges' + (lineage.more ? '; more than ' + lineage.limit + ' nodes: the rest are not shown' : '')
+        + '. Records are square, executions round, each a link; grey arrows: read, orange: wrote (arcs below point back).'));
+      content.appendChild(lineage.nodes.length > 1 ? lineageGraph(lineage)
+        : el('p', { class: 'empty', id: 'lineage' }, 'No execution read this record.'));
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status === 401) throw e;
+      content.appendChild(el('p', { class: 'banner error', id: 'lineage-error' }, e.message));
+    }
   }
 
   async function graphsPage() {
@@ -342,6 +493,14 @@
         el('h2', {}, g.name),
         el('div', { class: 'meta' }, 'version ' + v.version + ' of ' + g.versions.length + ', registered ' + v.registeredAt
           + ' · ' + v.kind + ' · ' + v.nodes.filter((n) => n.kind !== 'source' && n.kind !== 'sink').length + ' function(s)'));
+      const h = g.lastHour;
+      if (h) {
+        const ms = (v) => (v === null || v === undefined ? '–' : v.toFixed(v < 10 ? 2 : 1) + ' ms');
+        card.appendChild(el('div', { class: 'stats', 'data-stats': g.name },
+          [['calls', h.calls], ['failures', h.failures], ['p50', ms(h.p50Ms)], ['p99', ms(h.p99Ms)]].map(([l, n]) =>
+            el('span', { class: 'stat' + (l === 'failures' && h.failures > 0 ? ' bad' : '') }, el('b', {}, text(n)), ' ' + l)),
+          el('span', { class: 'hint' }, ' in the last hour (logged executions)')));
+      }
       card.appendChild(dag(Object.assign({ name: g.name }, v), false));
       content.appendChild(card);
     }
@@ -372,7 +531,25 @@
       class: 'card', href: '/executions.html?status=' + encodeURIComponent(s) }, el('div', { class: 'n' }, text(n)),
     el('div', { class: 'l' }, s)))) : el('p', { class: 'empty' }, 'None within the retention.'));
     content.appendChild(el('h2', {}, 'Provenance sink'));
-    content.appendChild(el('p', { id: 'sink' }, body.sink ? body.sink.url : 'None: this console reads no provenance.'));
+    content.appendChild(el('p', { id: 'sink' }, body.sink ? [body.sink.url, ' ', body.sink.reachable
+      ? badge('s-DONE', 'reachable') : badge('s-FAILED', 'unreachable')] : 'None: this console reads no provenance.'));
+    content.appendChild(el('h2', {}, 'Provenance backlog'));
+    const p = body.provenance || {};
+    const exp = Object.entries(p.exportBacklog || {});
+    content.appendChild(el('p', { id: 'export-backlog' }, p.exportBacklog === null ? 'VoltDB\'s export streams: not known now.'
+      : exp.length ? 'Captured writes waiting in VoltDB\'s export streams: ' + exp.map(([k, n]) => k + ' ' + n).join(', ') + '.'
+        : 'No captured writes wait in VoltDB\'s export streams.'));
+    if (p.servers === null || p.servers === undefined) {
+      content.appendChild(el('p', { class: 'empty', id: 'backlog' }, 'Each server\'s spooler: not known to this console '
+        + '(it reads the servers\' reports when it runs beside them, as in `apiary start`).'));
+    } else {
+      content.appendChild(table(['Server', 'Waiting', 'In memory', 'Spilled', 'Loaded', 'Dropped', 'Reported (s ago)', 'Last error'],
+        p.servers.map((b) => [b.server + ' (pid ' + b.pid + ')' + (b.stopped ? ' — stopped' : ''), b.rowsWaiting, b.rowsInMemory,
+          b.rowsOnDisk, b.rowsLoaded, b.rowsDropped, b.reportAgeSeconds === null ? '' : b.reportAgeSeconds.toFixed(1),
+          (b.refusing ? 'REFUSING WRITES: ' + b.refusing + ' ' : '') + (b.lastError || '')]),
+        { id: 'backlog', numeric: ['Waiting', 'In memory', 'Spilled', 'Loaded', 'Dropped', 'Reported (s ago)'],
+          empty: 'No server has reported (provenance is not captured, or the servers have just started).' }));
+    }
   }
 
   const EXAMPLES = [
@@ -388,12 +565,14 @@
     if (!query) return;
     $('query').value = query;
     try {
-      const body = await api('/api/provenance/sql?query=' + encodeURIComponent(query));
-      $('content').replaceChildren(el('p', { class: 'summary' }, body.rows.length + ' row' + (body.rows.length === 1 ? '' : 's')),
-        reportTable(body, 'result', '(no rows)'));
+      const body = await api('/api/sql?query=' + encodeURIComponent(query));
+      $('content').replaceChildren(el('p', { class: 'summary', id: 'sql-summary' }, body.truncated ? body.message
+        : body.rows.length + ' row' + (body.rows.length === 1 ? '' : 's')), reportTable(body, 'result', '(no rows)'));
     } catch (e) {
       if (e instanceof ApiError && e.status === 400) {
         banner(['The query was refused: ' + e.message], true);
+      } else if (e instanceof ApiError && e.status === 504) {
+        banner(['The query was stopped: ' + e.message], true);
       } else {
         throw e;
       }
@@ -406,10 +585,9 @@
   };
 
   document.addEventListener('DOMContentLoaded', () => {
-    setupKey();
     const page = document.body.dataset.page;
-    const nav = document.querySelector('[data-nav="' + (page === 'execution' ? 'executions' : page) + '"]');
-    if (nav) nav.classList.add('current');
+    document.body.prepend(header(page));
+    setupKey();
     PAGES[page]().then(() => document.body.setAttribute('data-loaded', 'true'), (e) => {
       showError(e);
       document.body.setAttribute('data-loaded', 'error');
