@@ -20,6 +20,7 @@ import org.apiary.compiler.Deployer;
 import org.apiary.compiler.FunctionCompiler;
 import org.apiary.compiler.FunctionDefinition;
 import org.apiary.journal.JournalMode;
+import org.apiary.journal.JournalReader;
 import org.apiary.runtime.FunctionCatalog;
 import org.apiary.runtime.FunctionInvoker;
 import org.apiary.runtime.SystemSchema;
@@ -123,6 +124,37 @@ class ClusterJournalTest {
       try (LocalCluster cluster = LocalCluster.start(config(dir));
            ApiaryDatabase db = ApiaryDatabase.open(cluster.config())) {
         assertEquals(before, counters(db), "after a clean stop every counter is there");
+        // Node 1 dies and rejoins the running cluster: it journals again, continuing the timeline node 0 writes.
+        // Single- and multi-partition work while it is down (node 0's journal alone has it) and after.
+        FunctionInvoker invoker = deploy(db);
+        cluster.nodes().get(1).kill();
+        for (long k = 0; k < 12; k++) {
+          long key = 2_000L + k;
+          long x = k + 1;
+          retrying(() -> invoker.call("scramble", key, x)); // the client may first try the dead node
+        }
+        retrying(() -> invoker.callGlobal("scrambleAll", 3L));
+        cluster.rejoin(1);
+        for (long k = 0; k < 12; k++) {
+          invoker.call("scramble", 2_000L + k, k + 7);
+        }
+        invoker.callGlobal("scrambleAll", 5L);
+        invoker.call("putBlob", 6_000L, "after the rejoin");
+        before = counters(db);
+        for (LocalCluster.Node n : cluster.nodes()) {
+          n.kill();
+        }
+      }
+      long rejoinedRecords = JournalReader.scan(journal1, false).values().stream().mapToLong(t -> {
+        long[] blobs = {0};
+        JournalReader.forEach(t, r -> blobs[0] += r.procedure().equalsIgnoreCase("putBlob") ? 1 : 0);
+        return blobs[0];
+      }).sum();
+      assertEquals(1, rejoinedRecords, "the rejoined node journaled the call after its rejoin (the one since the "
+          + "clean stop's checkpoint)");
+      try (LocalCluster cluster = LocalCluster.start(config(dir));
+           ApiaryDatabase db = ApiaryDatabase.open(cluster.config())) {
+        assertEquals(before, counters(db), "after a rejoin and every node's SIGKILL, every counter is there");
       }
       assertThrows(DatabaseException.class, () -> LocalCluster.start(config(dir).withJournal(JournalMode.NONE)),
           "a journaled cluster is not started without its journal");
@@ -171,6 +203,25 @@ class ClusterJournalTest {
       System.err.println("ClusterJournalTest: no tmpfs (mounting needs root): the full-disk case is skipped");
     }
     return mounted;
+  }
+
+  /**
+   * Runs {@code call}, again after an error for at most 30 s (the counters read afterwards are the oracle, so a call
+   * that ran twice does no harm here).
+   */
+  private static void retrying(Runnable call) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      try {
+        call.run();
+        return;
+      } catch (org.apiary.ApiaryException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(200);
+      }
+    }
   }
 
   /** Writes zeros to {@code file} until its file system is full. */
