@@ -16,11 +16,14 @@ public class JournalSync extends VoltProcedure {
   public final SQLStmt sync = new SQLStmt("UPDATE " + SystemSchema.PARTITIONS
       + " SET mark = apiary_journal_control(?, 0, partition_id, ?) WHERE pkey = ?;");
 
-  /** @return 0 */
+  /**
+   * @return the version of the catalog it ran under (the same on every replica): the records before it are
+   *     replayable only on a checkpoint that holds that catalog, which the caller waits for
+   */
   public long run(int partitionKey) {
     ServerJournal journal = ServerJournal.current();
     voltQueueSQL(sync, ServerJournal.SYNC, journal == null ? 0L : journal.secret(), partitionKey);
     voltExecuteSQL(true);
-    return 0;
+    return ServerJournal.catalogVersion();
   }
 }
