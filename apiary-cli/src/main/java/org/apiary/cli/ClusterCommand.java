@@ -87,7 +87,8 @@ public final class ClusterCommand implements Runnable {
     @Option(names = "--journal", paramLabel = "MODE", description = "On the first start: none (the default: a crash "
         + "of every node at once loses what came after the last snapshot) or asynchronous (every node journals every "
         + "committed write and fsyncs at least every 100 ms, so such a crash loses at most that; checkpoints replace "
-        + "the automatic snapshots). Fixed by the first start on DIR.")
+        + "the automatic snapshots) or synchronous (the same, and a reply waits until every node has it on disk, so "
+        + "such a crash loses nothing acknowledged). Fixed by the first start on DIR.")
     String journal;
 
     @Option(names = "--secure", description = "VoltDB's security on (the default since issue 41: see --insecure), "
@@ -322,18 +323,13 @@ public final class ClusterCommand implements Runnable {
       dir.deleteState();
     }
 
-    /** The mode {@code --journal} names (none if not given); synchronous is refused for clusters, saying why. */
+    /** The mode {@code --journal} names (none if not given). */
     private JournalMode journalMode() {
       JournalMode mode;
       try {
         mode = journal == null ? JournalMode.NONE : JournalMode.parse(journal);
       } catch (IllegalArgumentException e) {
         throw new CliException("--journal: " + e.getMessage(), 2, null);
-      }
-      if (mode == JournalMode.SYNCHRONOUS) {
-        throw new CliException("--journal synchronous is not available for clusters yet (a reply would have to wait "
-            + "for other processes' disks): use asynchronous, which loses at most the last 100 ms of work when every "
-            + "node crashes at once", 2, null);
       }
       return mode;
     }

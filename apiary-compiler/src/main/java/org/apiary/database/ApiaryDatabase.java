@@ -25,12 +25,16 @@ public final class ApiaryDatabase implements AutoCloseable {
   private final EmbeddedServer server;
   private final Client client;
   private final List<String> addresses;
+  /** The gate of a synchronously journaled cluster, or {@code null}. */
+  private final ClusterDurability clusterDurability;
 
-  private ApiaryDatabase(DatabaseConfig config, EmbeddedServer server, Client client, List<String> addresses) {
+  private ApiaryDatabase(DatabaseConfig config, EmbeddedServer server, Client client, List<String> addresses,
+                         ClusterDurability clusterDurability) {
     this.config = config;
     this.server = server;
     this.client = client;
     this.addresses = List.copyOf(addresses);
+    this.clusterDurability = clusterDurability;
   }
 
   /**
@@ -44,7 +48,14 @@ public final class ApiaryDatabase implements AutoCloseable {
     List<String> hosts = server != null ? List.of("127.0.0.1:" + server.clientPort()) : config.hosts();
     try {
       Client client = connect(hosts, config.connectTimeout(), config.callTimeout(), config.connectsAs().orElse(null));
-      return new ApiaryDatabase(config, server, client, hosts);
+      ClusterDurability durability;
+      try {
+        durability = server == null ? ClusterDurability.detect(client) : null;
+      } catch (RuntimeException e) {
+        closeQuietly(client);
+        throw e;
+      }
+      return new ApiaryDatabase(config, server, client, hosts, durability);
     } catch (RuntimeException e) {
       if (server != null) {
         server.close();
@@ -126,6 +137,49 @@ public final class ApiaryDatabase implements AutoCloseable {
    */
   public Client client() {
     return client;
+  }
+
+  /**
+   * Runs {@code reply} once every transaction it may report is durable, then (or at once where nothing journals
+   * synchronously); if that cannot be confirmed, {@code failed} runs instead with the reason, and the outcome must not
+   * be acknowledged (a crash may undo it). Where the database journals synchronously: a server in this process
+   * ({@code apiary start}: its journal's watermark, {@link org.apiary.runtime.journal.ServerJournal#whenDurable}),
+   * and a cluster this connects to ({@link ClusterDurability}: every replica of every partition has its journal on
+   * disk). Call it after the transactions the reply reports have answered. Runtime-internal: frontends and
+   * {@code FunctionInvoker} hold their replies with it.
+   */
+  public void whenDurable(Runnable reply, java.util.function.Consumer<Throwable> failed) {
+    ClusterDurability cluster = clusterDurability;
+    org.apiary.runtime.journal.ServerJournal.whenDurable(
+        cluster == null ? reply : () -> cluster.whenDurable(reply, failed), failed);
+  }
+
+  /**
+   * Waits until every transaction that answered before this call is durable ({@link #whenDurable}), at most the call
+   * timeout: for a caller that acknowledges what a {@link #callAdmin} call did (an API key the CLI says it created).
+   *
+   * @throws OutcomeUnknownException if that is not confirmed; what {@code what} did may be undone by a crash
+   */
+  public void awaitDurable(String what) {
+    java.util.concurrent.CompletableFuture<Void> durable = new java.util.concurrent.CompletableFuture<>();
+    whenDurable(() -> durable.complete(null), durable::completeExceptionally);
+    try {
+      durable.get(config.callTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new OutcomeUnknownException(what + " ran, but the journal could not make it durable, so a crash may undo "
+          + "it: " + e.getCause().getMessage(), e.getCause());
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new OutcomeUnknownException(what + " ran, but the journal did not confirm it durable within "
+          + config.callTimeout(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new OutcomeUnknownException("interrupted while waiting for " + what + " to be durable", e);
+    }
+  }
+
+  /** Whether replies wait for a synchronously journaled cluster's journals ({@link #whenDurable}). */
+  public boolean waitsForClusterJournals() {
+    return clusterDurability != null;
   }
 
   /**

@@ -26,8 +26,11 @@ import org.apiary.journal.JournalMode;
  * @param journal with a data directory: {@link JournalMode#ASYNCHRONOUS} journals every committed write on every node
  *     (the nodes' journals; a crash of every node loses at most the last fsync interval's work, not what came after
  *     the last snapshot), and checkpoints replace VoltDB's automatic snapshots; {@link JournalMode#NONE} (the
- *     default) keeps the snapshots alone. {@link JournalMode#SYNCHRONOUS} is not available for clusters yet. Fixed by
- *     the directory's first start
+ *     default) keeps the snapshots alone. {@link JournalMode#SYNCHRONOUS} journals the same way, and a reply of a
+ *     client of the cluster (a frontend, a direct {@code FunctionInvoker} call) leaves only once every replica of
+ *     every partition has its journal on disk up to it ({@code ClusterDurability}), so a crash of every node loses
+ *     nothing acknowledged. Whether there is a journal is fixed by the directory's first start; the mode may change
+ *     between starts
  * @param acceptJournalLoss with a journal: start even if a journal is damaged before its tail (or the nodes'
  *     journals cannot be merged), from what precedes the damage, saying what was dropped
  */
@@ -59,12 +62,6 @@ public record ClusterConfig(
     if (journal == null) {
       throw new IllegalArgumentException("journal must be a mode (NONE for none), not null");
     }
-    if (journal == JournalMode.SYNCHRONOUS) {
-      throw new IllegalArgumentException("a cluster's journal cannot be synchronous yet (replies do not wait for "
-          + "another process's disk): use ASYNCHRONOUS, which loses at most the last fsync interval's work when "
-          + "every node crashes at once");
-    }
-
   }
 
   /** A cluster in a temporary directory, without provenance, with the default timeouts. */

@@ -193,6 +193,14 @@ final class ClusterJournal implements AutoCloseable {
     if (!procedures.contains(SystemSchema.REPLAY_EXPECT_MULTI)) {
       ddl.add("CREATE PROCEDURE FROM CLASS " + org.apiary.runtime.procedure.ReplayExpectMulti.class.getName() + ";");
     }
+    // JournalSync exists only while the cluster journals synchronously: clients tell the mode by it.
+    boolean synchronous = config.journal() == org.apiary.journal.JournalMode.SYNCHRONOUS;
+    if (synchronous && !procedures.contains(SystemSchema.JOURNAL_SYNC)) {
+      ddl.add("CREATE PROCEDURE" + allow + " PARTITION ON TABLE " + SystemSchema.PARTITIONS + " COLUMN pkey PARAMETER 0 "
+          + "FROM CLASS " + org.apiary.runtime.procedure.JournalSync.class.getName() + ";");
+    } else if (!synchronous && procedures.contains(SystemSchema.JOURNAL_SYNC)) {
+      ddl.add("DROP PROCEDURE " + SystemSchema.JOURNAL_SYNC + ";");
+    }
     for (Class<?> marked : MARKED) {
       String name = marked.getSimpleName();
       if (procedures.contains(name)) {

@@ -25,6 +25,11 @@ public final class JournaledNode {
   public static final String USERS_PROPERTY = "apiary.journal.users";
   /** The system property naming the owner-only file holding the cluster's journal secret. */
   public static final String SECRET_PROPERTY = "apiary.journal.secretFile";
+  /**
+   * The system property of a node that rejoins a running cluster: the timeline (hexadecimal) the cluster's nodes
+   * write, which this node continues from its first transaction on.
+   */
+  public static final String REJOIN_TIMELINE_PROPERTY = "apiary.journal.rejoinTimeline";
 
   private JournaledNode() {}
 
@@ -56,11 +61,39 @@ public final class JournaledNode {
     ServerJournal journal = ServerJournal.installForNode(directory, JournalWriter.Settings.of(mode),
         id -> DatabaseJournal.deleteSnapshotsOtherThan(root,
             ClusterCheckpoints.nonce(ServerJournal.current().writer().timeline(), id)), secret);
+    String rejoin = System.getProperty(REJOIN_TIMELINE_PROPERTY);
+    if (rejoin != null) {
+      try {
+        startWritingForRejoin(journal, directory, Long.parseUnsignedLong(rejoin, 16), JournalWriter.Settings.of(mode));
+      } catch (JournalException | IllegalArgumentException e) {
+        System.err.println("apiary: this node cannot rejoin: " + e.getMessage());
+        System.exit(2);
+        return;
+      }
+    }
     Runtime.getRuntime().addShutdownHook(new Thread(() -> journal.closeNode(Duration.ofSeconds(5)),
         "apiary-journal-close"));
     Thread checkpointer = new Thread(new NodeCheckpointer(interval, login, root), "apiary-journal-checkpointer");
     checkpointer.setDaemon(true);
     checkpointer.start();
     org.voltdb.VoltDB.main(args);
+  }
+
+  /**
+   * A node that rejoins the running cluster writes from before VoltDB starts, so every transaction its sites run
+   * once they have taken their partitions' copies from the live replicas is journaled: its journal continues
+   * {@code timeline} (the one the live nodes write) after the records it had when it died, the torn tail cut. What
+   * ran while it was down is in the live replicas' journals, which a recovery merges with its own (a node that
+   * missed transactions loses nothing another node has); the records it had before it died stay, since the
+   * multi-partition transactions it coordinated are recorded only there. Other timelines are deleted.
+   */
+  static void startWritingForRejoin(ServerJournal journal, JournalDirectory directory, long timeline,
+                                    JournalWriter.Settings settings) {
+    org.apiary.journal.JournalReader.Timeline mine = org.apiary.journal.JournalReader.scan(directory.path(), false)
+        .get(timeline);
+    directory.deleteTimelinesOtherThan(timeline);
+    JournalWriter writer = mine == null ? JournalWriter.start(directory, timeline, 1, settings)
+        : JournalWriter.continueTimeline(directory, mine, settings);
+    journal.startWriting(writer, directory.path());
   }
 }

@@ -262,9 +262,11 @@ public final class LocalCluster implements AutoCloseable {
    * Starts node {@code index} of a running durable cluster again after it died: a server on new loopback ports,
    * on the node's own root, meshing with the live nodes at {@code liveInternalAddresses}. VoltDB then rejoins it
    * (Community Edition's blocking rejoin): the node takes copies of the partitions it held from their live replicas
-   * and the cluster holds its k-factor again, without a stop. Waits until the node takes a client's login.
+   * and the cluster holds its k-factor again, without a stop. Waits until the node takes a client's login. A node of
+   * a journaled cluster journals again from its first transaction after the rejoin, continuing the timeline the live
+   * nodes write ({@link JournaledNode#startWritingForRejoin}).
    *
-   * @param config the cluster's configuration (its data directory, hosts, users and start timeout)
+   * @param config the cluster's configuration (its data directory, hosts, users, journal and start timeout)
    * @param index the node to start, one that is not running
    * @param liveInternalAddresses the {@link Node#internalAddress() internal addresses} of nodes that run
    * @return the node, running
@@ -273,10 +275,6 @@ public final class LocalCluster implements AutoCloseable {
   public static Node rejoin(ClusterConfig config, int index, List<String> liveInternalAddresses) {
     if (!config.isDurable()) {
       throw new IllegalArgumentException("only a cluster with a data directory can have a node rejoin");
-    }
-    if (config.isJournaled()) {
-      throw new UnsupportedOperationException("a node of a journaled cluster cannot rejoin yet (its journal would "
-          + "miss what ran while it was down); stop the cluster cleanly and start it again");
     }
     if (index < 0 || index >= config.hosts() || liveInternalAddresses.isEmpty()) {
       throw new IllegalArgumentException("node " + index + " of " + config.hosts() + " rejoining "
@@ -289,13 +287,17 @@ public final class LocalCluster implements AutoCloseable {
     if (!Snapshots.isInitialized(node.root)) {
       throw new DatabaseException(node.root + " holds no initialized VoltDB node: it cannot rejoin");
     }
+    List<String> rejoinFlags = config.isJournaled()
+        ? List.of("-D" + JournaledNode.REJOIN_TIMELINE_PROPERTY + "=" + Long.toHexString(writtenTimeline(dir, index,
+            config.hosts())))
+        : List.of();
     try {
       if (Files.exists(node.log)) { // what the node said before it died, kept beside the new log
         Files.move(node.log, node.log.resolveSibling(node.log.getFileName() + ".previous"),
             java.nio.file.StandardCopyOption.REPLACE_EXISTING);
       }
       node.process = launch(loopbackArguments(node, liveInternalAddresses, config.hosts(), ports[3], ports[4]),
-          node.log);
+          node.log, config, rejoinFlags);
       Duration timeout = config.startTimeout();
       EmbeddedServer.awaitListening(node.clientPort, timeout, "VoltDB node " + index, node.process::isAlive);
       awaitLogin(node, System.nanoTime() + timeout.toNanos(), timeout, DatabaseUsers.adminOf(config.users()));
@@ -309,6 +311,27 @@ public final class LocalCluster implements AutoCloseable {
       throw new DatabaseException("VoltDB node " + index + " did not rejoin the cluster: " + e.getMessage()
           + "\n--- node " + index + " log tail:\n" + tail(node.log), e);
     }
+  }
+
+  /**
+   * The timeline the running nodes of a journaled cluster write (a rejoining node continues it): each node keeps the
+   * segments of the timeline it writes only, once recovery has opened the cluster.
+   *
+   * @throws DatabaseException if the other nodes' journals do not name one timeline (recovery has not finished)
+   */
+  private static long writtenTimeline(Path dir, int rejoining, int hosts) {
+    java.util.Set<Long> timelines = new java.util.TreeSet<>();
+    for (int i = 0; i < hosts; i++) {
+      Path journal = ClusterJournal.directoryOf(dir.resolve("node" + i));
+      if (i != rejoining && Files.isDirectory(journal)) {
+        timelines.addAll(org.apiary.journal.JournalReader.scan(journal, true).keySet());
+      }
+    }
+    if (timelines.size() != 1) {
+      throw new DatabaseException("the running nodes' journals in " + dir + " do not name one timeline ("
+          + timelines.size() + " found): the cluster has not finished its recovery; a node rejoins once it has");
+    }
+    return timelines.iterator().next();
   }
 
   /**
@@ -401,6 +424,12 @@ public final class LocalCluster implements AutoCloseable {
 
   /** {@link #launch(List, Path)} for a node of a cluster configured as {@code config} (journaled or not). */
   private static Process launch(List<String> voltArgs, Path log, ClusterConfig config) throws IOException {
+    return launch(voltArgs, log, config, List.of());
+  }
+
+  /** As {@link #launch(List, Path, ClusterConfig)}, with {@code journalFlags} added to a journaled node's JVM's. */
+  private static Process launch(List<String> voltArgs, Path log, ClusterConfig config, List<String> journalFlags)
+      throws IOException {
     if (!config.isJournaled()) {
       return launch(voltArgs, log);
     }
@@ -415,7 +444,9 @@ public final class LocalCluster implements AutoCloseable {
         config.users().writeTo(users); // owner-only: each node's checkpointer connects as the administrator
       }
     }
-    cmd.addAll(main, ClusterJournal.nodeJvmFlags(root, config, users));
+    List<String> flags = new ArrayList<>(ClusterJournal.nodeJvmFlags(root, config, users));
+    flags.addAll(journalFlags);
+    cmd.addAll(main, flags);
     return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
   }
 

@@ -15,7 +15,6 @@ import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.FunctionErrors;
 import org.apiary.internal.FunctionOutputs;
 import org.apiary.internal.Invocation;
-import org.apiary.runtime.journal.ServerJournal;
 import org.apiary.runtime.procedure.FunctionProcedure;
 import org.voltdb.VoltTable;
 import org.voltdb.client.ClientResponse;
@@ -84,7 +83,7 @@ public final class FunctionInvoker {
           complete(future, function, response, true);
           return;
         }
-        ServerJournal.whenDurable(() -> complete(future, function, response, false),
+        db.whenDurable(() -> complete(future, function, response, false),
             e -> future.completeExceptionally(new OutcomeUnknownException("call to '" + function + "' ran, but the "
                 + "journal could not make it durable, so a crash may undo it: " + e.getMessage(), e)));
       }, function, params);

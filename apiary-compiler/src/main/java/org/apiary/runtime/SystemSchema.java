@@ -237,6 +237,11 @@ public final class SystemSchema {
   public static final String REPLAY_EXPECT = "ReplayExpect";
   /** The multi-partition record replayed next (parameter: the encoded record). */
   public static final String REPLAY_EXPECT_MULTI = "ReplayExpectMulti";
+  /**
+   * Returns once every replica of one partition has its journal on disk (parameter: a key of the partition); exists
+   * only in a cluster that journals synchronously, which is how a client tells one.
+   */
+  public static final String JOURNAL_SYNC = "JournalSync";
 
   /**
    * The procedures of this schema that the frontends' VoltDB role ({@code DatabaseUsers.FRONTEND_ROLE}) may call,

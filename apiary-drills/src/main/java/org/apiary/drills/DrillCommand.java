@@ -104,13 +104,13 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
   int kills;
 
   @Option(names = "--journal",
-      description = "durability: the service's journal mode (default synchronous; asynchronous with --cluster; none "
-          + "shows what a crash loses without one).")
+      description = "durability: the service's journal mode (default synchronous; asynchronous counts apart what "
+          + "it may lose; none shows what a crash loses without one, and is not accepted with --cluster).")
   String journal;
 
   @Option(names = "--cluster",
       description = "durability: crash a 2-node journaled cluster with k-factor 1 (every node at once) instead of "
-          + "apiary start; its journal is asynchronous (synchronous is not yet available for clusters).")
+          + "apiary start; its journal is synchronous unless --journal asynchronous.")
   boolean cluster;
 
   @Option(names = "--max-in-flight", defaultValue = "500",
@@ -149,11 +149,10 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
         out.println("durability needs --seconds of at least 2, --clients of at least 1 and --kills of at least 0");
         return 2;
       }
-      String mode = journal != null ? journal : cluster ? "asynchronous" : "synchronous";
-      if (cluster && !mode.equalsIgnoreCase("asynchronous")) {
-        out.println("durability --cluster runs a journaled cluster, whose journal is asynchronous (synchronous is "
-            + "not yet available for clusters, and without a journal a crash of every node loses what came after "
-            + "the last snapshot); --journal " + mode + " is not accepted with it");
+      String mode = journal != null ? journal : "synchronous";
+      if (cluster && !mode.equalsIgnoreCase("asynchronous") && !mode.equalsIgnoreCase("synchronous")) {
+        out.println("durability --cluster runs a journaled cluster (without a journal a crash of every node loses "
+            + "what came after the last snapshot); --journal " + mode + " is not accepted with it");
         return 2;
       }
       long sd = seed != null ? seed : new java.security.SecureRandom().nextLong();

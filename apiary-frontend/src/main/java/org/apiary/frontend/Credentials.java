@@ -139,6 +139,7 @@ public final class Credentials {
     // durable only at the server's next checkpoint).
     db.callAdmin("storing a credential for " + identity, SystemSchema.STORE_CREDENTIAL, keyId, sha256(secretText),
         identity, encodedRoles, expiresIn == null ? 0L : expiresIn.toMillis());
+    db.awaitDurable("storing a credential for " + identity); // a synchronously journaled cluster: on every disk
     return new Issued(keyId, identity, "apiary_" + keyId + "_" + secretText);
   }
 
@@ -167,8 +168,10 @@ public final class Credentials {
   /** Revokes a key: frontends refuse it within a second. Returns whether a key with that ID was live. */
   public static boolean revoke(ApiaryDatabase db, String keyId) {
     SystemSchema.ensure(db);
-    return db.callAdmin("revoking credential " + keyId, SystemSchema.REVOKE_CREDENTIAL, keyId).getResults()[0]
+    boolean live = db.callAdmin("revoking credential " + keyId, SystemSchema.REVOKE_CREDENTIAL, keyId).getResults()[0]
         .asScalarLong() > 0;
+    db.awaitDurable("revoking credential " + keyId);
+    return live;
   }
 
   /** Every stored credential (never the keys). */

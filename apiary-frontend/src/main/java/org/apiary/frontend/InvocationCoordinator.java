@@ -174,7 +174,7 @@ final class InvocationCoordinator {
     this.oneTransactionOutcomes = new OneTransactionOutcomes(db);
     this.hooks = hooks;
     // With a synchronous journal, a reply leaves only once every transaction it reports is on disk.
-    this.replies = (client, reply) -> org.apiary.runtime.journal.ServerJournal.whenDurable(
+    this.replies = (client, reply) -> db.whenDurable(
         () -> replies.reply(client, reply), e -> replies.reply(client, WireReply.error(reply.id(),
             WireReply.OUTCOME_UNKNOWN, "the database could not make this outcome durable, so a crash may undo it: "
                 + e.getMessage())));

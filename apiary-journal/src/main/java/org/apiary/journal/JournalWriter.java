@@ -144,6 +144,58 @@ public final class JournalWriter implements AutoCloseable {
     return w;
   }
 
+  /**
+   * Starts a writer that continues {@code continued}, a timeline of {@code directory} as {@link JournalReader#scan}
+   * found it (a cluster node that died and rejoins the running cluster writes the timeline the other nodes write):
+   * the torn tail of its last segment is cut at the last whole record, and the next record goes into a new segment
+   * with the next sequence, so a reader sees one timeline without a gap. The earlier segments are this writer's to
+   * delete once a checkpoint covers them ({@link #deleteSegmentsBefore}).
+   *
+   * @throws JournalException if the tail cannot be cut or the new segment created
+   */
+  public static JournalWriter continueTimeline(JournalDirectory directory, JournalReader.Timeline continued,
+                                               Settings settings) {
+    long timeline = continued.timeline();
+    List<JournalDirectory.SegmentName> names = JournalDirectory.list(directory.path()).stream()
+        .filter(n -> n.timeline() == timeline).toList();
+    try {
+      if (continued.records() == 0) { // nothing to continue: a fresh start of the timeline
+        for (JournalDirectory.SegmentName n : names) {
+          Files.delete(n.file());
+        }
+        return start(directory, timeline, 1, settings);
+      }
+      JournalWriter w = new JournalWriter(directory, timeline, continued.lastSequence() + 1, settings);
+      List<Path> kept = continued.segments();
+      for (JournalDirectory.SegmentName n : names) {
+        int i = kept.indexOf(n.file());
+        long valid = i < 0 ? 0 : continued.validBytes().get(i);
+        if (i < 0 || Files.size(n.file()) < JournalFormat.HEADER_BYTES) {
+          Files.delete(n.file()); // after the damage the scan stopped at, or a header that never reached the disk
+          continue;
+        }
+        if (Files.size(n.file()) > valid) {
+          try (FileChannel c = FileChannel.open(n.file(), StandardOpenOption.WRITE)) {
+            c.truncate(valid);
+            c.force(true);
+          }
+        }
+        byte[] header = new byte[JournalFormat.HEADER_BYTES];
+        try (java.io.InputStream in = Files.newInputStream(n.file())) {
+          in.readNBytes(header, 0, header.length);
+        }
+        w.segments.addLast(new Segment(n.file(), JournalFormat.parseHeader(header).firstSequence()));
+        w.segmentNumber = Math.max(w.segmentNumber, n.segment());
+      }
+      w.openSegment(continued.lastSequence() + 1);
+      w.thread.start();
+      return w;
+    } catch (IOException e) {
+      throw new JournalException("cannot continue timeline " + Long.toHexString(timeline) + " in "
+          + directory.path() + ": " + JournalDirectory.describe(e), e);
+    }
+  }
+
   /** The timeline this writer writes. */
   public long timeline() {
     return timeline;

@@ -52,6 +52,42 @@ class JournalWriterTest {
     return out;
   }
 
+  /**
+   * A rejoining cluster node continues its timeline: the torn tail a crash left is cut, the next records follow the
+   * last whole one without a gap, and the old segments are the writer's to delete once a checkpoint covers them.
+   */
+  @Test
+  void aTimelineIsContinuedAfterItsTornTail() throws Exception {
+    JournalWriter.Settings settings = JournalWriter.Settings.of(JournalMode.SYNCHRONOUS).withSegmentBytes(4096);
+    try (JournalDirectory d = JournalDirectory.open(dir)) {
+      JournalWriter w = JournalWriter.start(d, 42, 1, settings);
+      for (long i = 1; i <= 100; i++) {
+        append(w, i);
+      }
+      w.close();
+    }
+    JournalDirectory.SegmentName last = JournalDirectory.list(dir).get(JournalDirectory.list(dir).size() - 1);
+    Files.write(last.file(), new byte[] {1, 2, 3, 4, 5, 6, 7}, java.nio.file.StandardOpenOption.APPEND); // torn
+    try (JournalDirectory d = JournalDirectory.open(dir)) {
+      JournalReader.Timeline t = JournalReader.scan(dir, false).get(42L);
+      assertEquals(100, t.lastSequence());
+      JournalWriter w = JournalWriter.continueTimeline(d, t, settings);
+      for (long i = 101; i <= 150; i++) {
+        assertEquals(i, append(w, i));
+      }
+      w.flush(Duration.ofSeconds(10));
+      w.deleteSegmentsBefore(101);
+      assertTrue(JournalDirectory.list(dir).size() <= 2 + 50 * 40 / 4096 + 1, "covered old segments deleted");
+      w.close();
+    }
+    JournalReader.Timeline t = JournalReader.scan(dir, false).get(42L);
+    assertEquals(List.of(), t.notes(), "one whole timeline");
+    assertEquals(150, t.lastSequence());
+    List<JournalRecord> all = readAll(dir, 42, false);
+    checkRecord(all.get(all.size() - 1), 150);
+    assertEquals(150 - all.get(0).sequence() + 1, all.size());
+  }
+
   @Test
   void recordsComeBackInOrderAcrossSegmentsWithEveryField() throws Exception {
     try (JournalDirectory d = JournalDirectory.open(dir)) {

@@ -22,13 +22,18 @@ public class JournalFunctions {
 
   /**
    * {@code apiary_journal_control(operation, arg, partition, secret)}: see {@link ServerJournal#control} (the
-   * partition only makes the call depend on the row, so that it is made on every site).
+   * partition only makes the call depend on the row, so that it is made on every site); with
+   * {@link ServerJournal#SYNC}, {@link ServerJournal#awaitDurable} instead.
    */
   public int control(int operation, long arg, int partition, long secret) {
     ServerJournal j = ServerJournal.current();
     if (j != null) {
       j.checkCaller(secret);
-      j.control(operation, arg);
+      if (operation == ServerJournal.SYNC) {
+        j.awaitDurable();
+      } else {
+        j.control(operation, arg);
+      }
     }
     return 0;
   }

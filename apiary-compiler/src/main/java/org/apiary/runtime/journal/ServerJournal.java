@@ -195,6 +195,13 @@ public final class ServerJournal {
   public static final int CHECKPOINT_DONE = 3;
   /** See {@link #control}. */
   public static final int CHECKPOINT_REQUESTED = 4;
+  /**
+   * Not a {@link #control} operation: {@code apiary_journal_control} with it runs {@link #awaitDurable} on the site
+   * that calls it (see {@code JournalSync}).
+   */
+  public static final int SYNC = 5;
+  /** The longest {@link #awaitDurable} holds a site. */
+  public static final java.time.Duration SYNC_TIMEOUT = java.time.Duration.ofSeconds(30);
 
   private volatile org.apiary.journal.JournalDirectory nodeDirectory;
   private volatile JournalWriter.Settings nodeSettings;
@@ -313,6 +320,36 @@ public final class ServerJournal {
       }
       case CHECKPOINT_REQUESTED -> checkpointRequested = true;
       default -> throw new IllegalArgumentException("unknown journal control operation " + operation);
+    }
+  }
+
+  /**
+   * Blocks the calling database site until every record this node has appended so far is on disk: the durable
+   * watermark, reached from another process. A synchronous cluster's reply holders run {@code JournalSync} on every
+   * partition after the transactions a reply reports have completed; every replica runs it, after those
+   * transactions (a site runs one transaction at a time and appends a record before its transaction ends), so when
+   * the call returns every node's journal holds them on disk. Returns at once while the node replays (it writes
+   * nothing then). Not {@code synchronized}: a site waits here while the other sites go on.
+   *
+   * @throws JournalUnavailableException if the journal failed for good or the records are not on disk within
+   *     {@link #SYNC_TIMEOUT}; the waiting replies then fail as of unknown outcome
+   */
+  public void awaitDurable() {
+    JournalWriter w = writer;
+    if (w == null || replaying) {
+      return;
+    }
+    try {
+      w.whenDurable(w.lastAppended()).get(SYNC_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new JournalUnavailableException("this node's journal cannot make its records durable: "
+          + e.getCause().getMessage());
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new JournalUnavailableException("this node's journal did not make its records durable within "
+          + SYNC_TIMEOUT + (w.failure() == null ? "" : ": " + w.failure()));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new JournalUnavailableException("interrupted while waiting for this node's journal");
     }
   }
 
