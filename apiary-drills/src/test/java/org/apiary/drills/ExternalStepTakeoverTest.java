@@ -48,10 +48,12 @@ class ExternalStepTakeoverTest {
   }
 
   @Test
-  void aStepThatReturnedBeforeItsFrontendDiedIsNotCalledAgainByTheFrontendThatTakesOver() throws InterruptedException {
+  void aStepThatReturnedBeforeItsFrontendDiedIsNotCalledAgainByTheFrontendThatTakesOver()
+      throws InterruptedException {
     List<String> crashing = new java.util.ArrayList<>(FAST_LEASE);
     crashing.addAll(List.of("--crash-after", "charge"));
-    FrontendProcess[] pair = FrontendPair.start(db.clientAddresses(), crashing, FAST_LEASE);
+    FrontendProcess[] pair = FrontendProcess.startTwo(db.clientAddresses(), crashing, FAST_LEASE,
+        Duration.ofSeconds(60));
     try (FrontendProcess doomed = pair[0];
          FrontendProcess survivor = pair[1];
          PaymentStub stub = PaymentStub.start()) {

@@ -39,7 +39,7 @@ class FrontendCrashTest {
   private FrontendProcess[] doomedAndSurvivor() throws InterruptedException {
     List<String> crashing = new java.util.ArrayList<>(FAST_LEASE);
     crashing.addAll(List.of("--crash-after", "bump"));
-    return FrontendPair.start(db.clientAddresses(), crashing, FAST_LEASE);
+    return FrontendProcess.startTwo(db.clientAddresses(), crashing, FAST_LEASE, Duration.ofSeconds(60));
   }
 
   private static List<Long> longs(GraphResult r) {
