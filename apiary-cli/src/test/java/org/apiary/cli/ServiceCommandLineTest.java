@@ -31,6 +31,8 @@ class ServiceCommandLineTest {
   private static final Duration START = Duration.ofSeconds(90);
   private static final Duration COMMAND = Duration.ofSeconds(60);
   private static final String PACKAGE = "com.example.tally";
+  /** How many commands {@link #runAll} runs at once. */
+  private static final int AT_ONCE = 3;
 
   @TempDir
   Path work;
@@ -65,28 +67,36 @@ class ServiceCommandLineTest {
     assertTrue(first.output().contains("created the admin API key") && first.output().contains(key), first.output());
     assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
         Files.getPosixFilePermissions(adminKey)));
-    Result anonymous = run("invoke", "tally_add", "--key", "7", "100", "--frontend", first.frontend());
-    assertEquals(1, anonymous.exit(), anonymous.toString());
-    assertTrue(anonymous.err().contains("refused the call, nothing ran"), anonymous.toString());
     Path keyFile = work.resolve("my.key");
     Files.writeString(keyFile, key + "\n");
-    Result withKey = run("invoke", "tally_add", "--key", "7", "0", "--frontend", first.frontend(),
-        "--credential-file", keyFile.toString());
+    // These five run at once (their JVM starts overlap): the refused ones would each add 100 to key 7, the others
+    // add 0, so the "5" after them shows that no refused call added anything, whatever their order.
+    List<Result> calls = runAll(
+        new Command(Map.of(), "invoke", "tally_add", "--key", "7", "100", "--frontend", first.frontend()),
+        new Command(Map.of(), "invoke", "tally_add", "--key", "7", "0", "--frontend", first.frontend(),
+            "--credential-file", keyFile.toString()),
+        // The key from the environment, when no file is given; a file given wins over it.
+        new Command(Map.of(ServiceTarget.API_KEY_VARIABLE, key), "invoke", "tally_add", "--key", "7", "0",
+            "--frontend", first.frontend()),
+        new Command(Map.of(ServiceTarget.API_KEY_VARIABLE, "not-" + key), "invoke", "tally_add", "--key", "7", "100",
+            "--frontend", first.frontend()),
+        new Command(Map.of(ServiceTarget.API_KEY_VARIABLE, "not-" + key), "invoke", "tally_add", "--key", "7", "0",
+            "--frontend", first.frontend(), "--credential-file", keyFile.toString()));
+    Result anonymous = calls.get(0);
+    assertEquals(1, anonymous.exit(), anonymous.toString());
+    assertTrue(anonymous.err().contains("refused the call, nothing ran"), anonymous.toString());
+    Result withKey = calls.get(1);
     assertEquals(0, withKey.exit(), withKey.toString());
-    assertEquals("0", withKey.out().strip(), "the anonymous call added nothing");
-    // The key from the environment, when no file is given; a file given wins over it.
-    Result fromEnvironment = cli.run(COMMAND, Map.of(ServiceTarget.API_KEY_VARIABLE, key), "invoke", "tally_add",
-        "--key", "7", "0", "--frontend", first.frontend());
+    assertEquals("0", withKey.out().strip(), "no refused call added anything: " + withKey);
+    Result fromEnvironment = calls.get(2);
     assertEquals(0, fromEnvironment.exit(), fromEnvironment.toString());
     assertEquals("0", fromEnvironment.out().strip(), fromEnvironment.toString());
-    Result wrongInEnvironment = cli.run(COMMAND, Map.of(ServiceTarget.API_KEY_VARIABLE, "not-" + key), "invoke",
-        "tally_add", "--key", "7", "100", "--frontend", first.frontend());
+    Result wrongInEnvironment = calls.get(3);
     assertEquals(1, wrongInEnvironment.exit(), wrongInEnvironment.toString());
     assertTrue(wrongInEnvironment.err().contains("refused the call, nothing ran"), wrongInEnvironment.toString());
-    Result fileOverEnvironment = cli.run(COMMAND, Map.of(ServiceTarget.API_KEY_VARIABLE, "not-" + key), "invoke",
-        "tally_add", "--key", "7", "0", "--frontend", first.frontend(), "--credential-file", keyFile.toString());
+    Result fileOverEnvironment = calls.get(4);
     assertEquals(0, fileOverEnvironment.exit(), fileOverEnvironment.toString());
-    assertEquals("0", fileOverEnvironment.out().strip(), "the refused call added nothing");
+    assertEquals("0", fileOverEnvironment.out().strip(), "no refused call added anything: " + fileOverEnvironment);
 
     assertEquals("5", invoke(data, "tally_add", "--key", "7", "5"));
     assertEquals("8", invoke(data, "tally_add", "--key", "7", "3"));
@@ -111,7 +121,16 @@ class ServiceCommandLineTest {
     }
     assertTrue(shown.out().contains("invocation admin/bg-1") && shown.out().contains("status: DONE")
         && shown.out().contains("result: 2"), shown.toString());
-    Result gets = run("executions", "list", "--graph", "tally_get", "--json", "--data", data.toString());
+    // Six reads at once (their JVM starts overlap); none changes what another reads.
+    List<Result> reads = runAll(
+        new Command(Map.of(), "executions", "list", "--graph", "tally_get", "--json", "--data", data.toString()),
+        new Command(Map.of(), "executions", "list", "--graph", "tally_add", "--status", "done", "--since", "10m",
+            "--data", data.toString()),
+        new Command(Map.of(), "executions", "list", "--since", "2099-01-01T00:00:00Z", "--data", data.toString()),
+        new Command(Map.of(), "executions", "list", "--status", "finished", "--data", data.toString()),
+        new Command(Map.of(), "executions", "list", "--since", "yesterday", "--data", data.toString()),
+        new Command(Map.of(), "status", "--data", data.toString()));
+    Result gets = reads.get(0);
     assertEquals(0, gets.exit(), gets.toString());
     List<String> lines = gets.out().lines().toList();
     assertEquals(1, lines.size(), "one call of tally_get so far, one JSON line:\n" + gets.out());
@@ -119,24 +138,23 @@ class ServiceCommandLineTest {
     assertEquals("tally_get", line.get("graph").asText(), lines.get(0));
     assertEquals("DONE", line.get("status").asText(), lines.get(0));
     assertTrue(line.get("durationMs").asLong() >= 0 && line.get("finishedAt").isTextual(), lines.get(0));
-    Result doneAdds = run("executions", "list", "--graph", "tally_add", "--status", "done", "--since", "10m",
-        "--data", data.toString());
+    Result doneAdds = reads.get(1);
     assertEquals(0, doneAdds.exit(), doneAdds.toString());
     assertTrue(doneAdds.out().contains("admin/bg-1"), doneAdds.out());
     assertTrue(doneAdds.out().lines().filter(l -> l.startsWith("admin/")).allMatch(l -> l.contains(" tally_add ")
         && l.contains(" DONE ")), doneAdds.out());
-    Result future = run("executions", "list", "--since", "2099-01-01T00:00:00Z", "--data", data.toString());
+    Result future = reads.get(2);
     assertEquals(0, future.exit(), future.toString());
     assertTrue(future.out().contains("no matching invocations"), future.toString());
-    Result badStatus = run("executions", "list", "--status", "finished", "--data", data.toString());
+    Result badStatus = reads.get(3);
     assertEquals(2, badStatus.exit(), badStatus.toString());
     assertTrue(badStatus.err().contains("--status takes one of RUNNING, DONE, FAILED, CANCELED, not 'finished'"),
         badStatus.toString());
-    Result badSince = run("executions", "list", "--since", "yesterday", "--data", data.toString());
+    Result badSince = reads.get(4);
     assertEquals(2, badSince.exit(), badSince.toString());
     assertTrue(badSince.err().contains("--since takes an instant"), badSince.toString());
 
-    Result status = run("status", "--data", data.toString());
+    Result status = reads.get(5);
     assertEquals(0, status.exit(), status.toString());
     assertTrue(status.out().contains("1 host(s), 2 partition(s)"), status.out());
     assertTrue(status.out().contains("tally_add: version 1"), status.out());
@@ -177,8 +195,11 @@ class ServiceCommandLineTest {
       assertEquals(1, db.callAdmin("expiring bg-1", "@AdHoc", "DELETE FROM " + org.apiary.runtime.SystemSchema
           .INVOCATIONS + " WHERE invocation_id = ?", "admin/bg-1").getResults()[0].asScalarLong());
     }
-    Result listRunning = run("executions", "list", "--graph", "tally_add", "--data", data.toString());
-    Result jsonRunning = run("executions", "list", "--graph", "tally_add", "--json", "--data", data.toString());
+    List<Result> listedRunning = runAll(
+        new Command(Map.of(), "executions", "list", "--graph", "tally_add", "--data", data.toString()),
+        new Command(Map.of(), "executions", "list", "--graph", "tally_add", "--json", "--data", data.toString()));
+    Result listRunning = listedRunning.get(0);
+    Result jsonRunning = listedRunning.get(1);
     assertEquals(0, listRunning.exit(), listRunning.toString());
     assertFalse(listRunning.err().contains("warning"), listRunning.toString());
     assertEquals(1, listRunning.out().lines().filter(l -> l.startsWith("admin/bg-1 ")).count(), listRunning.out());
@@ -194,8 +215,11 @@ class ServiceCommandLineTest {
     Map<String, Result> afterStop = provenanceQueries(data);
     whileRunning.forEach((query, running) -> assertEquals(running.toString(), afterStop.get(query).toString(),
         "provenance " + query + " answered alike by the running service and by its file"));
-    Result listStopped = run("executions", "list", "--graph", "tally_add", "--data", data.toString());
-    Result jsonStopped = run("executions", "list", "--graph", "tally_add", "--json", "--data", data.toString());
+    List<Result> listedStopped = runAll(
+        new Command(Map.of(), "executions", "list", "--graph", "tally_add", "--data", data.toString()),
+        new Command(Map.of(), "executions", "list", "--graph", "tally_add", "--json", "--data", data.toString()));
+    Result listStopped = listedStopped.get(0);
+    Result jsonStopped = listedStopped.get(1);
     assertEquals(0, listStopped.exit(), listStopped.toString());
     assertTrue(listStopped.err().contains("is stopped: listed from its provenance sink alone"), listStopped.toString());
     assertEquals(listRunning.out(), listStopped.out(), "executions list alike while running and once stopped");
@@ -307,12 +331,19 @@ class ServiceCommandLineTest {
         + "function_name ORDER BY function_name"});
     queries.put("sql-write", new String[] {"sql", "DELETE FROM FunctionInvocations"});
     queries.put("unknown-table", new String[] {"reads", "--table", "nothing", "--key", "k=7"});
-    Map<String, Result> results = new java.util.LinkedHashMap<>();
-    for (Map.Entry<String, String[]> q : queries.entrySet()) {
+    // The queries only read (sql-write is refused, and the count after them shows it), so they run at once.
+    List<Command> commands = new ArrayList<>();
+    for (String[] q : queries.values()) {
       List<String> args = new java.util.ArrayList<>(List.of("provenance"));
-      args.addAll(List.of(q.getValue()));
+      args.addAll(List.of(q));
       args.addAll(List.of("--data", dir));
-      results.put(q.getKey(), run(args.toArray(String[]::new)));
+      commands.add(new Command(Map.of(), args.toArray(String[]::new)));
+    }
+    List<Result> answers = runAll(commands.toArray(Command[]::new));
+    Map<String, Result> results = new java.util.LinkedHashMap<>();
+    int i = 0;
+    for (String query : queries.keySet()) {
+      results.put(query, answers.get(i++));
     }
     Result state = results.get("state-at");
     assertEquals(0, state.exit(), state.toString());
@@ -350,6 +381,62 @@ class ServiceCommandLineTest {
 
   private Result run(String... args) throws IOException, InterruptedException {
     return cli.run(COMMAND, args);
+  }
+
+  /** An {@code apiary} command line and what it adds to the environment. */
+  private record Command(Map<String, String> environment, String... args) {}
+
+  /**
+   * Runs commands whose results do not depend on one another's order at once, {@value #AT_ONCE} at a time, each in
+   * its own JVM as {@link #run} does (their JVM starts, most of each command's time, overlap); the results in the
+   * commands' order. Every process has exited or been killed when this returns.
+   */
+  private List<Result> runAll(Command... commands) throws Exception {
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(AT_ONCE);
+    try {
+      List<java.util.concurrent.Future<Result>> futures = new ArrayList<>();
+      for (Command c : commands) {
+        futures.add(pool.submit(() -> runOwn(c)));
+      }
+      List<Result> results = new ArrayList<>();
+      for (java.util.concurrent.Future<Result> f : futures) {
+        try {
+          results.add(f.get(COMMAND.toSeconds() * commands.length + 30, TimeUnit.SECONDS));
+        } catch (java.util.concurrent.ExecutionException e) {
+          throw e.getCause() instanceof Exception cause ? cause : e;
+        }
+      }
+      return results;
+    } finally {
+      pool.shutdownNow();
+      assertTrue(pool.awaitTermination(30, TimeUnit.SECONDS), "the commands' threads ended");
+    }
+  }
+
+  /**
+   * One command in its own JVM, as {@link CliProcesses#run} runs it (which keeps its processes in a list that is not
+   * safe for concurrent use), killed if it takes longer than {@link #COMMAND}.
+   */
+  private Result runOwn(Command c) throws IOException, InterruptedException {
+    Path out = Files.createTempFile(work, "out-", ".log");
+    Path err = Files.createTempFile(work, "err-", ".log");
+    List<String> cmd = CliProcesses.java("-Xmx256m");
+    cmd.addAll(List.of(c.args()));
+    ProcessBuilder builder = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
+    builder.environment().putAll(c.environment());
+    Process p = builder.start();
+    try {
+      if (!p.waitFor(COMMAND.toMillis(), TimeUnit.MILLISECONDS)) {
+        throw new AssertionError("apiary " + String.join(" ", c.args()) + " did not finish within " + COMMAND + ":\n"
+            + Files.readString(out) + Files.readString(err));
+      }
+      return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+    } finally {
+      if (p.isAlive()) {
+        p.destroyForcibly();
+        p.waitFor(10, TimeUnit.SECONDS);
+      }
+    }
   }
 
   /** An {@code apiary start} process, ready. */

@@ -238,8 +238,9 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
       out.println("-> embedded database on " + db.clientAddresses() + "; registering the counter application");
       Registrar.register(db, CounterApp.APP);
       List<String> options = List.of("--lease-ms", "2000", "--heartbeat-ms", "400");
-      try (FrontendProcess victim = FrontendProcess.start(db.clientAddresses(), options, Duration.ofSeconds(60));
-           FrontendProcess survivor = FrontendProcess.start(db.clientAddresses(), options, Duration.ofSeconds(60))) {
+      FrontendProcess[] both = FrontendProcess.startTwo(db.clientAddresses(), options, options,
+          Duration.ofSeconds(60));
+      try (FrontendProcess victim = both[0]; FrontendProcess survivor = both[1]) {
         out.println("-> frontends " + victim.endpoint() + " (will be killed) and " + survivor.endpoint());
         return run(db, victim, survivor);
       }

@@ -48,12 +48,15 @@ class ExternalStepTakeoverTest {
   }
 
   @Test
-  void aStepThatReturnedBeforeItsFrontendDiedIsNotCalledAgainByTheFrontendThatTakesOver() {
+  void aStepThatReturnedBeforeItsFrontendDiedIsNotCalledAgainByTheFrontendThatTakesOver()
+      throws InterruptedException {
     List<String> crashing = new java.util.ArrayList<>(FAST_LEASE);
     crashing.addAll(List.of("--crash-after", "charge"));
-    try (PaymentStub stub = PaymentStub.start();
-         FrontendProcess doomed = FrontendProcess.start(db.clientAddresses(), crashing, Duration.ofSeconds(60));
-         FrontendProcess survivor = FrontendProcess.start(db.clientAddresses(), FAST_LEASE, Duration.ofSeconds(60))) {
+    FrontendProcess[] pair = FrontendProcess.startTwo(db.clientAddresses(), crashing, FAST_LEASE,
+        Duration.ofSeconds(60));
+    try (FrontendProcess doomed = pair[0];
+         FrontendProcess survivor = pair[1];
+         PaymentStub stub = PaymentStub.start()) {
       InvocationRequest request = InvocationRequest.of("chargeThenBump", null, stub.url(), 41L, 9L);
       try (ApiaryClient onlyDoomed = ApiaryClient.connect(ClientConfig.of(doomed.endpoint())
           .withAttemptTimeout(Duration.ofSeconds(5)).withMaxAttempts(1))) {

@@ -35,10 +35,11 @@ class FrontendCrashTest {
     TestGraphs.clear(db);
   }
 
-  private FrontendProcess crashingFrontend() {
-    List<String> options = new java.util.ArrayList<>(FAST_LEASE);
-    options.addAll(List.of("--crash-after", "bump"));
-    return FrontendProcess.start(db.clientAddresses(), options, Duration.ofSeconds(60));
+  /** A frontend that dies right after {@code bump} commits, and a survivor, started at once. */
+  private FrontendProcess[] doomedAndSurvivor() throws InterruptedException {
+    List<String> crashing = new java.util.ArrayList<>(FAST_LEASE);
+    crashing.addAll(List.of("--crash-after", "bump"));
+    return FrontendProcess.startTwo(db.clientAddresses(), crashing, FAST_LEASE, Duration.ofSeconds(60));
   }
 
   private static List<Long> longs(GraphResult r) {
@@ -46,9 +47,10 @@ class FrontendCrashTest {
   }
 
   @Test
-  void aClientRetryToAnotherFrontendFinishesTheGraphWithoutRepeatingTheWrite() {
-    try (FrontendProcess doomed = crashingFrontend();
-         FrontendProcess survivor = FrontendProcess.start(db.clientAddresses(), FAST_LEASE, Duration.ofSeconds(60));
+  void aClientRetryToAnotherFrontendFinishesTheGraphWithoutRepeatingTheWrite() throws InterruptedException {
+    FrontendProcess[] pair = doomedAndSurvivor();
+    try (FrontendProcess doomed = pair[0];
+         FrontendProcess survivor = pair[1];
          ApiaryClient client = ApiaryClient.connect(ClientConfig.of(doomed.endpoint(), survivor.endpoint())
              .withAttemptTimeout(Duration.ofSeconds(3)))) {
       GraphResult r = client.invoke("bumpAndReport", 21L, 5L);
@@ -64,9 +66,9 @@ class FrontendCrashTest {
   }
 
   @Test
-  void aLiveFrontendRecoversTheDeadOnesInvocationWithoutTheClient() {
-    try (FrontendProcess doomed = crashingFrontend();
-         FrontendProcess survivor = FrontendProcess.start(db.clientAddresses(), FAST_LEASE, Duration.ofSeconds(60))) {
+  void aLiveFrontendRecoversTheDeadOnesInvocationWithoutTheClient() throws InterruptedException {
+    FrontendProcess[] pair = doomedAndSurvivor();
+    try (FrontendProcess doomed = pair[0]; FrontendProcess survivor = pair[1]) {
       InvocationRequest request = InvocationRequest.of("bumpAndReport", 22L, 7L);
       try (ApiaryClient onlyDoomed = ApiaryClient.connect(ClientConfig.of(doomed.endpoint())
           .withAttemptTimeout(Duration.ofSeconds(5)).withMaxAttempts(1))) {

@@ -54,8 +54,9 @@ class ScheduleTakeoverTest {
     }
     String haltedTick = halted.substring((SCHEDULE + "@").length());
     assertEquals(1, rows(db).getOrDefault(haltedTick, 0), "the halted tick's first function committed: " + rows(db));
-    try (FrontendProcess a = FrontendProcess.start(db.clientAddresses(), FAST_LEASE, Duration.ofSeconds(60));
-         FrontendProcess b = FrontendProcess.start(db.clientAddresses(), FAST_LEASE, Duration.ofSeconds(60))) {
+    FrontendProcess[] pair = FrontendProcess.startTwo(db.clientAddresses(), FAST_LEASE, FAST_LEASE,
+        Duration.ofSeconds(60));
+    try (FrontendProcess a = pair[0]; FrontendProcess b = pair[1]) {
       long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
       while (done(db) < 4) {
         assertTrue(System.nanoTime() < deadline, "the schedule did not go on after the kill: " + items(db) + "\n"
