@@ -169,14 +169,40 @@ public abstract class ApiaryFunction {
    */
   protected final void enqueue(String queue, String deduplicationId, String graph, Object partitionKey,
                                Object... arguments) {
+    enqueue(queue, deduplicationId, java.time.Duration.ZERO, 0, graph, partitionKey, arguments);
+  }
+
+  /**
+   * As {@link #enqueue(String, String, String, Object, Object...)}, with the item kept from starting until
+   * {@code delay} after it is stored (by the database's clock), and claimed before waiting items of lower
+   * {@code priority} on a queue declared with {@link Queue#priority()} (as {@code ApiaryClient.enqueue} with a delay
+   * and a priority). A priority other than 0 on a queue without priority fails the invocation when the item is
+   * stored, after this function's writes committed.
+   *
+   * @param delay how long after it is stored the item may start; {@link java.time.Duration#ZERO} for at once
+   * @param priority higher is claimed first; 0 is the default
+   * @throws IllegalArgumentException if {@code delay} is negative
+   */
+  protected final void enqueue(String queue, String deduplicationId, java.time.Duration delay, int priority,
+                               String graph, Object partitionKey, Object... arguments) {
     java.util.Objects.requireNonNull(queue, "queue");
     java.util.Objects.requireNonNull(graph, "graph");
+    java.util.Objects.requireNonNull(delay, "delay");
+    if (delay.isNegative()) {
+      throw new IllegalArgumentException("an enqueue's delay must not be negative, not " + delay);
+    }
     java.util.Map<String, Object> item = new java.util.LinkedHashMap<>();
     item.put("queue", queue);
     item.put("dedup", deduplicationId);
     item.put("graph", graph);
     item.put("key", partitionKey);
     item.put("args", java.util.Arrays.asList(arguments));
+    if (!delay.isZero()) {
+      item.put("delayMs", delay.toMillis());
+    }
+    if (priority != 0) {
+      item.put("priority", priority);
+    }
     runtime().output(org.apiary.internal.Output.ENQUEUE_EDGE, item, null);
   }
 

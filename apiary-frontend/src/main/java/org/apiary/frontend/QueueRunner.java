@@ -168,8 +168,10 @@ final class QueueRunner {
         throw new InvalidRequestException("unknown graph '" + graphName + "'");
       }
       Dispatcher.checkRequest(graph.get().graph(), key, args);
+      Long delayMs = item.path("delayMs").canConvertToLong() ? item.path("delayMs").asLong() : null;
+      Integer priority = item.path("priority").canConvertToInt() ? item.path("priority").asInt() : null;
       WireRequest request = new WireRequest(WireRequest.ENQUEUE, itemId, graphName, key, args, caller, null, purpose,
-          roles, null, queue, dedup);
+          roles, null, queue, dedup, delayMs, priority);
       long hash = OneTransactionOutcomes.requestHash(graphName, key, args,
           config.credentialsRequired() ? caller : null);
       enqueue(request, hash, reply -> {

@@ -145,6 +145,36 @@ class QueueTest {
     assertEquals(0, count("SELECT COUNT(*) FROM q_marks WHERE k IN (70, 1070)"), "nothing of the failed one");
   }
 
+  /** A function's own enqueues take a priority and a delay, as a client's do. */
+  @Test
+  void aFunctionEnqueuesWithPrioritiesAndADelay() throws InterruptedException {
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, NEVER_CLAIMS); ApiaryClient client = client(a)) {
+      assertEquals(List.of("r"), client.invoke("qSpawnRanked", 80L, "r").values(String.class));
+    }
+    long spawnedAt = count("SELECT SINCE_EPOCH(MILLISECOND, ran_at) FROM q_marks WHERE k = 80");
+    long due = count("SELECT MAX(SINCE_EPOCH(MILLISECOND, not_before)) FROM APIARY_QUEUE_ITEMS WHERE queue_name = "
+        + "'q_plain'");
+    assertTrue(due - spawnedAt >= 1_500, "the delayed child may start " + (due - spawnedAt) + " ms after its parent, "
+        + "not 1,500 or more");
+    try (FrontendServer b = FrontendServer.start(db, CONFIG)) {
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM q_marks WHERE k IN (1080, 1081, 1082, 2080)") < 4) {
+        assertTrue(System.nanoTime() < deadline, "the enqueued children did not all run");
+        Thread.sleep(20);
+      }
+    }
+    VoltTable t = db.callAdmin("reading marks", "@AdHoc", "SELECT k FROM q_marks WHERE k IN (1080, 1081, 1082) "
+        + "ORDER BY ran_at").getResults()[0];
+    List<Long> order = new ArrayList<>();
+    while (t.advanceRow()) {
+      order.add(t.getLong(0));
+    }
+    assertEquals(List.of(1081L, 1082L, 1080L), order, "priorities 7, 4, 1");
+    long delayedAt = count("SELECT SINCE_EPOCH(MILLISECOND, ran_at) FROM q_marks WHERE k = 2080");
+    assertTrue(delayedAt - spawnedAt >= 1_500, "the delayed child ran " + (delayedAt - spawnedAt) + " ms after its "
+        + "parent, not at least 1,500");
+  }
+
   @Test
   void aFunctionThatCommittedOnAFrontendThatStoppedHasItsEnqueueStoredOnceByTheTakeover() throws InterruptedException {
     String items = "SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = 'q_plain' AND graph = 'qMark'";

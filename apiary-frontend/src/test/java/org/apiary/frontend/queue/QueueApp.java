@@ -43,6 +43,12 @@ public final class QueueApp {
       .addEdge(Graph.SOURCE, "qSpawnIt", ApiaryFunction.SOURCE)
       .addEdge("qSpawnIt", Graph.SINK, ApiaryFunction.SINK);
 
+  /** {@code qSpawnRanked} [item]: as {@code qSpawn}, its children enqueued with priorities and a delay. */
+  public static final Graph SPAWN_RANKED = Graph.named("qSpawnRanked")
+      .addLocalFunction("qSpawnRankedIt", SpawnRanked.class)
+      .addEdge(Graph.SOURCE, "qSpawnRankedIt", ApiaryFunction.SOURCE)
+      .addEdge("qSpawnRankedIt", Graph.SINK, ApiaryFunction.SINK);
+
   /** At most 2 running across every frontend, up to 2 on each. */
   public static final Queue LIMITED = Queue.named("q_limited").concurrency(2).perFrontend(2);
   /** At most 1 running on each frontend. */
@@ -56,7 +62,7 @@ public final class QueueApp {
   /** No limits. */
   public static final Queue PLAIN = Queue.named("q_plain");
 
-  public static final Application APP = Application.of(SCHEMA, MARK, SLOW, SPAWN)
+  public static final Application APP = Application.of(SCHEMA, MARK, SLOW, SPAWN, SPAWN_RANKED)
       .withQueues(LIMITED, ONE_EACH, RATED, PLAIN, PRIORITIZED, PER_KEY);
 
   private QueueApp() {}
