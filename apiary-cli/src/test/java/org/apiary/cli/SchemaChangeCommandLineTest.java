@@ -51,13 +51,12 @@ class SchemaChangeCommandLineTest {
 
     assertEquals(0, run("deploy", v0.toString(), "--data", data.toString()).exit());
     assertTrue(invoke(data, "ledger_open", "--key", "1", "100").contains("100"));
-    assertTrue(invoke(data, "ledger_read", "--key", "1", "0").contains("balance=100"));
 
     Result migrated = run("deploy", v3.toString(), "--data", data.toString());
     assertEquals(0, migrated.exit(), migrated.toString());
     assertTrue(invoke(data, "ledger_read", "--key", "1", "0").contains("balance=100 nickname=none"),
         "the column was added to the row, and the changed function reads it");
-    assertTrue(invoke(data, "ledger_note", "--key", "1", "7").contains("1"), "the new table takes rows");
+    assertEquals("1", invoke(data, "ledger_note", "--key", "1", "7"), "the new table takes rows");
 
     Result refused = run("deploy", v4.toString(), "--data", data.toString());
     assertEquals(1, refused.exit(), refused.toString());
@@ -65,11 +64,10 @@ class SchemaChangeCommandLineTest {
         && refused.err().contains("migration 4") && refused.err().contains("ALTER TABLE notes DROP COLUMN body")
         && refused.err().contains("NOTES, which has 1 row(s)") && refused.err().contains("--allow-data-loss"),
         refused.toString());
-    assertTrue(invoke(data, "ledger_read", "--key", "1", "0").contains("balance=100 nickname=none"));
 
     Result allowed = run("deploy", v4.toString(), "--data", data.toString(), "--allow-data-loss");
     assertEquals(0, allowed.exit(), allowed.toString());
-    assertTrue(invoke(data, "ledger_note", "--key", "1", "8").contains("2"), "the notes kept their rows, not the column");
+    assertEquals("2", invoke(data, "ledger_note", "--key", "1", "8"), "the notes kept their rows, not the column");
 
     Result stopped = run("stop", "--data", data.toString());
     assertEquals(0, stopped.exit(), stopped.toString());

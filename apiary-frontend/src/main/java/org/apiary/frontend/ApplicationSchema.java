@@ -40,10 +40,12 @@ final class ApplicationSchema {
   /**
    * Decides what a deploy of {@code app} changes, refusing a migration a deploy must not make.
    *
+   * @param declared the tables and views of {@link Application#currentSchema()} with their columns, upper-case
    * @throws RegistrationException naming every refused statement, if the database's version is newer than the
-   *     application's, or if it has only some of the schema's tables
+   *     application's, if it has only some of the schema's tables, or if it lacks a table or column the schema
+   *     declares that no pending migration adds (the schema or a deployed migration was edited)
    */
-  static Plan plan(ApiaryDatabase db, Application app, boolean allowDataLoss) {
+  static Plan plan(ApiaryDatabase db, Application app, Map<String, Set<String>> declared, boolean allowDataLoss) {
     SystemSchema.ensure(db);
     Set<String> existing = SystemSchema.tables(db);
     Integer recorded = recordedVersion(db);
@@ -64,6 +66,7 @@ final class ApplicationSchema {
             + "database"));
       }
       if (app.migrations().isEmpty()) {
+        requireDeclared(db, declared, existing, List.of());
         return new Plan(List.of(), "", List.of());
       }
       recorded = 0; // deployed before versions were recorded, or without migrations: the schema as declared
@@ -75,6 +78,7 @@ final class ApplicationSchema {
     }
     int from = recorded;
     List<SchemaMigration> pending = app.migrations().stream().filter(m -> m.version() > from).toList();
+    requireDeclared(db, declared, existing, pending);
     List<String> refused = new ArrayList<>();
     Set<String> emptied = new LinkedHashSet<>();
     Map<String, Long> rows = new HashMap<>();
@@ -119,6 +123,60 @@ final class ApplicationSchema {
           + SystemSchema.APPLICATION_SCHEMA + " (version, description, applied_at) VALUES (?, ?, NOW)",
           m.version(), m.description().length() > 1024 ? m.description().substring(0, 1024) : m.description());
     }
+  }
+
+  /**
+   * Refuses a deploy whose schema declares a table or column the database lacks and no pending migration adds: VoltDB
+   * would otherwise refuse the functions with "object not found", after a deployed schema was edited in place.
+   */
+  private static void requireDeclared(ApiaryDatabase db, Map<String, Set<String>> declared, Set<String> existing,
+                                      List<SchemaMigration> pending) {
+    Set<String> created = new TreeSet<>();
+    Map<String, Set<String>> added = new HashMap<>();
+    for (SchemaMigration m : pending) {
+      created.addAll(createdTables(m.ddl()));
+      for (String statement : m.statements()) {
+        Matcher a = ADD_COLUMN.matcher(statement.strip().replaceAll("\\s+", " "));
+        if (a.matches()) {
+          added.computeIfAbsent(upper(a.group(1)), t -> new TreeSet<>()).add(upper(a.group(2)));
+        }
+      }
+    }
+    Map<String, Set<String>> present = columns(db);
+    List<String> problems = new ArrayList<>();
+    declared.forEach((table, columns) -> {
+      if (created.contains(table)) {
+        return;
+      }
+      if (!existing.contains(table)) {
+        problems.add("the application's schema declares table " + table + ", which the database lacks and no "
+            + "pending migration creates: append a SchemaMigration that creates it (a deployed schema or migration "
+            + "is never applied again, so editing it changes nothing)");
+        return;
+      }
+      Set<String> missing = new TreeSet<>(columns);
+      missing.removeAll(present.getOrDefault(table, Set.of()));
+      missing.removeAll(added.getOrDefault(table, Set.of()));
+      if (!missing.isEmpty()) {
+        problems.add("the application's schema declares column(s) " + missing + " of table " + table + ", which the "
+            + "database lacks and no pending migration adds: append a SchemaMigration (ALTER TABLE " + table
+            + " ADD COLUMN ...) instead of editing the deployed schema or a deployed migration");
+      }
+    });
+    if (!problems.isEmpty()) {
+      throw new RegistrationException(problems);
+    }
+  }
+
+  /** Every table's columns in the database, upper-case. */
+  private static Map<String, Set<String>> columns(ApiaryDatabase db) {
+    Map<String, Set<String>> columns = new HashMap<>();
+    VoltTable c = db.callAdmin("listing columns", "@SystemCatalog", "COLUMNS").getResults()[0];
+    while (c.advanceRow()) {
+      columns.computeIfAbsent(upper(c.getString("TABLE_NAME")), t -> new TreeSet<>())
+          .add(upper(c.getString("COLUMN_NAME")));
+    }
+    return columns;
   }
 
   /** The version the database records, or null if it records none. */

@@ -80,7 +80,7 @@ public final class Registrar {
       }
       return all;
     });
-    ApplicationSchema.apply(db, ApplicationSchema.plan(db, app, allowDataLoss));
+    ApplicationSchema.apply(db, ApplicationSchema.plan(db, app, compiled.schemaColumns(), allowDataLoss));
     if (db.config().capturesProvenance() || exportsProvenance(db)) {
       captureWrites(db, compiled.schemaTables());
     }

@@ -75,6 +75,14 @@ class SchemaMigrationTest {
     Registrar.register(db, v3); // again: nothing to apply
     assertEquals(List.of(3L), longs(db, "SELECT MAX(version) FROM APIARY_APPLICATION_SCHEMA"));
 
+    // A deployed schema edited in place instead of migrated: named, not VoltDB's "object not found".
+    Application edited = Application.of(SCHEMA.replace("balance BIGINT NOT NULL,", "balance BIGINT NOT NULL, "
+        + "email VARCHAR(64),"), reader(ReadV3.class)).withMigrations(ADD_COLUMN, ADD_TABLE, ADD_INDEX);
+    String editedProblems = String.join("\n",
+        assertThrows(RegistrationException.class, () -> Registrar.register(db, edited)).problems());
+    assertTrue(editedProblems.contains("declares column(s) [EMAIL] of table SM_ACCOUNTS")
+        && editedProblems.contains("append a SchemaMigration"), editedProblems);
+
     // A migration that drops a column's data and one VoltDB cannot make on rows: both named, nothing changed.
     Application v4 = v3.withMigrations(LOSSY);
     RegistrationException refused = assertThrows(RegistrationException.class, () -> Registrar.register(db, v4));
