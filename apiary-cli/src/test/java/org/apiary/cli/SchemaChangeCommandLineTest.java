@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Schema changes through the command line (issue 44): {@code start}, {@code deploy} of an application, calls that
  * write rows, a {@code deploy} of the next release whose migrations add a column, a table and an index and whose
  * function uses them (the rows kept), a {@code deploy} of a migration that drops data (refused, naming it, nothing
- * changed), and the same with {@code --allow-data-loss} (made).
+ * changed), the same with {@code --allow-data-loss} (made), and {@code sql} reading the recorded versions.
  */
 class SchemaChangeCommandLineTest {
   private static final Duration START = Duration.ofSeconds(90);
@@ -68,6 +68,11 @@ class SchemaChangeCommandLineTest {
     Result allowed = run("deploy", v4.toString(), "--data", data.toString(), "--allow-data-loss");
     assertEquals(0, allowed.exit(), allowed.toString());
     assertEquals("2", invoke(data, "ledger_note", "--key", "1", "8"), "the notes kept their rows, not the column");
+
+    Result sql = run("sql", "SELECT version FROM APIARY_APPLICATION_SCHEMA ORDER BY version", "--data",
+        data.toString());
+    assertEquals(0, sql.exit(), sql.toString());
+    assertTrue(sql.out().contains("VERSION") && sql.out().matches("(?s).*1\\s+2\\s+3\\s+4\\s*"), sql.toString());
 
     // Not `apiary stop`: its snapshot (tested in ServiceCommandLineTest) took 36-46 s here.
     service.destroyForcibly();
