@@ -10,20 +10,39 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * Everything that is registered together: the schema (VoltDB DDL) and the graphs built on it. Registering an
- * application compiles and deploys its functions and makes its graphs invocable through every frontend.
+ * Everything that is registered together: the schema (VoltDB DDL), its migrations, and the graphs built on it.
+ * Registering an application compiles and deploys its functions and makes its graphs invocable through every
+ * frontend.
  *
- * @param schema the tables the functions use, as VoltDB DDL
+ * <p>The schema changes by appending numbered {@link SchemaMigration}s ({@link #withMigrations}): a deploy applies
+ * the ones the database lacks together with the functions, which are compiled against {@link #currentSchema()}.
+ *
+ * @param schema the tables the functions use, as VoltDB DDL: schema version 0
  * @param graphs the graphs, each invocable by name
  * @param queues the durable queues invocations of these graphs may be put on ({@link Queue}), by name
  * @param schedules the graphs run on a schedule ({@link Schedule}), by name
+ * @param migrations the changes to the schema since version 0, numbered 1, 2, ... in order
  */
-public record Application(String schema, List<Graph> graphs, List<Queue> queues, List<Schedule> schedules) {
+public record Application(String schema, List<Graph> graphs, List<Queue> queues, List<Schedule> schedules,
+                          List<SchemaMigration> migrations) {
+  /** @throws RegistrationException if the migrations are not numbered 1, 2, ... in order */
   public Application {
     Objects.requireNonNull(schema, "schema");
     graphs = List.copyOf(graphs);
     queues = List.copyOf(queues);
     schedules = List.copyOf(schedules);
+    migrations = List.copyOf(migrations);
+    for (int i = 0; i < migrations.size(); i++) {
+      if (migrations.get(i).version() != i + 1) {
+        throw new RegistrationException(List.of("schema migration " + migrations.get(i).version() + " is number "
+            + (i + 1) + " in the list: number migrations 1, 2, ... in the order they apply"));
+      }
+    }
+  }
+
+  /** An application whose schema has no migrations. */
+  public Application(String schema, List<Graph> graphs, List<Queue> queues, List<Schedule> schedules) {
+    this(schema, graphs, queues, schedules, List.of());
   }
 
   /** An application without schedules. */
@@ -51,7 +70,7 @@ public record Application(String schema, List<Graph> graphs, List<Queue> queues,
         throw new RegistrationException(List.of("two queues are named '" + q.name() + "'"));
       }
     }
-    return new Application(schema, graphs, all, schedules);
+    return new Application(schema, graphs, all, schedules, migrations);
   }
 
   /**
@@ -77,7 +96,36 @@ public record Application(String schema, List<Graph> graphs, List<Queue> queues,
     if (!problems.isEmpty()) {
       throw new RegistrationException(problems);
     }
-    return new Application(schema, graphs, queues, all);
+    return new Application(schema, graphs, queues, all, migrations);
+  }
+
+  /**
+   * This application with these schema migrations appended ({@link SchemaMigration}): the first given is numbered
+   * one more than the last the application had.
+   *
+   * @throws RegistrationException if the migrations are not numbered on from the application's last
+   */
+  public Application withMigrations(SchemaMigration... more) {
+    List<SchemaMigration> all = new ArrayList<>(migrations);
+    all.addAll(Arrays.asList(more));
+    return new Application(schema, graphs, queues, schedules, all);
+  }
+
+  /** The schema version the application declares: its last migration's number, 0 without migrations. */
+  public int schemaVersion() {
+    return migrations.size();
+  }
+
+  /**
+   * The schema as it is once every migration is applied: {@link #schema()} followed by each migration's DDL in order.
+   * A new database gets it in one catalog update, and the functions are compiled against it.
+   */
+  public String currentSchema() {
+    StringBuilder all = new StringBuilder(schema);
+    for (SchemaMigration m : migrations) {
+      all.append('\n').append(m.ddl());
+    }
+    return all.toString();
   }
 
   /** An application made of a schema and graphs. */

@@ -18,6 +18,7 @@ import org.voltdb.VoltTable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -30,11 +31,18 @@ import picocli.CommandLine.Spec;
             + "a class with one public static method without parameters returning org.apiary.Application, or one "
             + "public static field of that type. The jar holds the application's classes, not Apiary's.",
         "Deploying a changed jar again upgrades it in place: functions are replaced, and a graph whose definition "
-            + "changed becomes its next version (invocations already running finish under their own). Tables the "
-            + "database already has are kept as they are (schemas are not migrated)."})
+            + "changed becomes its next version (invocations already running finish under their own).",
+        "The schema changes through the application's numbered migrations (Application.withMigrations): a deploy "
+            + "applies those the database has not recorded, in one catalog update before the new functions. A "
+            + "migration that drops data, or that VoltDB cannot make on a table with rows, is refused naming it "
+            + "(nothing changes) unless --allow-data-loss is given."})
 public final class DeployCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "APP.jar", description = "The application jar.")
   Path jar;
+
+  @Option(names = "--allow-data-loss", description = "Make schema migrations that drop data (DROP TABLE, DROP COLUMN "
+      + "of a table with rows), and those VoltDB cannot make on a table with rows after deleting its rows.")
+  boolean allowDataLoss;
 
   @ArgGroup(exclusive = false, multiplicity = "0..1") // ServiceTarget.Database checks what goes together
   ServiceTarget.Database target;
@@ -56,7 +64,7 @@ public final class DeployCommand implements Callable<Integer> {
       current.setContextClassLoader(app.loader());
       try {
         warnIfNotFromJar(app);
-        registered = Registrar.register(db, app.application());
+        registered = Registrar.register(db, app.application(), org.apiary.RecordingMode.SELECTIVE, allowDataLoss);
       } catch (RegistrationException e) {
         throw new CliException(app.path() + " was not deployed; nothing changed:\n  "
             + String.join("\n  ", e.problems()), e);

@@ -10,7 +10,8 @@ import picocli.CommandLine.Command;
     description = "A transactional Function-as-a-Service framework that runs functions inside VoltDB.",
     subcommands = {DemoCommand.class, StartCommand.class, StopCommand.class, DeployCommand.class,
         InvokeCommand.class, StatusCommand.class, ExecutionsCommand.class, SchedulesCommand.class, ClusterCommand.class,
-        FrontendCommand.class, ProvenanceCommand.class, CredentialsCommand.class, ConsoleCommand.class})
+        FrontendCommand.class, ProvenanceCommand.class, CredentialsCommand.class, ConsoleCommand.class,
+        SqlCommand.class})
 public final class Main implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;

@@ -10,12 +10,20 @@ import java.util.Optional;
  *
  * @param functions the compiled functions, in registration order
  * @param jar the jar with the generated procedures and the application's function classes
- * @param schemaTables the tables and views the application's schema defines, upper-case
+ * @param schemaColumns the tables and views the application's schema defines, each with its columns, upper-case
  */
-public record CompiledApplication(List<CompiledFunction> functions, byte[] jar, java.util.Set<String> schemaTables) {
+public record CompiledApplication(List<CompiledFunction> functions, byte[] jar,
+                                  Map<String, java.util.Set<String>> schemaColumns) {
   public CompiledApplication {
     functions = List.copyOf(functions);
-    schemaTables = java.util.Set.copyOf(schemaTables);
+    Map<String, java.util.Set<String>> copy = new LinkedHashMap<>();
+    schemaColumns.forEach((t, c) -> copy.put(t, java.util.Set.copyOf(c)));
+    schemaColumns = java.util.Collections.unmodifiableMap(copy);
+  }
+
+  /** The tables and views the application's schema defines, upper-case. */
+  public java.util.Set<String> schemaTables() {
+    return schemaColumns.keySet();
   }
 
   /** The compiled function with this name, if there is one. */

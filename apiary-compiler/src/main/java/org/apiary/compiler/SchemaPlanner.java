@@ -45,13 +45,17 @@ final class SchemaPlanner {
 
   private java.util.Map<String, List<String>> primaryKeys;
 
-  /** The tables (and views) the schema defines, upper-case. */
-  java.util.Set<String> tables() {
-    java.util.Set<String> names = new java.util.TreeSet<>();
+  /** The tables (and views) the schema defines, each with its columns, upper-case. */
+  java.util.Map<String, java.util.Set<String>> tables() {
+    java.util.Map<String, java.util.Set<String>> tables = new java.util.TreeMap<>();
     for (Table t : database.getTables()) {
-      names.add(t.getTypeName().toUpperCase(Locale.ROOT));
+      java.util.Set<String> columns = new java.util.TreeSet<>();
+      for (org.voltdb.catalog.Column c : t.getColumns()) {
+        columns.add(c.getTypeName().toUpperCase(Locale.ROOT));
+      }
+      tables.put(t.getTypeName().toUpperCase(Locale.ROOT), columns);
     }
-    return names;
+    return tables;
   }
 
   /**

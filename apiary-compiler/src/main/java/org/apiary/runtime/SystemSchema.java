@@ -116,6 +116,11 @@ public final class SystemSchema {
   /** Deletes a schedule ({@code DeleteSchedule}, the administrator's). */
   public static final String DELETE_SCHEDULE = "DeleteSchedule";
   public static final String FRONTENDS = "APIARY_FRONTENDS";
+  /**
+   * The migrations of the application's own schema a deploy applied (version 21): one row per migration
+   * ({@code version}, {@code description}, {@code applied_at}); replicated, written only by deploys.
+   */
+  public static final String APPLICATION_SCHEMA = "APIARY_APPLICATION_SCHEMA";
   /** API keys (their SHA-256 hashes, never the keys) and the identities they belong to; replicated, rarely written. */
   public static final String CREDENTIALS = "APIARY_CREDENTIALS";
   /** Recorded outputs of functions keyed by BIGINT, INTEGER, SMALLINT or TINYINT (VoltDB hashes them alike). */
@@ -424,7 +429,16 @@ public final class SystemSchema {
           + "enqueue, claim and the takeover's release (a dead frontend's running items stay running, the taker's); "
           + CANCEL_QUEUE_ITEM + " cancels an item still waiting, storing its outcome (a new column), which "
           + FIND_QUEUE_ITEM_OUTCOME + " reads",
-          version20()));
+          version20()),
+      new Migration(21, "Application schema changes (issue 44): " + APPLICATION_SCHEMA + ", one row per migration of "
+          + "the application's schema that a deploy applied, so a deploy applies only the ones the database lacks",
+          List.of(Step.createTable(APPLICATION_SCHEMA, """
+              CREATE TABLE APIARY_APPLICATION_SCHEMA (
+                version INTEGER NOT NULL,
+                description VARCHAR(1024),
+                applied_at TIMESTAMP NOT NULL,
+                PRIMARY KEY (version)
+              );"""))));
 
   /**
    * Creates again (drops, if there, and creates, in one catalog update) a single-partition procedure of the frontends'

@@ -30,7 +30,8 @@ import org.apiary.runtime.SystemSchema;
 /**
  * Registers an application: checks its graphs, compiles its functions with VoltDB's planner, decides which
  * functions record their outputs (the paper's Algorithm 1, or another {@link RecordingMode} for measurement),
- * loads the schema if the database does not have it yet, deploys the functions and stores the graphs in the
+ * loads the schema if the database does not have it yet or applies the migrations it lacks
+ * ({@link org.apiary.SchemaMigration}), deploys the functions and stores the graphs in the
  * database, where every frontend reads them. Frontends keep no state of their own.
  */
 public final class Registrar {
@@ -48,12 +49,26 @@ public final class Registrar {
    * @throws RegistrationException listing every problem with the graphs, the schema or the functions
    */
   public static List<RegisteredGraph> register(ApiaryDatabase db, Application app, RecordingMode mode) {
+    return register(db, app, mode, false);
+  }
+
+  /**
+   * Registers an application, applying the schema migrations ({@link org.apiary.SchemaMigration}) the database lacks
+   * in one catalog update before the functions, which are compiled against {@link Application#currentSchema()}.
+   *
+   * @param allowDataLoss whether a migration may drop data or, where VoltDB cannot change a table with rows in
+   *     place, delete the table's rows first; if false such a migration is refused and nothing changes
+   * @return the graphs as stored, with the functions each records
+   * @throws RegistrationException listing every problem with the graphs, the schema, its migrations or the functions
+   */
+  public static List<RegisteredGraph> register(ApiaryDatabase db, Application app, RecordingMode mode,
+                                               boolean allowDataLoss) {
     Map<String, Graph.Function> functions = app.functions();
     List<FunctionDefinition> definitions = functions.values().stream()
         .map(f -> FunctionDefinition.of(f.name(), f.functionClass())).toList();
     Map<String, Set<String>> recordedByGraph = new HashMap<>();
     Set<String> recordedElsewhere = recordedByOtherGraphs(db, app);
-    CompiledApplication compiled = FunctionCompiler.compile(app.schema(), definitions, planned -> {
+    CompiledApplication compiled = FunctionCompiler.compile(app.currentSchema(), definitions, planned -> {
       Map<String, CompiledFunction> byName = new HashMap<>();
       planned.forEach(f -> byName.put(f.name(), f));
       // A function shared with graphs registered earlier stays recordable if any of them records it.
@@ -65,7 +80,7 @@ public final class Registrar {
       }
       return all;
     });
-    loadSchemaIfAbsent(db, app.schema(), compiled.schemaTables());
+    ApplicationSchema.apply(db, ApplicationSchema.plan(db, app, compiled.schemaColumns(), allowDataLoss));
     if (db.config().capturesProvenance() || exportsProvenance(db)) {
       captureWrites(db, compiled.schemaTables());
     }
@@ -264,20 +279,6 @@ public final class Registrar {
             + e.getMessage()));
       }
       throw e;
-    }
-  }
-
-  private static void loadSchemaIfAbsent(ApiaryDatabase db, String schema, Set<String> tables) {
-    Set<String> existing = SystemSchema.tables(db);
-    Set<String> present = new TreeSet<>(tables);
-    present.retainAll(existing);
-    if (present.isEmpty()) {
-      db.loadSchema(schema);
-    } else if (present.size() != tables.size()) {
-      Set<String> missing = new TreeSet<>(tables);
-      missing.removeAll(existing);
-      throw new RegistrationException(List.of("the database has some of the schema's tables " + present
-          + " but not " + missing + "; Apiary does not migrate schemas: create the missing tables or use a fresh database"));
     }
   }
 }

@@ -95,6 +95,7 @@ class PublicSurfaceTest {
         "org.apiary.LocalFunction", "org.apiary.OutcomeUnknownException", "org.apiary.OverloadedException",
         "org.apiary.ProvenanceLevel", "org.apiary.QueryResult", "org.apiary.Queue", "org.apiary.RecordingMode",
         "org.apiary.RegistrationException", "org.apiary.Row", "org.apiary.Statement",
+        "org.apiary.SchemaMigration", // issue 44: schema changes
         "org.apiary.Schedule", "org.apiary.Schedule$Missed", // issue 42: schedules
         "org.apiary.client.ApiaryClient", "org.apiary.client.ClientConfig", "org.apiary.client.GraphResult",
         "org.apiary.client.InvocationHandle", "org.apiary.client.InvocationStatus", // issue 42: start and handles

@@ -20,6 +20,7 @@ import org.apiary.OverloadedException;
 import org.apiary.Queue;
 import org.apiary.RecordingMode;
 import org.apiary.Schedule;
+import org.apiary.SchemaMigration;
 import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
@@ -46,6 +47,18 @@ final class GuideSamples {
   static final String SCHEMA = BankApp.SCHEMA;
 
   private GuideSamples() {}
+
+  /** "Changing the schema": numbered migrations (issue 44). */
+  static final Application APP = Application.of(SCHEMA, payday())
+      .withMigrations(
+          new SchemaMigration(1, "a nickname per account",
+              "ALTER TABLE accounts ADD COLUMN nickname VARCHAR(32) DEFAULT 'none';"),
+          new SchemaMigration(2, "notes on accounts", """
+              CREATE TABLE notes (account BIGINT NOT NULL, id BIGINT NOT NULL, note VARCHAR(64),
+                PRIMARY KEY (account, id));
+              PARTITION TABLE notes ON COLUMN account;"""),
+          new SchemaMigration(3, "accounts by nickname",
+              "CREATE INDEX accounts_by_nickname ON accounts (nickname);"));
 
   // "Global functions and fan-out"
   static Graph payday() {
