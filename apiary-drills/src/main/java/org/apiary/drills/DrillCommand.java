@@ -189,7 +189,7 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
         return 2;
       }
       return new NetworkDrill(new NetworkDrill.Settings(seed != null ? seed : new java.security.SecureRandom()
-          .nextLong(), s, c, k, recoverySeconds), out).run();
+          .nextLong(), s, c, k, recoverySeconds, sinkUrl, sinkUser, System.getenv("PGPASSWORD"), 2), out).run();
     }
     if (drill.equals("overload")) {
       int s = seconds == null ? 30 : seconds;

@@ -31,9 +31,15 @@ final class ProvenanceCheck {
   /**
    * When the drill's faults happened, in ms of its clock; -1 for a fault that did not happen.
    *
-   * @param victim the killed node's index
+   * @param victim the killed node's index; -1 with a {@code killAtMs} for network faults that may lose calls in flight
+   *     from {@code killAtMs} to {@code windowEndMs} (the network drill's whole load)
+   * @param windowEndMs until when, after {@code killAtMs}, invocations may be attempted again
    */
-  record Faults(long cutAtMs, long restoredAtMs, long killAtMs, int victim) {}
+  record Faults(long cutAtMs, long restoredAtMs, long killAtMs, int victim, long windowEndMs) {
+    Faults(long cutAtMs, long restoredAtMs, long killAtMs, int victim) {
+      this(cutAtMs, restoredAtMs, killAtMs, victim, killAtMs < 0 ? -1 : killAtMs + FAULT_WINDOW_MS);
+    }
+  }
 
   /** After a kill, how long invocations may be attempted again by the frontend (failover, retries, back-off). */
   static final long FAULT_WINDOW_MS = 12_000;
@@ -234,7 +240,7 @@ final class ProvenanceCheck {
     long globalExecutions = 0;
     long reexecutions = 0;
     long inWindow = 0;
-    long killWindowEnd = faults.killAtMs() < 0 ? -1 : faults.killAtMs() + FAULT_WINDOW_MS;
+    long killWindowEnd = faults.windowEndMs();
     Map<String, Step> stepByExecId = new HashMap<>();
     Set<Step> modelledSteps = new HashSet<>();
     for (Invocation inv : all) {
@@ -407,7 +413,9 @@ final class ProvenanceCheck {
     }
     String cut = faults.cutAtMs() < 0 ? "no sink cut" : String.format("sink cut off at +%.1f s, back at +%.1f s",
         faults.cutAtMs() / 1e3, faults.restoredAtMs() / 1e3);
-    String kill = faults.killAtMs() < 0 ? "no server killed" : String.format("node %d killed at +%.1f s; %d "
+    String kill = faults.killAtMs() < 0 ? "no server killed" : faults.victim() < 0 ? String.format("network faults "
+        + "from +%.1f s to +%.1f s; %d invocation(s) in flight then", faults.killAtMs() / 1e3,
+        faults.windowEndMs() / 1e3, inWindow) : String.format("node %d killed at +%.1f s; %d "
         + "invocation(s) in flight within %d s of it", faults.victim(), faults.killAtMs() / 1e3, inWindow,
         FAULT_WINDOW_MS / 1000);
     line("-> faults: " + cut + "; " + kill);
