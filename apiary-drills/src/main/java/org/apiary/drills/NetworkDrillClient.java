@@ -19,6 +19,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
+import org.apiary.database.ProvenanceConfig;
 import org.apiary.drills.ProvenanceCheck.Sink;
 import org.apiary.drills.ProvenanceWorkload.Client;
 import org.apiary.drills.ProvenanceWorkload.Invocation;
@@ -54,6 +55,20 @@ public final class NetworkDrillClient {
   private NetworkDrillClient() {}
 
   public static void main(String[] args) throws Exception {
+    try {
+      run(args);
+    } catch (Exception | Error e) {
+      // A thread of the database client may outlive main: end the process, so the drill sees it fail at once.
+      System.out.println("network drill client failed: " + e);
+      for (Throwable c = e; c != null; c = c.getCause()) {
+        System.out.println("  " + c + " at " + java.util.Arrays.stream(c.getStackTrace()).limit(6).toList());
+      }
+      System.out.flush();
+      System.exit(1);
+    }
+  }
+
+  private static void run(String[] args) throws Exception {
     if (args.length != 13) {
       throw new IllegalArgumentException("expected DB[,DB...] FRONTEND,FRONTEND SEED SECONDS CLIENTS KEYS LEASE_MS "
           + "RETENTION_MS RECOVERY_SECONDS HEALED_WAIT_SECONDS SINK_URL SINK_USER PROVENANCE_CLIENTS, not "
@@ -76,7 +91,9 @@ public final class NetworkDrillClient {
     int status;
     long stopAt = settings.seconds() * 1000L;
     DatabaseConfig config = DatabaseConfig.external(database.toArray(String[]::new))
-        .withTimeouts(Duration.ofSeconds(20), Duration.ofSeconds(60));
+        .withTimeouts(Duration.ofSeconds(20), Duration.ofSeconds(60))
+        // Community Edition allows 2 export streams: capture the writes of the provenance workload's table only.
+        .withProvenance(ProvenanceConfig.sink(sinkUrl).withWriteCaptureOnly(ProvDrillApp.TABLE));
     try (ApiaryDatabase db = ApiaryDatabase.open(config)) {
       SystemSchema.ensure(db);
       Registrar.register(db, DrillApp.APP);
