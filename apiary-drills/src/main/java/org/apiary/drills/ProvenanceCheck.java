@@ -134,14 +134,31 @@ final class ProvenanceCheck {
       return new Sink(executions, events);
     }
 
+    /** This sink's executions of {@code graphs} only, and the reads joined to them. */
+    Sink only(Set<String> graphs) {
+      List<Execution> kept = executions.stream().filter(e -> graphs.contains(e.graph())).toList();
+      Set<String> ids = kept.stream().map(Execution::execId).collect(Collectors.toSet());
+      return new Sink(kept, events.stream().filter(e -> !e.type().equals("read") || ids.contains(e.execId()))
+          .toList());
+    }
+
     /** Rows in FunctionInvocations and in the events table; 0 for a table not created yet. */
     static long[] counts(String url, Properties props) {
+      return counts(url, props, null);
+    }
+
+    /**
+     * Rows in FunctionInvocations ({@code executionsWhere} of them, if not {@code null}) and in the events table; 0
+     * for a table not created yet.
+     */
+    static long[] counts(String url, Properties props, String executionsWhere) {
       long[] counts = new long[2];
       try (Connection c = DriverManager.getConnection(url, props); Statement s = c.createStatement()) {
         String[] tables = {EXECUTIONS, EVENTS};
         for (int i = 0; i < 2; i++) {
           if (exists(c, tables[i])) {
-            try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + tables[i])) {
+            try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + tables[i]
+                + (i == 0 && executionsWhere != null ? " WHERE " + executionsWhere : ""))) {
               rs.next();
               counts[i] = rs.getLong(1);
             }

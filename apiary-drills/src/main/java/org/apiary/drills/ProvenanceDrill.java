@@ -221,7 +221,8 @@ final class ProvenanceDrill {
       }
       recoverSpill(cluster, sinkUrl, props);
     }
-    say(settle(sinkUrl, props, expectedExecutions, expectedEvents, settings.settleSeconds(), this::now));
+    say(settle(sinkUrl, props, null, expectedExecutions, expectedEvents, settings.settleSeconds(),
+        this::now));
     Sink snapshot = Sink.read(sinkUrl, props);
     return new ProvenanceCheck(out, new ProvenanceCheck.Faults(cutAtMs, restoredAtMs, killAtMs, victim), crashes)
         .check(all, snapshot);
@@ -410,17 +411,18 @@ final class ProvenanceDrill {
 
   /**
    * Waits until the sink stops changing: quiet for 3 s with at least the expected rows, or quiet for 10 s, at most
-   * {@code settleSeconds}; says what it saw.
+   * {@code settleSeconds}; says what it saw. Counts the {@code FunctionInvocations} rows {@code executionsWhere}
+   * only, if not {@code null} (a sink other workloads capture into as well).
    */
-  static String settle(String url, Properties props, long executions, long events, int settleSeconds,
+  static String settle(String url, Properties props, String executionsWhere, long executions, long events, int settleSeconds,
                        java.util.function.LongSupplier clock) throws InterruptedException {
     long deadline = clock.getAsLong() + settleSeconds * 1000L;
-    long[] last = Sink.counts(url, props);
+    long[] last = Sink.counts(url, props, executionsWhere);
     long lastChange = clock.getAsLong();
     boolean settled = false;
     while (clock.getAsLong() < deadline) {
       Thread.sleep(500);
-      long[] c = Sink.counts(url, props);
+      long[] c = Sink.counts(url, props, executionsWhere);
       if (c[0] != last[0] || c[1] != last[1]) {
         last = c;
         lastChange = clock.getAsLong();
