@@ -50,6 +50,7 @@ class NetworkDrillTest {
     NetworkDrill.Faults f = drill.faults();
     assertTrue(f.cuts() > 0 && f.heals() == f.cuts(), f.toString());
     assertTrue(f.partitions() >= 1 && f.stopped() >= 1 && f.rejoined() == f.stopped(), f.toString());
+    assertTrue(f.sinkCuts() >= 1, "the sink was never cut off: " + f);
     assertTrue(text.contains("Partition detection logic will stop this process"), "no node said partition "
         + "detection stopped it:\n" + text);
     assertEquals(List.of(), NetnsAvailability.leftoversOfThisJvm(), "namespaces or links left");
