@@ -435,7 +435,7 @@ final class ProvenanceCheck {
         faults.windowEndMs() / 1e3, inWindow) : String.format("node %d killed at +%.1f s; %d "
         + "invocation(s) in flight within %d s of it", faults.victim(), faults.killAtMs() / 1e3, inWindow,
         FAULT_WINDOW_MS / 1000);
-    line("-> faults: " + cut + "; " + kill);
+    line("-> faults: " + (faults.victim() < 0 && faults.killAtMs() >= 0 ? "" : cut + "; ") + kill);
     line("-> excluded from the strict checks: " + unknown.size() + " invocation(s) whose outcome no client "
         + "learned (" + unchecked + " sink row(s) of theirs not checked)");
     if (reexecutions > 0) {
