@@ -105,6 +105,7 @@ final class NetworkDrill {
   private static final List<String> SMALL_JVM = List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
   private static final Pattern CLIENT_LINE = Pattern.compile("drill exactly-once: invocations=(\\d+) agreed=(\\d+) "
       + "duplicates=(\\d+) lost=(\\d+) stuck=(\\d+) disagreed=(\\d+)");
+  private static final Pattern MISORDERED = Pattern.compile("in commit order; misordered=(\\d+)");
   private static final Pattern PROVENANCE_LINE = Pattern.compile("drill provenance: executions=(\\d+) events=(\\d+) "
       + "missing=(\\d+) duplicates=(\\d+) misattributed=(\\d+) aborted_captured=(\\d+)");
 
@@ -469,6 +470,13 @@ final class NetworkDrill {
           && abortedCaptured == 0;
       if (executions == 0) {
         problems.add("no provenance execution was checked");
+      }
+      if (abortedCaptured > 0) {
+        problems.add("provenance: " + abortedCaptured + " event(s) of functions that did not commit captured");
+      }
+      Matcher order = MISORDERED.matcher(report);
+      if (order.find() && !order.group(1).equals("0")) {
+        problems.add("provenance: the events of " + order.group(1) + " record(s) out of commit order");
       }
     } else {
       problems.add("the client reported no provenance verdict");

@@ -77,6 +77,12 @@ class NetworkDrillTest {
           broken), 0, ONE_PARTITION), broken);
     }
     assertEquals(1, verdict(CLIENT_AGREED.replace(PROVENANCE_AGREED, ""), 0, ONE_PARTITION));
+    ByteArrayOutputStream misordered = new ByteArrayOutputStream();
+    assertEquals(1, NetworkDrill.verdict(CLIENT_AGREED + "   -> order: write events and reads (global functions' "
+        + "included) of every record in commit order; misordered=2\n", 0, ONE_PARTITION, List.of(),
+        new PrintStream(misordered, true, StandardCharsets.UTF_8)));
+    assertTrue(misordered.toString(StandardCharsets.UTF_8).contains("the events of 2 record(s) out of commit order"),
+        misordered.toString(StandardCharsets.UTF_8));
     assertEquals(1, verdict(CLIENT_AGREED.replace("executions=7", "executions=0"), 0, ONE_PARTITION));
     ByteArrayOutputStream seen = new ByteArrayOutputStream();
     NetworkDrill.verdict(CLIENT_AGREED.replace("agreed=10 duplicates=0 lost=0", "agreed=9 duplicates=0 lost=1"), 1,
