@@ -86,12 +86,13 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
   java.util.Set<String> skip = new java.util.LinkedHashSet<>();
 
   @Option(names = "--sink-url", defaultValue = ProvenanceDrill.DEFAULT_SINK_URL,
-      description = "provenance: the PostgreSQL database to capture into; the drill creates a schema of its own there "
-          + "and drops it at the end (default ${DEFAULT-VALUE}). A password, if needed, comes from PGPASSWORD.")
+      description = "provenance, network: the PostgreSQL database to capture into; the drill creates a schema of its "
+          + "own there and drops it at the end (default ${DEFAULT-VALUE}; network: this machine's server, which the "
+          + "hosts reach through its Unix socket). A password, if needed, comes from PGPASSWORD.")
   String sinkUrl;
 
   @Option(names = "--sink-user", defaultValue = "postgres",
-      description = "provenance: the sink's user (default ${DEFAULT-VALUE}).")
+      description = "provenance, network: the sink's user (default ${DEFAULT-VALUE}).")
   String sinkUser;
 
   @Option(names = "--settle-seconds", defaultValue = "60",
@@ -189,7 +190,7 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
         return 2;
       }
       return new NetworkDrill(new NetworkDrill.Settings(seed != null ? seed : new java.security.SecureRandom()
-          .nextLong(), s, c, k, recoverySeconds), out).run();
+          .nextLong(), s, c, k, recoverySeconds, sinkUrl, sinkUser, System.getenv("PGPASSWORD"), 2), out).run();
     }
     if (drill.equals("overload")) {
       int s = seconds == null ? 30 : seconds;

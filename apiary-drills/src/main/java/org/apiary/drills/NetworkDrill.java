@@ -6,10 +6,17 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.HexFormat;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +25,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apiary.database.Deployments;
 import org.apiary.database.LocalCluster;
+import org.apiary.database.ProvenanceConfig;
+import org.apiary.provenance.ProvenanceSink;
 import org.apiary.drills.netns.NetnsHosts;
 
 /**
@@ -41,7 +50,17 @@ import org.apiary.drills.netns.NetnsHosts;
  * After any fault a node that stopped (partition detection, a stalled link) is brought back by rejoin; if the
  * majority stopped too, the cluster is down and the drill fails. When the load is over and every fault healed, the
  * client resolves every invocation and checks history and data ({@link ExactlyOnceDrill}); this process prints the
- * faults and {@code drill network: invocations=N agreed=N lost=0 duplicates=0 stuck=0}. Everything runs inside the
+ * faults and {@code drill network: invocations=N agreed=N lost=0 duplicates=0 stuck=0 | executions=N missing=0
+ * duplicates=0 misattributed=0}.
+ *
+ * <p><b>Provenance.</b> Every node captures provenance durably into one PostgreSQL sink, a schema of the drill's own in
+ * this machine's server, which the hosts reach only at the sink host's address ({@link SinkRelay}, forwarding to the
+ * server's Unix socket). Beside the exactly-once load, the client runs the provenance drill's workload and, once the
+ * faults are healed and the sink stopped changing, checks the sink with the provenance drill's oracle
+ * ({@link ProvenanceCheck}). One more fault, <b>sink isolation</b>: the sink host cut off from every node for a few
+ * seconds, once right before the first partition so that a short run has one too. Held through a whole partition
+ * (tried once, seed 20261129), the cut-off node took 30 s instead of 9 to stop and the load nearly stalled (41
+ * invocations in 20 s instead of 180), though both checks passed. Everything runs inside the
  * namespaces, which {@link NetnsHosts#close()} tears down with every process in them, also on a failure and from a
  * shutdown hook (Ctrl-C, SIGTERM).
  */
@@ -51,12 +70,27 @@ final class NetworkDrill {
    *
    * @param seconds how long the clients send load and the nemesis starts faults
    * @param recoverySeconds how long, after the faults are healed, invocations may take to reach a final outcome
+   * @param sinkUrl this machine's PostgreSQL ({@link ProvenanceDrill#DEFAULT_SINK_URL}); the drill makes a schema of
+   *     its own there, reached from the hosts through {@link SinkRelay} and PostgreSQL's Unix socket, and drops it
+   * @param sinkPassword from the environment ({@code PGPASSWORD}), or {@code null}
+   * @param provenanceClients clients running the provenance drill's workload beside the exactly-once load
    */
-  record Settings(long seed, int seconds, int clients, int keys, int recoverySeconds) {}
+  record Settings(long seed, int seconds, int clients, int keys, int recoverySeconds, String sinkUrl, String sinkUser,
+                  String sinkPassword, int provenanceClients) {
+    Settings(long seed, int seconds, int clients, int keys, int recoverySeconds) {
+      this(seed, seconds, clients, keys, recoverySeconds, ProvenanceDrill.DEFAULT_SINK_URL, "postgres",
+          System.getenv("PGPASSWORD"), 2);
+    }
+  }
 
   private static final List<String> DATABASE_HOSTS = List.of("db0", "db1", "db2");
   private static final List<String> FRONTEND_HOSTS = List.of("fe0", "fe1");
   private static final String CLIENT = "client";
+  /** The sink host: {@link SinkRelay} to PostgreSQL's Unix socket, the nodes' only way to the sink. */
+  private static final String SINK = "sink";
+  /** Where PostgreSQL's Unix sockets are (Debian's default); the relay forwards to the one of the sink's port. */
+  private static final String SOCKET_DIRECTORY = System.getProperty("apiary.drill.network.pg-socket-dir",
+      "/var/run/postgresql");
   private static final int FRONTEND_PORT = 5555;
   private static final int SITES_PER_HOST = 2;
   /** VoltDB's heartbeat timeout here (its default is 90 s): how long a cut node takes to be counted failed. */
@@ -71,6 +105,9 @@ final class NetworkDrill {
   private static final List<String> SMALL_JVM = List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
   private static final Pattern CLIENT_LINE = Pattern.compile("drill exactly-once: invocations=(\\d+) agreed=(\\d+) "
       + "duplicates=(\\d+) lost=(\\d+) stuck=(\\d+) disagreed=(\\d+)");
+  private static final Pattern MISORDERED = Pattern.compile("in commit order; misordered=(\\d+)");
+  private static final Pattern PROVENANCE_LINE = Pattern.compile("drill provenance: executions=(\\d+) events=(\\d+) "
+      + "missing=(\\d+) duplicates=(\\d+) misattributed=(\\d+) aborted_captured=(\\d+)");
 
   private final Settings settings;
   private final PrintStream out;
@@ -81,7 +118,8 @@ final class NetworkDrill {
   private Path work;
   private long loadStart;
   private int nodeStarts;
-  private Faults faults = new Faults(0, 0, 0, 0, 0, 0, 0, 0);
+  private Faults faults = new Faults(0, 0, 0, 0, 0, 0, 0, 0, 0);
+  private String sinkUrl;
 
   NetworkDrill(Settings settings, PrintStream out) {
     this.settings = settings;
@@ -99,13 +137,20 @@ final class NetworkDrill {
    * @param isolations frontends cut off from the database
    * @param degradations links rate-limited
    * @param restored rate limits removed
+   * @param sinkCuts times the sink host was cut off from every node
    */
   record Faults(int cuts, int heals, int partitions, int stopped, int rejoined, int isolations, int degradations,
-                int restored) {
+                int restored, int sinkCuts) {
+    Faults(int cuts, int heals, int partitions, int stopped, int rejoined, int isolations, int degradations,
+           int restored) {
+      this(cuts, heals, partitions, stopped, rejoined, isolations, degradations, restored, 0);
+    }
+
     @Override
     public String toString() {
       return "cuts=" + cuts + " heals=" + heals + " partitions=" + partitions + " stopped=" + stopped + " rejoined="
-          + rejoined + " isolations=" + isolations + " degradations=" + degradations + " restored=" + restored;
+          + rejoined + " isolations=" + isolations + " degradations=" + degradations + " restored=" + restored
+          + " sink_cuts=" + sinkCuts;
     }
   }
 
@@ -127,6 +172,44 @@ final class NetworkDrill {
     List<String> names = new ArrayList<>(DATABASE_HOSTS);
     names.addAll(FRONTEND_HOSTS);
     names.add(CLIENT);
+    names.add(SINK);
+    ProvenanceDrill.SinkUrl sink;
+    try {
+      sink = ProvenanceDrill.SinkUrl.parse(settings.sinkUrl());
+    } catch (IllegalArgumentException e) {
+      out.println(e.getMessage());
+      return 2;
+    }
+    Path socket = Path.of(SOCKET_DIRECTORY, ".s.PGSQL." + sink.port());
+    if (!Files.exists(socket)) {
+      out.println("drill network: not run: no PostgreSQL socket at " + socket + " (the hosts reach this machine's "
+          + "PostgreSQL through it; set -Dapiary.drill.network.pg-socket-dir)");
+      return 2;
+    }
+    Properties props = ProvenanceSink.credentials(settings.sinkUser(), settings.sinkPassword());
+    props.setProperty("connectTimeout", "5");
+    byte[] random = new byte[6];
+    new SecureRandom().nextBytes(random);
+    String schema = "apiary_netdrill_" + HexFormat.of().formatHex(random);
+    try (Connection c = DriverManager.getConnection(settings.sinkUrl(), props); Statement s = c.createStatement()) {
+      s.execute("CREATE SCHEMA " + schema);
+    } catch (SQLException e) {
+      out.println("drill network: cannot create a schema in the provenance sink " + settings.sinkUrl() + " as user "
+          + settings.sinkUser() + ": " + e.getMessage());
+      return 2;
+    }
+    try {
+      return run(names, sink, schema, socket);
+    } finally {
+      try (Connection c = DriverManager.getConnection(settings.sinkUrl(), props); Statement s = c.createStatement()) {
+        s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+      } catch (SQLException e) {
+        out.println("-> could not drop the drill's schema " + schema + ": " + e.getMessage());
+      }
+    }
+  }
+
+  private int run(List<String> names, ProvenanceDrill.SinkUrl sink, String schema, Path socket) throws Exception {
     int status = 1;
     // Ctrl-C or SIGTERM: NetnsHosts' own hook kills everything inside the hosts; this one says so, since the run's
     // thread may still print what it makes of the processes dying under it.
@@ -137,6 +220,10 @@ final class NetworkDrill {
       hosts = h;
       out.println("-> hosts " + names.stream().map(n -> n + " " + h.address(n)).collect(Collectors.joining(", "))
           + " (namespaces " + h.prefix() + "-*); logs in " + work);
+      startRelay(sink.port(), socket);
+      sinkUrl = sink.url(h.address(SINK), sink.port(), schema);
+      out.println("-> provenance captured durably on every node into schema " + schema + " of " + settings.sinkUrl()
+          + ", which the hosts reach at " + h.address(SINK) + ":" + sink.port() + " (a relay to " + socket + ")");
       startDatabase();
       List<String> endpoints = startFrontends();
       status = drive(endpoints);
@@ -166,8 +253,12 @@ final class NetworkDrill {
 
   private void startDatabase() throws Exception {
     Path deployment = work.resolve("deployment.xml");
-    Files.writeString(deployment, Deployments.withHeartbeatTimeout(
-        Deployments.cluster(DATABASE_HOSTS.size(), SITES_PER_HOST, 1, null, null), HEARTBEAT_TIMEOUT));
+    ProvenanceConfig capture = ProvenanceConfig.sink(sinkUrl).withCredentials(settings.sinkUser(),
+        settings.sinkPassword()).withDurableCapture(true);
+    // The work directory is its owner's only (a temporary directory): the deployment may hold the sink's password.
+    // Each node spills into a directory of its own under the one named, after its VoltDB root.
+    Files.writeString(deployment, Deployments.withHeartbeatTimeout(Deployments.cluster(DATABASE_HOSTS.size(),
+        SITES_PER_HOST, 1, capture, work.resolve("provenance-spill")), HEARTBEAT_TIMEOUT));
     List<CompletableFuture<Void>> inits = new ArrayList<>();
     for (String n : DATABASE_HOSTS) {
       inits.add(CompletableFuture.runAsync(() -> LocalCluster.initialize(work.resolve(n), deployment,
@@ -183,6 +274,24 @@ final class NetworkDrill {
     }
     out.printf("-> 3 VoltDB nodes (k-factor 1, heartbeat timeout %d s) accept clients after %.1f s%n",
         HEARTBEAT_TIMEOUT.toSeconds(), seconds());
+  }
+
+  /** Starts {@link SinkRelay} on the sink host and waits until it listens. */
+  private void startRelay(int port, Path socket) throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>(List.of(java(), "-Xmx48m"));
+    cmd.addAll(SMALL_JVM);
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), SinkRelay.class.getName(),
+        hosts.address(SINK) + ":" + port, socket.toString()));
+    Path log = work.resolve(SINK + ".log");
+    Process relay = hosts.start(SINK, cmd, log);
+    long deadline = System.nanoTime() + START.toNanos();
+    while (!Files.readString(log).contains(SinkRelay.LISTENING)) {
+      if (!relay.isAlive() || System.nanoTime() > deadline) {
+        throw new IllegalStateException("the sink relay did not listen" + (relay.isAlive() ? " within " + START
+            : " (it exited " + relay.exitValue() + ")") + "; its output:\n" + tail(log));
+      }
+      Thread.sleep(100);
+    }
   }
 
   private Process startNode(int i, String mesh) {
@@ -267,7 +376,7 @@ final class NetworkDrill {
         databaseAddresses(), String.join(",", endpoints), String.valueOf(settings.seed()),
         String.valueOf(settings.seconds()), String.valueOf(settings.clients()), String.valueOf(settings.keys()),
         String.valueOf(LEASE_MS), String.valueOf(RETENTION_MS), String.valueOf(settings.recoverySeconds()),
-        String.valueOf(healedWait)));
+        String.valueOf(healedWait), sinkUrl, settings.sinkUser(), String.valueOf(settings.provenanceClients())));
     Path clientLog = work.resolve(CLIENT + ".log");
     Process client = hosts.start(CLIENT, cmd, clientLog);
     try {
@@ -289,7 +398,8 @@ final class NetworkDrill {
       OutputStream toClient = client.getOutputStream();
       toClient.write((NetworkDrillClient.HEALED + "\n").getBytes(StandardCharsets.UTF_8));
       toClient.flush();
-      long bound = settings.recoverySeconds() + callBound.toSeconds() * 3;
+      // The exactly-once check, then the provenance check: result(id) for 20 s at most, the sink settling for 90.
+      long bound = settings.recoverySeconds() + callBound.toSeconds() * 3 + 20 + 90;
       if (!client.waitFor(bound, TimeUnit.SECONDS)) {
         problems.add("the client did not finish within " + bound + " s of the faults being healed");
       }
@@ -332,7 +442,8 @@ final class NetworkDrill {
     if (!m.find()) {
       problems.add("the client reported no verdict");
       out.println("-> the drill failed: " + String.join("; ", problems));
-      out.println("drill network: invocations=? agreed=? lost=? duplicates=? stuck=?");
+      out.println("drill network: invocations=? agreed=? lost=? duplicates=? stuck=? | executions=? missing=? "
+          + "duplicates=? misattributed=?");
       return 1;
     }
     long invocations = Long.parseLong(m.group(1));
@@ -343,12 +454,42 @@ final class NetworkDrill {
     if (invocations == 0) {
       problems.add("no invocation was sent");
     }
+    Matcher p = PROVENANCE_LINE.matcher(report);
+    String provenance;
+    boolean provenanceOk;
+    if (p.find()) {
+      long executions = Long.parseLong(p.group(1));
+      long missing = Long.parseLong(p.group(3));
+      long provDuplicates = Long.parseLong(p.group(4));
+      long misattributed = Long.parseLong(p.group(5));
+      long abortedCaptured = Long.parseLong(p.group(6));
+      provenance = "executions=" + executions + " missing=" + missing + " duplicates=" + provDuplicates
+          + " misattributed=" + misattributed;
+      // The provenance check's own verdict (event order, aborted functions captured, the model) is in the exit.
+      provenanceOk = executions > 0 && missing == 0 && provDuplicates == 0 && misattributed == 0
+          && abortedCaptured == 0;
+      if (executions == 0) {
+        problems.add("no provenance execution was checked");
+      }
+      if (abortedCaptured > 0) {
+        problems.add("provenance: " + abortedCaptured + " event(s) of functions that did not commit captured");
+      }
+      Matcher order = MISORDERED.matcher(report);
+      if (order.find() && !order.group(1).equals("0")) {
+        problems.add("provenance: the events of " + order.group(1) + " record(s) out of commit order");
+      }
+    } else {
+      problems.add("the client reported no provenance verdict");
+      provenance = "executions=? missing=? duplicates=? misattributed=?";
+      provenanceOk = false;
+    }
     if (!problems.isEmpty()) {
       out.println("-> the drill failed: " + String.join("; ", problems));
     }
-    out.printf("drill network: invocations=%d agreed=%d lost=%d duplicates=%d stuck=%d%n", invocations, agreed, lost,
-        duplicates, stuck);
-    return problems.isEmpty() && agreed == invocations && lost == 0 && duplicates == 0 && stuck == 0 ? 0 : 1;
+    out.printf("drill network: invocations=%d agreed=%d lost=%d duplicates=%d stuck=%d | %s%n", invocations, agreed,
+        lost, duplicates, stuck, provenance);
+    return problems.isEmpty() && agreed == invocations && lost == 0 && duplicates == 0 && stuck == 0 && provenanceOk
+        ? 0 : 1;
   }
 
   // ------------------------------------------------------------------------------------------------- the nemesis
@@ -361,13 +502,20 @@ final class NetworkDrill {
       if (System.nanoTime() >= stopAt) {
         return;
       }
-      int kind = first ? 0 : random.nextInt(3);
-      first = false;
+      int kind = first ? 0 : random.nextInt(4);
+      if (first) {
+        // A short sink isolation first, so that even a short run cuts the sink off once. (Held for the whole first
+        // partition instead, the cut node took 30 s rather than 9 to stop and the load nearly stalled: see the
+        // class comment.)
+        isolateSink(2_000);
+      }
       switch (kind) {
         case 0 -> partition(random);
         case 1 -> isolateFrontend(random);
+        case 2 -> isolateSink(2_000 + random.nextInt(4_000));
         default -> degrade(random);
       }
+      first = false;
       mend();
     }
   }
@@ -425,6 +573,33 @@ final class NetworkDrill {
     }
     count(new Faults(0, 3, 0, 0, 0, 0, 0, 0));
     fault("healed the links of " + f);
+  }
+
+  /**
+   * Cuts the sink host off from every node for a few seconds (blackhole routes: connections stay open and nothing
+   * passes, the silent variant), then heals: the nodes' spoolers hold or spill what they capture meanwhile.
+   */
+  private void isolateSink(long hold) throws InterruptedException {
+    cutSink();
+    fault("the sink stays cut off for " + hold + " ms");
+    Thread.sleep(hold);
+    healSink();
+  }
+
+  private void cutSink() {
+    for (String n : DATABASE_HOSTS) {
+      hosts.cut(SINK, n);
+    }
+    count(new Faults(3, 0, 0, 0, 0, 0, 0, 0, 1));
+    fault("sink isolation: the sink host cut off from every node (connections stay open, nothing passes)");
+  }
+
+  private void healSink() {
+    for (String n : DATABASE_HOSTS) {
+      hosts.heal(SINK, n);
+    }
+    count(new Faults(0, 3, 0, 0, 0, 0, 0, 0, 0));
+    fault("healed the links of the sink host");
   }
 
   /** Rate-limits one host's outgoing link for a few seconds (queueing delay, tail drops), then removes the limit. */
@@ -506,7 +681,7 @@ final class NetworkDrill {
     Faults f = faults;
     faults = new Faults(f.cuts() + d.cuts(), f.heals() + d.heals(), f.partitions() + d.partitions(),
         f.stopped() + d.stopped(), f.rejoined() + d.rejoined(), f.isolations() + d.isolations(),
-        f.degradations() + d.degradations(), f.restored() + d.restored());
+        f.degradations() + d.degradations(), f.restored() + d.restored(), f.sinkCuts() + d.sinkCuts());
   }
 
   private void fault(String what) {

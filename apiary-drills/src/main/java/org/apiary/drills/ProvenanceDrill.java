@@ -203,7 +203,7 @@ final class ProvenanceDrill {
       say("registered the provenance drill application (" + Shape.values().length + " graphs)");
       try (FrontendServer frontend = FrontendServer.start(db, FrontendConfig.defaults())) {
         load(frontend.endpoint(), cluster, proxy, clients);
-        resolveUnknown(frontend.endpoint(), clients);
+        say(resolveUnknown(clients, this::now, frontend.endpoint()));
       }
     }
     List<Invocation> all = clients.stream().flatMap(c -> c.invocations.stream()).toList();
@@ -221,7 +221,8 @@ final class ProvenanceDrill {
       }
       recoverSpill(cluster, sinkUrl, props);
     }
-    settle(sinkUrl, props, expectedExecutions, expectedEvents);
+    say(settle(sinkUrl, props, null, expectedExecutions, expectedEvents, settings.settleSeconds(),
+        this::now));
     Sink snapshot = Sink.read(sinkUrl, props);
     return new ProvenanceCheck(out, new ProvenanceCheck.Faults(cutAtMs, restoredAtMs, killAtMs, victim), crashes)
         .check(all, snapshot);
@@ -252,7 +253,7 @@ final class ProvenanceDrill {
     boolean silentCut = f.nextBoolean();
     List<Thread> threads = new ArrayList<>();
     for (Client c : clients) {
-      threads.add(new Thread(guarded(() -> c.work(endpoint, stopAt)), "provdrill-client-" + c.index));
+      threads.add(new Thread(guarded(() -> c.work(stopAt, endpoint)), "provdrill-client-" + c.index));
     }
     Thread nemesis = new Thread(guarded(() -> {
       TreeMap<Long, Runnable> timeline = new TreeMap<>();
@@ -307,23 +308,26 @@ final class ProvenanceDrill {
     say("load over: " + n + " invocations");
   }
 
-  /** Asks {@code result(id)} about every invocation whose outcome the client did not learn, for a bounded time. */
-  private void resolveUnknown(String endpoint, List<Client> clients) {
+  /**
+   * Asks {@code result(id)} about every invocation whose outcome the client did not learn, for a bounded time (20 s
+   * of {@code now}); says how many it resolved.
+   */
+  static String resolveUnknown(List<Client> clients, java.util.function.LongSupplier now, String... endpoints) {
     List<Invocation> open = new ArrayList<>();
     for (Client c : clients) {
       c.invocations.stream().filter(i -> i.outcome == Outcome.UNKNOWN).forEach(open::add);
     }
     if (open.isEmpty()) {
-      return;
+      return "every invocation has a definite answer";
     }
-    long deadline = now() + 20_000;
-    ClientConfig config = ClientConfig.of(endpoint).withAttemptTimeout(ATTEMPT_TIMEOUT).withMaxAttempts(2);
+    long deadline = now.getAsLong() + 20_000;
+    ClientConfig config = ClientConfig.of(endpoints).withAttemptTimeout(ATTEMPT_TIMEOUT).withMaxAttempts(2);
     int resolved = 0;
     try (ApiaryClient client = ApiaryClient.connect(config)) {
-      while (!open.isEmpty() && now() < deadline) {
+      while (!open.isEmpty() && now.getAsLong() < deadline) {
         List<Invocation> still = new ArrayList<>();
         for (Invocation inv : open) {
-          if (now() >= deadline) {
+          if (now.getAsLong() >= deadline) {
             still.add(inv);
             continue;
           }
@@ -349,8 +353,8 @@ final class ProvenanceDrill {
         }
       }
     }
-    say("asked result(id) about the invocations without a definite answer: " + resolved + " resolved, "
-        + open.size() + " still unknown");
+    return "asked result(id) about the invocations without a definite answer: " + resolved + " resolved, "
+        + open.size() + " still unknown";
   }
 
   /** Loads the killed server's spill directory with a spooler of the drill's own, as the server rejoining would. */
@@ -405,28 +409,33 @@ final class ProvenanceDrill {
     }
   }
 
-  /** Waits until the sink stops changing: quiet for 3 s with at least the expected rows, or quiet for 10 s. */
-  private void settle(String url, Properties props, long executions, long events) throws InterruptedException {
-    long deadline = now() + settings.settleSeconds() * 1000L;
-    long[] last = Sink.counts(url, props);
-    long lastChange = now();
+  /**
+   * Waits until the sink stops changing: quiet for 3 s with at least the expected rows, or quiet for 10 s, at most
+   * {@code settleSeconds}; says what it saw. Counts the {@code FunctionInvocations} rows {@code executionsWhere}
+   * only, if not {@code null} (a sink other workloads capture into as well).
+   */
+  static String settle(String url, Properties props, String executionsWhere, long executions, long events, int settleSeconds,
+                       java.util.function.LongSupplier clock) throws InterruptedException {
+    long deadline = clock.getAsLong() + settleSeconds * 1000L;
+    long[] last = Sink.counts(url, props, executionsWhere);
+    long lastChange = clock.getAsLong();
     boolean settled = false;
-    while (now() < deadline) {
+    while (clock.getAsLong() < deadline) {
       Thread.sleep(500);
-      long[] c = Sink.counts(url, props);
+      long[] c = Sink.counts(url, props, executionsWhere);
       if (c[0] != last[0] || c[1] != last[1]) {
         last = c;
-        lastChange = now();
+        lastChange = clock.getAsLong();
         continue;
       }
-      long quiet = now() - lastChange;
+      long quiet = clock.getAsLong() - lastChange;
       if (quiet >= 3000 && c[0] >= executions && c[1] >= events || quiet >= 10_000) {
         settled = true;
         break;
       }
     }
-    say("the sink " + (settled ? "stopped changing" : "was still changing after " + settings.settleSeconds() + " s")
-        + ": " + last[0] + " FunctionInvocations rows, " + last[1] + " " + ProvDrillApp.TABLE + " event rows");
+    return "the sink " + (settled ? "stopped changing" : "was still changing after " + settleSeconds + " s")
+        + ": " + last[0] + " FunctionInvocations rows, " + last[1] + " " + ProvDrillApp.TABLE + " event rows";
   }
 
   /** A thread body whose failure is reported and fails the drill instead of vanishing. */

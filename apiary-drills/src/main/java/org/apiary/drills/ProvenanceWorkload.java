@@ -203,8 +203,8 @@ final class ProvenanceWorkload {
       this.nextKey = (index + 1) * 1_000_000_000L;
     }
 
-    void work(String endpoint, long stopAt) {
-      ClientConfig config = ClientConfig.of(endpoint).withAttemptTimeout(ProvenanceDrill.ATTEMPT_TIMEOUT)
+    void work(long stopAt, String... endpoints) {
+      ClientConfig config = ClientConfig.of(endpoints).withAttemptTimeout(ProvenanceDrill.ATTEMPT_TIMEOUT)
           .withMaxAttempts(ProvenanceDrill.MAX_ATTEMPTS)
           .withCaller("provdrill-c" + index);
       try (ApiaryClient client = ApiaryClient.connect(config)) {

@@ -17,16 +17,20 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The network drill's short form ({@code apiary drill network --seconds 20 --seed 20261129}) on hosts of their own:
- * every invocation agrees and faults really happened (links cut and healed, a partition that stopped a node, its
- * rejoin); and the drill's verdict turns a loss, a duplicate or a missing fault into a failure.
+ * every invocation agrees, the provenance sink agrees with the provenance workload's oracle, and faults really happened
+ * (links cut and healed, a partition that stopped a node, its rejoin); and the drill's verdict turns a loss, a
+ * duplicate, a missing fault or a provenance event missing, duplicated or misattributed into a failure.
  */
 class NetworkDrillTest {
   private static final long SEED = 20261129L;
   private static final Pattern LINE = Pattern.compile(
-      "drill network: invocations=(\\d+) agreed=(\\d+) lost=0 duplicates=0 stuck=0\\n");
+      "drill network: invocations=(\\d+) agreed=(\\d+) lost=0 duplicates=0 stuck=0 \\| executions=(\\d+) missing=0 "
+      + "duplicates=0 misattributed=0\\n");
   private static final NetworkDrill.Faults ONE_PARTITION = new NetworkDrill.Faults(2, 2, 1, 1, 1, 0, 0, 0);
+  private static final String PROVENANCE_AGREED =
+      "drill provenance: executions=7 events=20 missing=0 duplicates=0 misattributed=0 aborted_captured=0\n";
   private static final String CLIENT_AGREED =
-      "drill exactly-once: invocations=10 agreed=10 duplicates=0 lost=0 stuck=0 disagreed=0\n";
+      "drill exactly-once: invocations=10 agreed=10 duplicates=0 lost=0 stuck=0 disagreed=0\n" + PROVENANCE_AGREED;
 
   @Test
   @Timeout(value = 240, unit = TimeUnit.SECONDS)
@@ -42,9 +46,11 @@ class NetworkDrillTest {
     assertTrue(m.find(), "no passing line:\n" + text);
     assertEquals(m.group(1), m.group(2), text);
     assertTrue(Long.parseLong(m.group(1)) > 0, text);
+    assertTrue(Long.parseLong(m.group(3)) > 0, text);
     NetworkDrill.Faults f = drill.faults();
     assertTrue(f.cuts() > 0 && f.heals() == f.cuts(), f.toString());
     assertTrue(f.partitions() >= 1 && f.stopped() >= 1 && f.rejoined() == f.stopped(), f.toString());
+    assertTrue(f.sinkCuts() >= 1, "the sink was never cut off: " + f);
     assertTrue(text.contains("Partition detection logic will stop this process"), "no node said partition "
         + "detection stopped it:\n" + text);
     assertEquals(List.of(), NetnsAvailability.leftoversOfThisJvm(), "namespaces or links left");
@@ -63,11 +69,27 @@ class NetworkDrillTest {
     assertEquals(1, verdict(CLIENT_AGREED, 0, new NetworkDrill.Faults(2, 2, 1, 1, 0, 0, 0, 0)));
     assertEquals(1, verdict(CLIENT_AGREED, null, ONE_PARTITION));
     assertEquals(1, verdict("the client crashed\n", 1, ONE_PARTITION));
+    for (String broken : List.of("missing=1 duplicates=0 misattributed=0 aborted_captured=0",
+        "missing=0 duplicates=1 misattributed=0 aborted_captured=0",
+        "missing=0 duplicates=0 misattributed=1 aborted_captured=0",
+        "missing=0 duplicates=0 misattributed=0 aborted_captured=1")) {
+      assertEquals(1, verdict(CLIENT_AGREED.replace("missing=0 duplicates=0 misattributed=0 aborted_captured=0",
+          broken), 0, ONE_PARTITION), broken);
+    }
+    assertEquals(1, verdict(CLIENT_AGREED.replace(PROVENANCE_AGREED, ""), 0, ONE_PARTITION));
+    ByteArrayOutputStream misordered = new ByteArrayOutputStream();
+    assertEquals(1, NetworkDrill.verdict(CLIENT_AGREED + "   -> order: write events and reads (global functions' "
+        + "included) of every record in commit order; misordered=2\n", 0, ONE_PARTITION, List.of(),
+        new PrintStream(misordered, true, StandardCharsets.UTF_8)));
+    assertTrue(misordered.toString(StandardCharsets.UTF_8).contains("the events of 2 record(s) out of commit order"),
+        misordered.toString(StandardCharsets.UTF_8));
+    assertEquals(1, verdict(CLIENT_AGREED.replace("executions=7", "executions=0"), 0, ONE_PARTITION));
     ByteArrayOutputStream seen = new ByteArrayOutputStream();
     NetworkDrill.verdict(CLIENT_AGREED.replace("agreed=10 duplicates=0 lost=0", "agreed=9 duplicates=0 lost=1"), 1,
         ONE_PARTITION, List.of(), new PrintStream(seen, true, StandardCharsets.UTF_8));
     assertTrue(seen.toString(StandardCharsets.UTF_8).contains(
-        "drill network: invocations=10 agreed=9 lost=1 duplicates=0 stuck=0\n"), seen.toString());
+        "drill network: invocations=10 agreed=9 lost=1 duplicates=0 stuck=0 | executions=7 missing=0 duplicates=0 "
+        + "misattributed=0\n"), seen.toString());
   }
 
   private static int verdict(String report, Integer exit, NetworkDrill.Faults faults) {
