@@ -1,6 +1,7 @@
 package org.apiary.drills;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -32,26 +33,32 @@ class NetworkDrillTest {
       + "duplicates=0 misattributed=[1-9]\\d*\\n");
 
   /**
-   * Whether the provenance check's only complaints are write events of the global writer that join no execution:
-   * its "== misattributed" examples and no other "== " section.
+   * Whether the provenance check's only complaints are write events of the global writer that join no execution: its
+   * "== misattributed" section's examples (indented deeper than the section's line, as the client's report relays
+   * them), no other "== " section, and no misordered or aborted function's event.
    */
-  private static boolean onlyGlobalWritesJoinNoExecution(String text) {
-    boolean inMisattributed = false;
+  static boolean onlyGlobalWritesJoinNoExecution(String text) {
+    if (!text.contains("misordered=0") || !text.matches("(?s).*drill provenance: [^\n]* aborted_captured=0\n.*")) {
+      return false;
+    }
+    int sectionIndent = -1;
     int examples = 0;
     for (String line : text.split("\n")) {
-      if (line.startsWith("== ")) {
-        if (!line.startsWith("== misattributed")) {
+      String stripped = line.strip();
+      int indent = line.length() - line.stripLeading().length();
+      if (stripped.startsWith("== ")) {
+        if (!stripped.startsWith("== misattributed")) {
           return false;
         }
-        inMisattributed = true;
-      } else if (inMisattributed && line.startsWith("   ")) {
-        if (!line.contains(" " + org.apiary.drills.provenance.ProvDrillApp.GLOBAL_WRITE + " ")
-            || !line.contains("joins to no execution")) {
+        sectionIndent = indent;
+      } else if (sectionIndent >= 0 && indent > sectionIndent && !stripped.isEmpty()) {
+        if (!stripped.contains(" " + org.apiary.drills.provenance.ProvDrillApp.GLOBAL_WRITE + " ")
+            || !stripped.contains("joins to no execution")) {
           return false;
         }
         examples++;
       } else {
-        inMisattributed = false;
+        sectionIndent = -1;
       }
     }
     return examples > 0;
@@ -94,6 +101,28 @@ class NetworkDrillTest {
     assertTrue(text.contains("Partition detection logic will stop this process"), "no node said partition "
         + "detection stopped it:\n" + text);
     assertEquals(List.of(), NetnsAvailability.leftoversOfThisJvm(), "namespaces or links left");
+  }
+
+  /** The short form's escape for the open defect recognises it as the client relays it, and nothing else. */
+  @Test
+  void onlyTheKnownGlobalAttributionDefectIsExcused() {
+    String report = """
+           -> global functions: 121 write event(s)
+           == misattributed: 2
+              pd-1 pd_global_write (pd_g_global_write, OK): insert (7,2) exec_id=3 joins to no execution, not to [x]
+              pd-1 pd_global_write (pd_g_global_write, OK): insert (2,2) exec_id=4 joins to no execution, not to [x]
+           -> order: write events and reads of every record in commit order; misordered=0
+           drill provenance: executions=304 events=730 missing=0 duplicates=0 misattributed=2 aborted_captured=0
+        """;
+    assertTrue(onlyGlobalWritesJoinNoExecution(report));
+    assertFalse(onlyGlobalWritesJoinNoExecution(report.replace("pd-1 pd_global_write (pd_g_global_write, OK): insert "
+        + "(7,2)", "pd-1 pd_write (pd_g_write, OK): insert (7,2)")), "a local write joining no execution");
+    assertFalse(onlyGlobalWritesJoinNoExecution(report.replace("exec_id=4 joins to no execution",
+        "exec_id=4 joins to pd-9")), "a global write joined to another execution");
+    assertFalse(onlyGlobalWritesJoinNoExecution(report.replace("-> order:", "== missing: 1\n      gone\n   -> order:")),
+        "another section");
+    assertFalse(onlyGlobalWritesJoinNoExecution(report.replace("misordered=0", "misordered=1")));
+    assertFalse(onlyGlobalWritesJoinNoExecution(report.replace("aborted_captured=0", "aborted_captured=1")));
   }
 
   @Test
