@@ -212,18 +212,9 @@ final class ConsoleApi {
       throw new Refusal(400, e.getMessage()).with("field", "key");
     }
     Object answer = query("the lineage of " + p.get("table") + " " + p.get("key"), () -> {
-      try (ProvenanceSink opened = openSink()) {
-        java.sql.Connection c = opened.connection();
-        boolean autoCommit = c.getAutoCommit();
-        c.setAutoCommit(false);
-        try {
-          org.apiary.provenance.ProvenanceQueries q = new org.apiary.provenance.ProvenanceQueries(c);
-          return ConsoleQueries.lineage(q, ConsoleQueries.eventsTables(q, ConsoleQueries.primaryKeys(db)),
-              p.get("table"), key, depth, limit);
-        } finally {
-          c.rollback();
-          c.setAutoCommit(autoCommit);
-        }
+      try {
+        return readingSink(q -> ConsoleQueries.lineage(q, ConsoleQueries.eventsTables(q,
+            ConsoleQueries.primaryKeys(db)), p.get("table"), key, depth, limit));
       } catch (IllegalArgumentException | SQLException e) {
         return e;
       }
@@ -764,22 +755,9 @@ final class ConsoleApi {
       return;
     }
     try {
-      List<ConsoleQueries.Touch> touches = query("reading the records the functions read and wrote", () -> {
-        try (ProvenanceSink opened = openSink()) {
-          java.sql.Connection c = opened.connection();
-          boolean autoCommit = c.getAutoCommit();
-          c.setAutoCommit(false);
-          try {
-            org.apiary.provenance.ProvenanceQueries q = new org.apiary.provenance.ProvenanceQueries(c);
-            Map<String, org.apiary.provenance.ProvenanceTable> tables = q.applicationTables().isEmpty() ? Map.of()
-                : ConsoleQueries.eventsTables(q, ConsoleQueries.primaryKeys(db));
-            return ConsoleQueries.touches(q, tables, executionId);
-          } finally {
-            c.rollback();
-            c.setAutoCommit(autoCommit);
-          }
-        }
-      });
+      List<ConsoleQueries.Touch> touches = query("reading the records the functions read and wrote",
+          () -> readingSink(q -> ConsoleQueries.touches(q, q.applicationTables().isEmpty() ? Map.of()
+              : ConsoleQueries.eventsTables(q, ConsoleQueries.primaryKeys(db)), executionId)));
       for (JsonNode f : functions) {
         String exec = f.path("execId").asText();
         for (ConsoleQueries.Touch t : touches) {
@@ -1108,13 +1086,26 @@ final class ConsoleApi {
   }
 
   private List<Map<String, Object>> sinkSql(String sql, Object... parameters) throws SQLException {
+    return readingSink(q -> q.sql(sql, parameters));
+  }
+
+  /** Work on the sink's queries that may throw what JDBC throws. */
+  @FunctionalInterface
+  private interface SinkWork<T> {
+    T apply(org.apiary.provenance.ProvenanceQueries queries) throws SQLException;
+  }
+
+  /** Runs {@code work} on a connection of its own inside a transaction that is rolled back: it only reads. */
+  private <T> T readingSink(SinkWork<T> work) throws SQLException {
     try (ProvenanceSink opened = openSink()) {
       java.sql.Connection c = opened.connection();
+      boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       try {
-        return new org.apiary.provenance.ProvenanceQueries(c).sql(sql, parameters);
+        return work.apply(new org.apiary.provenance.ProvenanceQueries(c));
       } finally {
         c.rollback();
+        c.setAutoCommit(autoCommit);
       }
     }
   }
