@@ -69,6 +69,7 @@ class JournalFsyncFailureTest {
 
     DurabilityFixture.Child load = start("load", data.toString(), "synchronous", "1", "report=" + reports);
     Set<Long> acknowledged;
+    JournalStatusReport status;
     try {
       load.awaitLine("LOADING", RUN);
       Thread.sleep(300);
@@ -82,7 +83,7 @@ class JournalFsyncFailureTest {
       assertTrue(later.stream().noneMatch(l -> l.startsWith("ACK ")), "acknowledged after the fsync failed: " + later);
       assertTrue(later.stream().anyMatch(l -> l.startsWith("ERR ") && l.contains("fsync failed")),
           "the server goes on refusing writes, saying why: " + later);
-      JournalStatusReport status = awaitFailureReported(reports);
+      status = awaitFailureReported(reports);
       assertTrue(status.failure().contains("fsync failed") && status.failure().contains("restart"), status.failure());
     } finally {
       load.kill();
@@ -95,6 +96,23 @@ class JournalFsyncFailureTest {
     assertTrue(run("umount", journal.toString()).ok(), "umount " + journal);
     Files.delete(backing.resolve("filler"));
     assertTrue(run("mount", device, journal.toString()).ok(), "mount " + device + " again");
+    // Read before the restart's recovery starts a new timeline: where each increment's record is, by its key.
+    Map<Long, Long> journaled = new HashMap<>();
+    StringBuilder onDisk = new StringBuilder();
+    org.apiary.journal.JournalReader.scan(journal, true).forEach((t, timeline) -> {
+      onDisk.append(String.format("timeline %x: records=%d sequences %d..%d notes=%s; ", t, timeline.records(),
+          timeline.firstSequence(), timeline.lastSequence(), timeline.notes()));
+      org.apiary.journal.JournalReader.forEach(timeline, r -> {
+        if (r.procedure().equals("increment")) {
+          journaled.put(((Number) DatabaseJournal.parameters(r)[0]).longValue(), r.sequence());
+        }
+      });
+    });
+    String snapshots;
+    try (var files = Files.list(Snapshots.snapshotDirectory(data))) {
+      snapshots = files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".digest")).sorted().toList()
+          .toString();
+    }
     String out = start("count", data.toString(), "synchronous").finish(RUN);
     Map<Long, Long> counters = new HashMap<>();
     out.lines().filter(l -> l.startsWith("COUNTER ")).forEach(l -> {
@@ -110,7 +128,12 @@ class JournalFsyncFailureTest {
     });
     System.getLogger(getClass().getName()).log(System.Logger.Level.INFO, "fsync failure: acknowledged="
         + acknowledged.size() + " present=" + counters.size() + " lost=" + lost.size() + " duplicated=" + wrong.size());
-    assertEquals(List.of(), lost.subList(0, Math.min(20, lost.size())), lost.size() + " acknowledged writes lost");
+    String why = lost.isEmpty() ? "" : "; the durable watermark when the fsync failed was " + status.durable()
+        + " (report at " + status.at() + "); on the device after the fault: " + onDisk + "the lost keys' records: "
+        + lost.stream().limit(20).map(k -> k + "@" + journaled.get(k)).toList() + "; snapshot digests " + snapshots
+        + "; the kernel: " + run("sh", "-c", "dmesg | tail -25").output();
+    assertEquals(List.of(), lost.subList(0, Math.min(20, lost.size())), lost.size() + " acknowledged writes lost"
+        + why);
     assertEquals(List.of(), wrong, "counters applied other than exactly once");
   }
 
