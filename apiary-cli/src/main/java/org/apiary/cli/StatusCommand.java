@@ -197,10 +197,15 @@ public final class StatusCommand implements Callable<Integer> {
   }
 
   /** One server's spooler as it last reported it. */
-  private static String spooler(BacklogReport b) {
+  static String spooler(BacklogReport b) {
     long age = Duration.between(Instant.parse(b.at()), Instant.now()).toMillis();
     return "rows waiting in the spooler: " + b.rowsWaiting() + " (" + b.rowsInMemory() + " in memory, "
-        + b.rowsOnDisk() + " in spill files; " + b.rowsLoaded() + " loaded since its start"
+        + b.rowsOnDisk() + " in spill files" + (b.spillBytes() == null ? "" : " of " + b.spillBytes() + " bytes")
+        + (b.oldestUnloadedSeconds() == null ? "" : "; oldest unloaded row " + String.format(java.util.Locale.ROOT,
+        "%.1f s", b.oldestUnloadedSeconds()) + " old")
+        + (b.sinkReachable() == null ? "" : b.sinkReachable() ? "; sink reachable"
+        : "; sink UNREACHABLE at its last attempt")
+        + "; " + b.rowsLoaded() + " loaded since its start"
         + (b.rowsDropped() == 0 ? "" : "; " + b.rowsDropped() + " DROPPED since its start, for want of room in "
         + "memory and on disk") + "; " + (b.stopped() ? "its capture STOPPED " : "as reported ")
         + seconds(Math.max(0, age)) + " ago" + (b.lastError() == null ? "" : "; last error: " + b.lastError()) + ")"

@@ -205,8 +205,9 @@ class ClusterCommandLineTest {
     assertTrue(byDirectory.out().contains("provenance: captured into " + sink.url()), byDirectory.out());
     for (ClusterDirectory.Node n : state.nodes()) {
       assertTrue(byDirectory.out().matches("(?s).*\\n  node " + n.index() + " \\(pid " + n.pid() + "\\): rows "
-          + "waiting in the spooler: \\d+ \\(\\d+ in memory, \\d+ in spill files; \\d+ loaded since its start; as "
-          + "reported \\d.*"), "node " + n.index() + "'s own backlog report:\n" + byDirectory.out());
+          + "waiting in the spooler: \\d+ \\(\\d+ in memory, \\d+ in spill files of \\d+ bytes; oldest unloaded row "
+          + "\\d+\\.\\d s old; (sink reachable; |sink UNREACHABLE at its last attempt; )?\\d+ loaded since its "
+          + "start; as reported \\d.*"), "node " + n.index() + "'s own backlog report:\n" + byDirectory.out());
     }
     Result listedByDirectory = cli.run(COMMAND, "executions", "list", "--data", dir.toString());
     assertEquals(0, listedByDirectory.exit(), listedByDirectory.toString());

@@ -139,6 +139,15 @@ class FrontendCommandTest {
     assertEquals(200, get.apply("/ready").status(), get.apply("/ready").body());
     String metrics = get.apply("/metrics").body();
     assertTrue(metrics.contains("apiary_graph_invocations_total{graph=\"increment\",outcome=\"ok\"} 1.0"), metrics);
+    // The same meters as on apiary start: functions, running invocations, the lease, the wire guard, the JVM.
+    assertTrue(metrics.contains("apiary_function_executions_total{function=\"increment\",mode=\"ran\","
+        + "outcome=\"ok\"} 1.0"), metrics);
+    assertTrue(metrics.contains("\napiary_invocations_running 0.0"), metrics);
+    java.util.regex.Matcher lease = java.util.regex.Pattern.compile("\napiary_frontend_lease_remaining_seconds (\\S+)")
+        .matcher(metrics);
+    assertTrue(lease.find() && Double.parseDouble(lease.group(1)) > 0, "it holds its lease: " + metrics);
+    assertTrue(metrics.contains("\napiary_wire_rejected_total{reason=\"malformed_request\"} 0.0"), metrics);
+    assertTrue(metrics.contains("\njvm_memory_used_bytes{"), metrics);
     frontend.destroy();
     assertTrue(frontend.waitFor(30, TimeUnit.SECONDS), "the frontend exited on SIGTERM");
   }

@@ -43,6 +43,7 @@ class StartMetricsTest {
     assertTrue(metrics.contains("apiary_frontend_lease_remaining_seconds "), metrics);
     // The embedded server's provenance capture, from the backlog report it rewrites every 2 s.
     for (String meter : List.of("apiary_provenance_backlog_rows ", "apiary_provenance_spill_rows ",
+        "apiary_provenance_spill_bytes ", "apiary_provenance_lag_seconds ",
         "apiary_provenance_rows_loaded_total ", "apiary_provenance_rows_dropped_total ")) {
       assertTrue(metrics.contains("\n" + meter), meter + " missing:\n" + metrics);
     }

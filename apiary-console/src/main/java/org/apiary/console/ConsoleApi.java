@@ -1011,7 +1011,9 @@ final class ConsoleApi {
   /**
    * Adds {@code provenance}: the captured writes VoltDB's export streams hold ({@code exportBacklog}, by stream),
    * and each server's spooler as it last reported it under the spill root ({@code servers}: rows in memory, on
-   * disk, loaded, dropped, the last error, the report's age); {@code servers} is null without a spill root.
+   * disk, loaded, dropped, the spill files' bytes, the oldest unloaded row's age, whether the sink answered its
+   * last attempt, the last error, the report's age; those three null in a report from before they were reported);
+   * {@code servers} is null without a spill root.
    */
   private void backlog(ObjectNode body, ArrayNode problems) {
     ObjectNode p = body.putObject("provenance");
@@ -1038,7 +1040,9 @@ final class ConsoleApi {
             .put("rowsWaiting", b.rowsWaiting()).put("rowsInMemory", b.rowsInMemory())
             .put("rowsOnDisk", b.rowsOnDisk()).put("rowsLoaded", b.rowsLoaded()).put("rowsDropped", b.rowsDropped())
             .put("lastError", b.lastError() == null ? null : ProvenanceSink.redact(b.lastError()))
-            .put("refusing", b.refusing()).put("stopped", b.stopped()).put("reportedAt", b.at());
+            .put("refusing", b.refusing()).put("stopped", b.stopped()).put("reportedAt", b.at())
+            .put("spillBytes", b.spillBytes()).put("oldestUnloadedSeconds", b.oldestUnloadedSeconds())
+            .put("sinkReachable", b.sinkReachable());
         try {
           o.put("reportAgeSeconds", Math.max(0, java.time.Duration.between(Instant.parse(b.at()), now).toMillis())
               / 1000.0);

@@ -615,7 +615,7 @@ class ConsoleApiTest {
     String at = Instant.now().minusSeconds(3).toString();
     Json.MAPPER.writeValue(server.resolve(org.apiary.runtime.provenance.BacklogReport.FILE).toFile(),
         new org.apiary.runtime.provenance.BacklogReport("/srv/voltdbroot", 4242, 17, 5, 900, 0,
-            "cannot reach the sink", null, false, at));
+            "cannot reach the sink", null, false, at, 81920L, 42.5, false));
     String sink = "jdbc:postgresql://127.0.0.1:1/apiary?user=apiary&password=hunter2";
     try (ConsoleServer c = ConsoleServer.start(db, ConsoleConfig.defaults(0).withSink(sink).withSpillRoot(dir))) {
       RawHttp.Response r = Http.send("GET", c.url() + "/api/cluster", admin);
@@ -628,6 +628,9 @@ class ConsoleApiTest {
       assertEquals(5, b.get("rowsOnDisk").asLong());
       assertEquals(900, b.get("rowsLoaded").asLong());
       assertEquals("cannot reach the sink", b.get("lastError").asText());
+      assertEquals(81920, b.get("spillBytes").asLong(), b.toString());
+      assertEquals(42.5, b.get("oldestUnloadedSeconds").asDouble(), b.toString());
+      assertFalse(b.get("sinkReachable").asBoolean(true), b.toString());
       assertTrue(b.get("reportAgeSeconds").asDouble() >= 3, b.toString());
       assertTrue(body.at("/provenance/exportBacklog").isObject(), body.toString());
       assertFalse(body.at("/sink/reachable").asBoolean(), body.toString());

@@ -144,8 +144,9 @@ final class FrontendMetrics implements AutoCloseable {
 
   /**
    * Meters of the provenance capture of the database servers whose backlog reports {@code reports} reads (each
-   * server's {@code BacklogReport}, rewritten every 2 s): rows waiting (in memory and spilled), rows spilled, rows
-   * loaded and dropped, and the age of the newest report (how stale the others are). Read at most every 500 ms,
+   * server's {@code BacklogReport}, rewritten every 2 s): rows waiting (in memory and spilled), rows spilled and
+   * their bytes, the oldest unloaded row's age (the largest), rows loaded and dropped, and the age of the newest
+   * report (how stale the others are). Read at most every 500 ms,
    * however often the endpoint is scraped.
    */
   void bindProvenanceBacklog(java.util.function.Supplier<java.util.List<BacklogReport>> reports) {
@@ -158,6 +159,13 @@ final class FrontendMetrics implements AutoCloseable {
             + "memory and spilled, over every database server that reports").register(registry);
     Gauge.builder("apiary.provenance.spill.rows", sample, s -> s.sum(BacklogReport::rowsOnDisk))
         .description("Of those, rows waiting in spill files").register(registry);
+    Gauge.builder("apiary.provenance.spill", sample,
+            s -> s.sum(r -> r.spillBytes() == null ? 0L : r.spillBytes())).baseUnit("bytes")
+        .description("Bytes of the spill files holding those rows, over every database server that reports")
+        .register(registry);
+    Gauge.builder("apiary.provenance.lag", sample, BacklogSample::oldestUnloadedSeconds).baseUnit("seconds")
+        .description("Age of the oldest captured row not yet loaded into the sink, the largest over the servers as "
+            + "each last reported it (0: nothing waits; NaN: no server reports it)").register(registry);
     FunctionCounter.builder("apiary.provenance.rows.loaded", sample, s -> s.sum(BacklogReport::rowsLoaded))
         .description("Rows loaded into the sink since each server's capture started").register(registry);
     FunctionCounter.builder("apiary.provenance.rows.dropped", sample, s -> s.sum(BacklogReport::rowsDropped))
@@ -195,6 +203,11 @@ final class FrontendMetrics implements AutoCloseable {
 
     double sum(java.util.function.ToLongFunction<BacklogReport> field) {
       return reports().stream().mapToLong(field).sum();
+    }
+
+    double oldestUnloadedSeconds() {
+      return reports().stream().map(BacklogReport::oldestUnloadedSeconds).filter(java.util.Objects::nonNull)
+          .mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
     }
 
     double newestAgeSeconds() {

@@ -26,15 +26,21 @@ class FrontendMetricsTest {
     FrontendMetrics metrics = FrontendMetrics.create();
     metrics.bindProvenanceBacklog(() -> List.copyOf(reports));
     assertTrue(metrics.scrape().contains("\napiary_provenance_report_age_seconds NaN"), metrics.scrape());
+    assertTrue(metrics.scrape().contains("\napiary_provenance_lag_seconds NaN"), metrics.scrape());
     reports.add(new org.apiary.runtime.provenance.BacklogReport("/a", 1, 5, 7, 100, 2, null, null, false,
-        now.minusSeconds(8).toString()));
+        now.minusSeconds(8).toString(), 4096L, 12.5, false));
     reports.add(new org.apiary.runtime.provenance.BacklogReport("/b", 2, 1, 0, 50, 0, null, null, false,
-        now.minusSeconds(1).toString()));
+        now.minusSeconds(1).toString(), 0L, 0.25, true));
+    // a server from before spill bytes and ages were reported
+    reports.add(new org.apiary.runtime.provenance.BacklogReport("/c", 3, 0, 0, 0, 0, null, null, false,
+        now.minusSeconds(1).toString(), null, null, null));
     FrontendMetrics fresh = FrontendMetrics.create();
     fresh.bindProvenanceBacklog(() -> List.copyOf(reports));
     String text = fresh.scrape();
     assertTrue(text.contains("\napiary_provenance_backlog_rows 13.0"), text);
     assertTrue(text.contains("\napiary_provenance_spill_rows 7.0"), text);
+    assertTrue(text.contains("\napiary_provenance_spill_bytes 4096.0"), "summed over the servers: " + text);
+    assertTrue(text.contains("\napiary_provenance_lag_seconds 12.5"), "the oldest over the servers: " + text);
     assertTrue(text.contains("\napiary_provenance_rows_loaded_total 150.0"), text);
     assertTrue(text.contains("\napiary_provenance_rows_dropped_total 2.0"), text);
     java.util.regex.Matcher age = java.util.regex.Pattern.compile("\napiary_provenance_report_age_seconds (\\S+)")

@@ -102,6 +102,10 @@ public final class ProvenanceSpooler implements AutoCloseable {
   private long rowsSpilled;
   private long rowsInMemory;
   private long rowsOnDisk;
+  /** Bytes of the spill files in the queue (the sum of their {@link DiskSegment#bytes}). */
+  private long bytesOnDisk;
+  /** Whether the last attempt to open the sink and load into it succeeded; null before the first. */
+  private Boolean sinkReachable;
   private long failedLoadAttempts;
   /** Rows loaded that the latest {@link #flush} waits for; the loader does not stop short of it. */
   private long flushTarget;
@@ -376,14 +380,17 @@ public final class ProvenanceSpooler implements AutoCloseable {
         lastError = durableFailure;
         LOG.log(System.Logger.Level.ERROR, "durable provenance capture stops: " + durableFailure + "; every later "
             + "function execution that captures provenance fails until this server restarts", e);
-        disk.validBytes = e.offset;
+        written(disk, e.offset);
         seal(disk);
         throw e;
       } catch (java.io.IOException e) {
         seal(disk); // the unit was taken out again; later units go to a new file
         throw e;
       }
-      disk.validBytes = disk.writer.size();
+      written(disk, disk.writer.size());
+      if (disk.rows == 0) {
+        disk.firstRowNanos = System.nanoTime();
+      }
       int count = rows.size();
       disk.rows += count;
       rowsOnDisk += count;
@@ -442,10 +449,40 @@ public final class ProvenanceSpooler implements AutoCloseable {
     lock.lock();
     try {
       return new SpoolerStats(rowsOffered, rowsRecovered, rowsLoaded, rowsSpilled, rowsInMemory, rowsOnDisk,
-          rowsDamaged, rowsSetAside, failedLoadAttempts, batchesLoaded.get(), rowsDropped, lastError);
+          rowsDamaged, rowsSetAside, failedLoadAttempts, batchesLoaded.get(), rowsDropped, lastError, bytesOnDisk,
+          oldestWaiting(), sinkReachable);
     } finally {
       lock.unlock();
     }
+  }
+
+  /** How long the oldest row still waiting has waited: the head of the queue (called with lock held). */
+  private Duration oldestWaiting() {
+    for (Segment segment : queue) {
+      long since;
+      if (segment instanceof MemorySegment memory) {
+        long[] oldest = memory.offers.peekFirst();
+        if (oldest == null) {
+          continue;
+        }
+        since = oldest[1];
+      } else {
+        DiskSegment disk = (DiskSegment) segment;
+        if (disk.rows == 0) {
+          continue;
+        }
+        since = disk.firstRowNanos;
+      }
+      return Duration.ofNanos(Math.max(0, System.nanoTime() - since));
+    }
+    return Duration.ZERO;
+  }
+
+  /** Records a spill file's new length: its unit's bytes count in {@link #bytesOnDisk} (called with lock held). */
+  private void written(DiskSegment disk, long validBytes) {
+    disk.validBytes = validBytes;
+    bytesOnDisk += validBytes - disk.bytes;
+    disk.bytes = validBytes;
   }
 
   /**
@@ -501,6 +538,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
       queue.addLast(memory);
     }
     memory.rows.addAll(rows);
+    memory.offers.addLast(new long[] {rows.size(), System.nanoTime()});
     rowsInMemory += rows.size();
     resumeCapture();
   }
@@ -518,7 +556,10 @@ public final class ProvenanceSpooler implements AutoCloseable {
       disk = openDiskTail();
       count = Math.min(rows.size() - from, config.maxBatchRows() - disk.rows);
       disk.writer.append(rows.subList(from, from + count), tables);
-      disk.validBytes = disk.writer.size();
+      written(disk, disk.writer.size());
+      if (disk.rows == 0) {
+        disk.firstRowNanos = System.nanoTime();
+      }
       disk.rows += count;
       rowsOnDisk += count;
       rowsSpilled += count;
@@ -600,7 +641,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
       }
       throw e;
     }
-    disk.validBytes = disk.writer.size();
+    written(disk, disk.writer.size());
     queue.addLast(disk);
     return disk;
   }
@@ -651,6 +692,10 @@ public final class ProvenanceSpooler implements AutoCloseable {
       }
       DiskSegment recovered = new DiskSegment(file.getKey(), file.getValue(), count);
       recovered.mayBeInSink = true;
+      // Its rows were offered before the file was last written: at least that long ago.
+      long ageMillis = Math.max(0, System.currentTimeMillis() - Files.getLastModifiedTime(file.getValue()).toMillis());
+      recovered.firstRowNanos = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(ageMillis);
+      written(recovered, Files.size(file.getValue()));
       queue.addLast(recovered);
       rows += count;
       segments++;
@@ -674,11 +719,14 @@ public final class ProvenanceSpooler implements AutoCloseable {
       } else if (segment instanceof MemorySegment memory && !memory.rows.isEmpty()) {
         int count = memory.rows.size();
         DiskSegment disk = new DiskSegment(memory.id, SpillFile.path(config.spillDirectory(), memory.id), count);
+        long[] oldest = memory.offers.peekFirst();
+        disk.firstRowNanos = oldest == null ? System.nanoTime() : oldest[1];
         List<ProvenanceRow> waiting = new ArrayList<>(memory.rows);
         try (SpillFile.Writer writer = SpillFile.Writer.create(disk.file, channels)) {
           for (int from = 0; from < count; from += config.maxBatchRows()) {
             writer.append(waiting.subList(from, Math.min(count, from + config.maxBatchRows())), tables);
           }
+          written(disk, writer.size());
           rowsInMemory -= count;
           rowsOnDisk += count;
           rowsSpilled += count;
@@ -788,7 +836,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
       try {
         contents = batch.contents();
       } catch (IOException e) {
-        recordFailure("cannot read spill file " + ((DiskSegment) batch.segment).file + ": " + e.getMessage(), e);
+        recordFailure("cannot read spill file " + ((DiskSegment) batch.segment).file + ": " + e.getMessage(), e,
+            false);
         return false;
       }
       Map<String, List<ProvenanceRow>> byTable = new LinkedHashMap<>();
@@ -828,7 +877,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
       } catch (SQLException | RuntimeException | AssertionError e) {
         // AssertionError: pgjdbc 42.7 throws one from executeBatch when the connection breaks mid-batch
         batch.segment.mayBeInSink = true; // other tables' rows of the batch, or these, may have committed
-        recordFailure(describe(e), e);
+        recordFailure(describe(e), e, true);
         closeSink();
         return false;
       }
@@ -889,6 +938,15 @@ public final class ProvenanceSpooler implements AutoCloseable {
         for (int i = 0; i < batch.count; i++) {
           memory.rows.pollFirst();
         }
+        for (long left = batch.count; left > 0; ) {
+          long[] offer = memory.offers.peekFirst();
+          long taken = Math.min(left, offer[0]);
+          offer[0] -= taken;
+          left -= taken;
+          if (offer[0] == 0) {
+            memory.offers.pollFirst();
+          }
+        }
         rowsInMemory -= batch.count;
         if (memory.rows.isEmpty() && queue.size() > 1) {
           queue.pollFirst();
@@ -896,6 +954,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
       } else {
         DiskSegment disk = (DiskSegment) queue.pollFirst();
         rowsOnDisk -= disk.rows;
+        bytesOnDisk -= disk.bytes;
         int intact = disk.cached == null ? disk.rows : disk.cached.rows().size();
         loaded = Math.min(batch.count, intact);
         if (intact < disk.rows) {
@@ -912,6 +971,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
         }
       }
       rowsLoaded += loaded;
+      sinkReachable = true;
       loaderStalled = false;
       progress.signalAll();
       return true;
@@ -957,11 +1017,15 @@ public final class ProvenanceSpooler implements AutoCloseable {
     }
   }
 
-  private void recordFailure(String message, Throwable e) {
+  /** Records a failed attempt; {@code sinkFailed}: opening the sink or loading into it failed. */
+  private void recordFailure(String message, Throwable e, boolean sinkFailed) {
     consecutiveFailures++;
     lock.lock();
     try {
       failedLoadAttempts++;
+      if (sinkFailed) {
+        sinkReachable = false;
+      }
       lastError = message;
       loaderStalled = true;
       progress.signalAll(); // offers waiting for room spill now
@@ -1031,6 +1095,8 @@ public final class ProvenanceSpooler implements AutoCloseable {
 
   private static final class MemorySegment extends Segment {
     final ArrayDeque<ProvenanceRow> rows = new ArrayDeque<>();
+    /** Per offer of its rows still waiting, oldest first: {rows left, System.nanoTime() when offered}. */
+    final ArrayDeque<long[]> offers = new ArrayDeque<>();
 
     MemorySegment(long id) {
       super(id);
@@ -1045,6 +1111,10 @@ public final class ProvenanceSpooler implements AutoCloseable {
     SpillFile.Writer writer;
     /** Where the last unit appended whole by this process ends; the loader reads no further. */
     long validBytes = Long.MAX_VALUE;
+    /** The file's bytes counted in {@code bytesOnDisk}. */
+    long bytes;
+    /** System.nanoTime() when its first row was offered (estimated for a file found at start). */
+    long firstRowNanos;
     /** The file's content once read by the loader, kept while a load of them is retried. */
     SpillFile.Contents cached;
 

@@ -1,5 +1,7 @@
 package org.apiary.provenance;
 
+import java.time.Duration;
+
 /**
  * A snapshot of a {@link ProvenanceSpooler}'s counters. Every row that entered the spooler is loaded, waiting in
  * memory, waiting on disk, lost to damage on disk, or dropped because it could be kept neither in memory nor on disk:
@@ -25,8 +27,15 @@ package org.apiary.provenance;
  *     {@link SpoolerConfig#diskReserveBytes()}); capture paused while this grew, and {@code lastError} says why
  * @param lastError the message of the last failure or stall (for example a spill file waiting for its table to be
  *     registered), or {@code null} if there was none
+ * @param bytesOnDisk bytes of the spill files holding the rows waiting on disk
+ * @param oldestWaiting how long the oldest row not yet loaded has waited since it was offered ({@link Duration#ZERO}
+ *     when none waits); for rows recovered from an earlier spooler's spill file, since that file was last written
+ * @param sinkReachable whether the last attempt to open the sink and load into it succeeded: {@code false} from a
+ *     failed attempt (the sink could not be reached, or refused a load) until a load commits again, {@code null}
+ *     before the first attempt
  */
 public record SpoolerStats(long rowsOffered, long rowsRecovered, long rowsLoaded, long rowsSpilled,
                            long rowsInMemory, long rowsOnDisk, long rowsDamaged, long rowsSetAside,
-                           long failedLoadAttempts, long batchesLoaded, long rowsDropped, String lastError) {
+                           long failedLoadAttempts, long batchesLoaded, long rowsDropped, String lastError,
+                           long bytesOnDisk, Duration oldestWaiting, Boolean sinkReachable) {
 }

@@ -173,7 +173,8 @@ class ProvenanceSpoolerTest {
       }
       assertTrue(spooler.flush(Duration.ofSeconds(30)), "flush timed out: " + spooler.stats());
       SpoolerStats stats = spooler.stats();
-      assertEquals(new SpoolerStats(12_000, 0, 12_000, 0, 0, 0, 0, 0, 0, stats.batchesLoaded(), 0, null), stats);
+      assertEquals(new SpoolerStats(12_000, 0, 12_000, 0, 0, 0, 0, 0, 0, stats.batchesLoaded(), 0, null, 0,
+          Duration.ZERO, true), stats);
     }
     try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
       SinkChecks.assertStored(sink, typed, SinkChecks.typedRows(typed, 0, 6000, "v"));
@@ -248,11 +249,17 @@ class ProvenanceSpoolerTest {
       spilledRows += SpillFile.count(file);
     }
     assertEquals(5000, spilledRows);
+    long spilledBytes = 0;
+    for (Path file : files) {
+      spilledBytes += Files.size(file);
+    }
+    assertEquals(spilledBytes, closed.bytesOnDisk(), "the rows in memory were spilled at close: " + closed);
 
     sinkDown.set(false);
     try (ProvenanceSpooler second = ProvenanceSpooler.start(config, sinks())) {
       assertEquals(5000, second.stats().rowsRecovered());
       assertEquals(5000, second.stats().rowsOnDisk());
+      assertEquals(spilledBytes, second.stats().bytesOnDisk(), "the files found at start: " + second.stats());
       second.register(typed);
       second.offer(SinkChecks.typedRows(typed, 5000, 5100, "v"));
       assertTrue(second.flush(Duration.ofSeconds(30)), "flush timed out: " + second.stats());
@@ -260,6 +267,8 @@ class ProvenanceSpoolerTest {
       assertEquals(5100, stats.rowsLoaded());
       assertEquals(0, stats.rowsOnDisk());
       assertEquals(0, stats.rowsInMemory());
+      assertEquals(0, stats.bytesOnDisk());
+      assertEquals(Duration.ZERO, stats.oldestWaiting());
     }
     assertEquals(List.of(), spillFiles(), "spill files are deleted once loaded");
     try (ProvenanceSink sink = ProvenanceSink.open(url(), new Properties())) {
@@ -395,6 +404,57 @@ class ProvenanceSpoolerTest {
     assertTrue(elapsedMillis < 4000, "close took " + elapsedMillis + " ms");
     assertEquals(10, spooler.stats().rowsOnDisk());
     assertEquals(10, SpillFile.read(spillFiles().get(0)).rows().size());
+  }
+
+  /**
+   * Issue 43: the age of the oldest unloaded row, the bytes in spill files and whether the sink answered, with a real
+   * DuckDB sink cut off: its URL names a file under a path that is a regular file, so every open fails as a
+   * connection would, until the test puts a directory there and the same URL opens. While cut the age grows and
+   * spilled rows take bytes; once the sink is back and the rows are loaded the age and the bytes are 0.
+   */
+  @Test
+  void theOldestUnloadedRowsAgeAndSpillBytesGrowWhileTheSinkIsCutAndReturnToZero() throws Exception {
+    ProvenanceTable typed = SinkChecks.typedTable("lagging");
+    Path blocker = dir.resolve("blocker");
+    Files.writeString(blocker, "a file where the sink's directory should be");
+    String cutUrl = "jdbc:duckdb:" + blocker.resolve("provenance.db");
+    SpoolerConfig config = config().withMaxMemoryRows(200).withMaxBatchRows(100).withOfferWait(Duration.ZERO);
+    try (ProvenanceSpooler spooler = ProvenanceSpooler.start(config, ProvenanceSink.opener(cutUrl, new Properties()))) {
+      SpoolerStats idle = spooler.stats();
+      assertEquals(Duration.ZERO, idle.oldestWaiting(), idle.toString());
+      assertEquals(0, idle.bytesOnDisk());
+      assertEquals(null, idle.sinkReachable(), "no load tried yet: " + idle);
+      spooler.register(typed);
+      spooler.offer(SinkChecks.typedRows(typed, 0, 100, "v"));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (spooler.stats().failedLoadAttempts() < 2 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      spooler.offer(SinkChecks.typedRows(typed, 100, 500, "v")); // memory holds 200: the rest spill
+      SpoolerStats first = spooler.stats();
+      assertTrue(first.failedLoadAttempts() >= 2, first.toString());
+      assertEquals(Boolean.FALSE, first.sinkReachable(), first.toString());
+      assertEquals(300, first.rowsOnDisk(), first.toString());
+      long onDisk;
+      try (Stream<Path> files = Files.list(spillDirectory())) {
+        onDisk = files.filter(f -> SpillFile.idOf(f).isPresent()).mapToLong(f -> f.toFile().length()).sum();
+      }
+      assertTrue(first.bytesOnDisk() > 300 && first.bytesOnDisk() == onDisk, "the spill files' bytes, " + onDisk
+          + ": " + first);
+      Thread.sleep(300);
+      SpoolerStats later = spooler.stats();
+      assertTrue(later.oldestWaiting().compareTo(first.oldestWaiting().plusMillis(250)) >= 0,
+          "the oldest row's age grows while nothing loads: " + first.oldestWaiting() + " then " + later.oldestWaiting());
+
+      Files.delete(blocker);
+      Files.createDirectory(blocker); // the sink is back, at the same URL
+      assertTrue(spooler.flush(Duration.ofSeconds(20)), "flush timed out: " + spooler.stats());
+      SpoolerStats loaded = spooler.stats();
+      assertEquals(500, loaded.rowsLoaded(), loaded.toString());
+      assertEquals(Duration.ZERO, loaded.oldestWaiting(), loaded.toString());
+      assertEquals(0, loaded.bytesOnDisk(), loaded.toString());
+      assertEquals(Boolean.TRUE, loaded.sinkReachable(), loaded.toString());
+    }
   }
 
   /** DuckDB assigns rowids in insertion order: within the table, event_seq must rise with them. */

@@ -26,13 +26,28 @@ import org.apiary.internal.Json;
  * @param refusing why the server refuses functions (a volume below the disk reserve), or {@code null}
  * @param stopped whether the capture had stopped when this was written (its server stopping)
  * @param at when the counts were taken (ISO-8601)
+ * @param spillBytes bytes of the spill files holding {@code rowsOnDisk}; {@code null} in a report written before
+ *     servers reported it
+ * @param oldestUnloadedSeconds how long the oldest row not yet loaded had waited when the counts were taken (0 when
+ *     none waits; {@link org.apiary.provenance.SpoolerStats#oldestWaiting()}); {@code null} in an older report
+ * @param sinkReachable whether the spooler's last attempt to open the sink and load into it succeeded ({@code null}
+ *     before its first attempt, or in an older report)
  */
 public record BacklogReport(String server, long pid, long rowsInMemory, long rowsOnDisk, long rowsLoaded,
-                            long rowsDropped, String lastError, String refusing, boolean stopped, String at) {
+                            long rowsDropped, String lastError, String refusing, boolean stopped, String at,
+                            Long spillBytes, Double oldestUnloadedSeconds, Boolean sinkReachable) {
   /** The report's file name in a server's spill directory. */
   public static final String FILE = "backlog.json";
   /** How often a capturing server rewrites its report. */
   public static final java.time.Duration INTERVAL = java.time.Duration.ofSeconds(2);
+
+  /** A report of a spooler's counters {@code s}, taken at {@code at}. */
+  public static BacklogReport of(String server, long pid, org.apiary.provenance.SpoolerStats s, String refusing,
+                                 boolean stopped, java.time.Instant at) {
+    return new BacklogReport(server, pid, s.rowsInMemory(), s.rowsOnDisk(), s.rowsLoaded(), s.rowsDropped(),
+        s.lastError(), refusing, stopped, at.toString(), s.bytesOnDisk(), s.oldestWaiting().toMillis() / 1000.0,
+        s.sinkReachable());
+  }
 
   /** Rows waiting, in memory and on disk. */
   public long rowsWaiting() {

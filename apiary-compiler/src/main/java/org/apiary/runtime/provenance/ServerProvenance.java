@@ -113,10 +113,8 @@ public final class ServerProvenance implements AutoCloseable {
   private synchronized void report(boolean stopped) {
     try {
       org.apiary.provenance.SpoolerStats s = spooler.stats();
-      new BacklogReport(server == null ? spillDirectory.toString() : server,
-          ProcessHandle.current().pid(), s.rowsInMemory(), s.rowsOnDisk(), s.rowsLoaded(), s.rowsDropped(),
-          s.lastError(), refusal(true).orElse(null), stopped, java.time.Instant.now().toString())
-          .writeTo(spillDirectory);
+      BacklogReport.of(server == null ? spillDirectory.toString() : server, ProcessHandle.current().pid(), s,
+          refusal(true).orElse(null), stopped, java.time.Instant.now()).writeTo(spillDirectory);
       if (reportFailure != null) {
         LOG.log(Level.INFO, "the provenance backlog report in " + spillDirectory + " is written again");
         reportFailure = null;

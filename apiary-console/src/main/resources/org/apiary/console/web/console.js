@@ -543,11 +543,16 @@
       content.appendChild(el('p', { class: 'empty', id: 'backlog' }, 'Each server\'s spooler: not known to this console '
         + '(it reads the servers\' reports when it runs beside them, as in `apiary start`).'));
     } else {
-      content.appendChild(table(['Server', 'Waiting', 'In memory', 'Spilled', 'Loaded', 'Dropped', 'Reported (s ago)', 'Last error'],
+      const known = (v, f) => (v === null || v === undefined ? '' : f(v));
+      content.appendChild(table(['Server', 'Waiting', 'In memory', 'Spilled', 'Spill bytes', 'Oldest unloaded (s)', 'Loaded',
+        'Dropped', 'Sink', 'Reported (s ago)', 'Last error'],
         p.servers.map((b) => [b.server + ' (pid ' + b.pid + ')' + (b.stopped ? ' — stopped' : ''), b.rowsWaiting, b.rowsInMemory,
-          b.rowsOnDisk, b.rowsLoaded, b.rowsDropped, b.reportAgeSeconds === null ? '' : b.reportAgeSeconds.toFixed(1),
+          b.rowsOnDisk, known(b.spillBytes, (n) => n), known(b.oldestUnloadedSeconds, (n) => n.toFixed(1)), b.rowsLoaded,
+          b.rowsDropped, known(b.sinkReachable, (r) => (r ? badge('s-DONE', 'reachable') : badge('s-FAILED', 'unreachable'))),
+          b.reportAgeSeconds === null ? '' : b.reportAgeSeconds.toFixed(1),
           (b.refusing ? 'REFUSING WRITES: ' + b.refusing + ' ' : '') + (b.lastError || '')]),
-        { id: 'backlog', numeric: ['Waiting', 'In memory', 'Spilled', 'Loaded', 'Dropped', 'Reported (s ago)'],
+        { id: 'backlog', numeric: ['Waiting', 'In memory', 'Spilled', 'Spill bytes', 'Oldest unloaded (s)', 'Loaded', 'Dropped',
+          'Reported (s ago)'],
           empty: 'No server has reported (provenance is not captured, or the servers have just started).' }));
     }
   }
