@@ -20,7 +20,8 @@ import org.voltdb.VoltTable;
  *       k to counter k for k = BASE, BASE+1, ...
  *       with 32 calls in flight, printing {@code ACK k} once a call is acknowledged; prints {@code LOADING} after the
  *       first 200 and runs until killed; with {@code report=REPORT_DIR} in place of {@code external-deploy}, it
- *       writes the journal's status report (what {@code apiary status} reads) into REPORT_DIR every 200 ms;</li>
+ *       writes the journal's status report (what {@code apiary status} reads) into REPORT_DIR every 200 ms and takes
+ *       no periodic checkpoint;</li>
  *   <li>{@code count DIR MODE [accept-loss]}: opens DIR (accepting journal loss if asked) and prints
  *       {@code COUNTER k v} for every counter, then {@code DONE}.</li>
  * </ul>
@@ -45,7 +46,10 @@ public final class JournalCrashChild {
     boolean externalDeploy = args.length > 4 && args[4].equals("external-deploy");
     Path report = args.length > 4 && args[4].startsWith("report=") ? Path.of(args[4].substring(7)) : null;
     DatabaseConfig config = DatabaseConfig.embedded(2).withDataDirectory(Path.of(args[1]))
-        .withSnapshotInterval(Duration.ofSeconds(externalDeploy ? 600 : 3)).withJournal(JournalMode.parse(args[2]))
+        // With a report (the fsync failure test): no periodic checkpoint either, so the restart recovers from the
+        // journal on the faulty device, not from a snapshot taken after the fault on another disk.
+        .withSnapshotInterval(Duration.ofSeconds(externalDeploy || report != null ? 600 : 3))
+        .withJournal(JournalMode.parse(args[2]))
         .withAcceptJournalLoss(args.length > 3 && args[3].equals("accept-loss"));
     try (ApiaryDatabase db = ApiaryDatabase.open(config)) {
       FunctionInvoker invoker;

@@ -24,9 +24,11 @@ public final class JournalReader {
    * @param lastSequence the last whole record's sequence, or -1
    * @param records how many whole records it holds
    * @param notes what was cut or dropped, one sentence each (empty when the journal was whole)
+   * @param lastGroupDeclared the last sequence the last group read declared, or -1: more than {@code lastSequence}
+   *     when that group's end never reached the disk whole (it was being written when the server stopped)
    */
   public record Timeline(long timeline, List<Path> segments, long firstSequence, long lastSequence, long records,
-                         List<String> notes, List<Long> validBytes) {}
+                         List<String> notes, List<Long> validBytes, long lastGroupDeclared) {}
 
   private JournalReader() {}
 
@@ -77,6 +79,7 @@ public final class JournalReader {
     long first = -1;
     long last = -1;
     long count = 0;
+    long groupDeclared = -1;
     for (int i = 0; i < segs.size(); i++) {
       JournalDirectory.SegmentName s = segs.get(i);
       boolean lastSegment = i == segs.size() - 1;
@@ -124,6 +127,9 @@ public final class JournalReader {
           notes);
       files.add(s.file());
       valid.add(seg.validEnd);
+      if (seg.groupLast >= 0) {
+        groupDeclared = seg.groupLast;
+      }
       if (seg.records > 0) {
         if (first < 0) {
           first = seg.first;
@@ -135,7 +141,8 @@ public final class JournalReader {
         break;
       }
     }
-    return new Timeline(timeline, List.copyOf(files), first, last, count, List.copyOf(notes), List.copyOf(valid));
+    return new Timeline(timeline, List.copyOf(files), first, last, count, List.copyOf(notes), List.copyOf(valid),
+        groupDeclared);
   }
 
   private static final class Segment {
@@ -143,6 +150,7 @@ public final class JournalReader {
     long first = -1;
     long last = -1;
     long records;
+    long groupLast = -1;
     boolean stopped;
   }
 
@@ -164,6 +172,7 @@ public final class JournalReader {
         } else {
           groupLast = g.last();
           groupRemaining = g.count();
+          seg.groupLast = groupLast;
         }
       } else if (frame instanceof JournalRecord r && r.sequence() != expected) {
         problem = "record " + r.sequence() + " where record " + expected + " was expected";
@@ -174,8 +183,9 @@ public final class JournalReader {
             groupRemaining > 0 ? groupLast : -1);
         if (torn) {
           notes.add("cut the torn tail of " + file.getFileName() + " at offset " + at + " (" + problem + " in the last "
-              + "group written, which was never fsynced): " + (bytes.length - at) + " bytes dropped, none of them "
-              + "acknowledged");
+              + "group written, whose fsync had not returned; unless the disk acknowledged what it did not store, none "
+              + "of them was acknowledged): " + (bytes.length - at) + " bytes dropped" + (groupRemaining > 0 ? "; that group declared records through " + groupLast + ", of "
+              + "which " + groupRemaining + " were not whole" : ""));
           seg.validEnd = at;
           seg.stopped = true;
           return seg;

@@ -91,8 +91,12 @@ class JournalTornTailTest {
     }
     JournalReader.Timeline t = JournalReader.scan(dir, false).get(9L);
     assertEquals(14, t.lastSequence());
+    assertEquals(15, t.lastGroupDeclared(), "the torn group still says how far it reached");
     assertEquals(1, t.notes().size());
     assertTrue(t.notes().get(0).contains("torn tail") && t.notes().get(0).contains("offset"), t.notes().toString());
+    assertTrue(t.notes().get(0).contains("declared records through 15, of which 1 were not whole"), t.notes().get(0));
+    assertEquals(15, JournalReader.scan(write(dir.resolve("whole"), 3, 5).segment().getParent(), false).get(9L)
+        .lastGroupDeclared(), "a whole journal's last group ends at its last record");
   }
 
   @Test
