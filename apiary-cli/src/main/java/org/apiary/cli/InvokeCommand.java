@@ -112,7 +112,8 @@ public final class InvokeCommand implements Callable<Integer> {
     try (ApiaryClient client = ApiaryClient.connect(config)) {
       if (noWait) {
         String started = client.start(request).id();
-        System.out.println(started);
+        spec.commandLine().getOut().println(started);
+        spec.commandLine().getOut().flush();
         System.err.println("apiary: invocation " + started + " of graph '" + graph + "' is started; follow it with: "
             + "apiary executions show " + started + ", or wait for its outcome with the same invoke and --id "
             + started);
@@ -136,7 +137,8 @@ public final class InvokeCommand implements Callable<Integer> {
       throw new CliException("graph '" + graph + "' did not run, the database refused it: " + e.getMessage()
           + "; calling again is safe", e);
     }
-    System.out.println(toJson(result));
+    spec.commandLine().getOut().println(toJson(result));
+    spec.commandLine().getOut().flush();
     return 0;
   }
 
