@@ -46,7 +46,8 @@ class DocCommandLinesTest {
     assertTrue(check("./apiary invoke checkout --key 42 '\"o-1\"' --data ./d") == null);
     assertTrue(String.valueOf(check("./apiary invoke checkout --colour red")).contains("--colour"));
     assertTrue(String.valueOf(check("./apiary credentials mint --data d")).contains("mint"));
-    assertTrue(String.valueOf(check("./apiary start --data=./d --port 9")).contains("--port"));
+    assertTrue(String.valueOf(check("./apiary start --data=./d --ports 9")).contains("--ports"));
+    assertTrue(check("./apiary start --data=./d --port 9 &") == null);
   }
 
   /** The lines of fenced bash/sh blocks that run {@code apiary} (with or without {@code ./}). */
