@@ -53,7 +53,8 @@ public record RecordShape(String type, List<Field> fields,
     }
     List<Field> fields = new ArrayList<>();
     for (RecordComponent c : type.getRecordComponents()) {
-      JsonProperty property = c.getAnnotation(JsonProperty.class);
+      // @JsonProperty on a component lands on its accessor, field and constructor parameter, not the component.
+      JsonProperty property = c.getAccessor().getAnnotation(JsonProperty.class);
       String name = property != null && !property.value().isEmpty() ? property.value() : c.getName();
       fields.add(new Field(name, ValueKind.of(c.getType()), c.getType().isPrimitive(),
           of(c.getType(), enclosing, depth + 1)));
