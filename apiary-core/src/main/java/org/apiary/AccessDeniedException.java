@@ -10,8 +10,30 @@ package org.apiary;
 public final class AccessDeniedException extends ApiaryException {
   private static final long serialVersionUID = 1L;
 
+  private final boolean byPolicy;
+
   /** Creates the exception with a message saying what was wrong with the credential. */
   public AccessDeniedException(String message) {
+    this(message, false);
+  }
+
+  /**
+   * Creates the exception.
+   *
+   * @param message what was wrong: the credential, or which roles or purposes the policy asks for
+   * @param byPolicy whether the credential was valid and an {@link AccessPolicy} refused the call
+   */
+  public AccessDeniedException(String message, boolean byPolicy) {
     super(message);
+    this.byPolicy = byPolicy;
+  }
+
+  /**
+   * Whether the caller's credential was valid (or none was required) and the graph's or a function's
+   * {@link AccessPolicy} refused the call (its roles or purposes, named in the message); {@code false} when the
+   * credential itself was missing, unknown, malformed or revoked.
+   */
+  public boolean byPolicy() {
+    return byPolicy;
   }
 }

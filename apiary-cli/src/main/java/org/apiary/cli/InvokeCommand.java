@@ -112,7 +112,8 @@ public final class InvokeCommand implements Callable<Integer> {
     try (ApiaryClient client = ApiaryClient.connect(config)) {
       if (noWait) {
         String started = client.start(request).id();
-        System.out.println(started);
+        spec.commandLine().getOut().println(started);
+        spec.commandLine().getOut().flush();
         System.err.println("apiary: invocation " + started + " of graph '" + graph + "' is started; follow it with: "
             + "apiary executions show " + started + ", or wait for its outcome with the same invoke and --id "
             + started);
@@ -123,8 +124,10 @@ public final class InvokeCommand implements Callable<Integer> {
       throw new CliException("graph '" + graph + "' failed in function '" + e.functionName() + "': "
           + e.errorType() + ": " + e.errorMessage() + " (its transaction was rolled back)", e);
     } catch (org.apiary.AccessDeniedException e) {
-      throw new CliException("the frontend refused the call, nothing ran: " + e.getMessage() + ". Give a key with "
-          + "--credential-file FILE or " + ServiceTarget.API_KEY_VARIABLE, e);
+      // A policy refusal names the roles or purposes it asks for; the key itself was fine, so no hint about keys.
+      throw new CliException("the frontend refused the call, nothing ran: " + e.getMessage() + (e.byPolicy()
+          ? " (state a purpose with --purpose P; roles come with the key: apiary credentials create --role R)"
+          : ". Give a key with --credential-file FILE or " + ServiceTarget.API_KEY_VARIABLE), e);
     } catch (InvalidRequestException e) {
       throw new CliException("graph '" + graph + "' refused the request, nothing ran: " + e.getMessage(), e);
     } catch (OutcomeUnknownException e) {
@@ -136,7 +139,8 @@ public final class InvokeCommand implements Callable<Integer> {
       throw new CliException("graph '" + graph + "' did not run, the database refused it: " + e.getMessage()
           + "; calling again is safe", e);
     }
-    System.out.println(toJson(result));
+    spec.commandLine().getOut().println(toJson(result));
+    spec.commandLine().getOut().flush();
     return 0;
   }
 

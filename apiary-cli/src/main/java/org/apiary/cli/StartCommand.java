@@ -130,11 +130,16 @@ public final class StartCommand implements Callable<Integer> {
     }
     Service service = new Service(dir, lock);
     Tracing.installFromEnvironment(out); // before the frontend starts: it takes its tracer then
+    // SIGTERM (apiary stop) and Ctrl-C stop the service cleanly and `start` then exits 0 (1 if a step of the stop
+    // failed): handled here, not by the JVM's default, which exits 143 or 130 whatever the stop did. The shutdown
+    // hook stays for any other end of the JVM.
     Runtime.getRuntime().addShutdownHook(new Thread(service::stopOnSignal, "apiary-stop"));
+    service.handleStopSignals();
     Optional<ServiceDirectory.State> ready = service.open(settings, port, bind, databasePort);
     if (ready.isEmpty()) {
-      return 1; // stopped while starting; the shutdown hook has closed what was opened
+      return 1; // stopped while starting; the stop has closed what was opened
     }
+    service.handleStopSignals(); // again, in case the embedded database installed handlers of its own
     ServiceDirectory.State state = ready.get();
     out.println("apiary: ready: frontend " + state.frontend() + ", database " + state.database() + ", data in "
         + dir.root() + " (pid " + state.pid() + "); stop with: apiary stop --data " + dir.root());
@@ -154,7 +159,7 @@ public final class StartCommand implements Callable<Integer> {
       service.close();
     }));
     service.awaitStopped(); // the service's life: until SIGTERM, Ctrl-C, `apiary stop` or a failed frontend
-    return serving.failure().isPresent() ? 1 : 0;
+    return serving.failure().isPresent() || !service.stoppedCleanly() ? 1 : 0;
   }
 
   private CliException inUse(ServiceDirectory dir) {
@@ -246,6 +251,7 @@ public final class StartCommand implements Callable<Integer> {
     private final CountDownLatch startupDone = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean stopping;
+    private volatile boolean cleanStop;
     private boolean closed;
     private ApiaryDatabase db;
     private ApiaryDatabase frontendDb;
@@ -424,7 +430,26 @@ public final class StartCommand implements Callable<Integer> {
       }, 0, every, TimeUnit.MILLISECONDS);
     }
 
-    /** The shutdown hook: waits (bounded) for a start under way, then closes everything. */
+    /** Handles SIGTERM and SIGINT by stopping the service on a thread of its own; the main thread then returns. */
+    void handleStopSignals() {
+      for (String name : new String[] {"TERM", "INT"}) {
+        try {
+          sun.misc.Signal.handle(new sun.misc.Signal(name),
+              signal -> new Thread(this::stopOnSignal, "apiary-stop-" + name.toLowerCase(java.util.Locale.ROOT)).start());
+        } catch (IllegalArgumentException e) {
+          // The JVM was started with -Xrs or the signal is in use: the shutdown hook stops the service instead.
+          err.println("apiary: cannot handle SIG" + name + " (" + e.getMessage() + "); a stop then exits with "
+              + "the JVM's status for the signal");
+        }
+      }
+    }
+
+    /** Whether the service was closed and every step of closing it worked. */
+    boolean stoppedCleanly() {
+      return cleanStop;
+    }
+
+    /** The stop on a signal (or the shutdown hook): waits (bounded) for a start under way, then closes everything. */
     void stopOnSignal() {
       stopping = true;
       try {
@@ -435,10 +460,7 @@ public final class StartCommand implements Callable<Integer> {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-      if (close()) {
-        out.println("apiary: stopped cleanly; the data is in " + dir.root());
-        out.flush();
-      }
+      close();
     }
 
     /**
@@ -511,6 +533,11 @@ public final class StartCommand implements Callable<Integer> {
       }
       release(lock);
       err.flush();
+      cleanStop = clean;
+      if (clean && stopping) { // before the main thread is let go: it may end the JVM at once
+        out.println("apiary: stopped cleanly; the data is in " + dir.root());
+        out.flush();
+      }
       stopped.countDown();
       return clean;
     }

@@ -375,7 +375,11 @@ class ServiceCommandLineTest {
     assertEquals(0, stopped.exit(), stopped + "\nservice output:\n" + service.output());
     assertTrue(stopped.out().contains("stopped cleanly"), stopped.toString());
     assertTrue(service.process().waitFor(10, TimeUnit.SECONDS), "the service exited");
+    assertEquals(0, service.process().exitValue(), "a clean stop ends `apiary start` with 0, as documented (it was "
+        + "143, the JVM's status for SIGTERM):\n" + service.output());
     assertTrue(service.output().contains("apiary: stopped cleanly"), service.output());
+    assertEquals(List.of(), OutputHygiene.problems(service.output()), "lines a new user should not see in the "
+        + "output of apiary start:\n" + service.output());
     assertFalse(Files.exists(data.resolve(ServiceDirectory.STATE)), "the state file is removed on a clean stop");
   }
 

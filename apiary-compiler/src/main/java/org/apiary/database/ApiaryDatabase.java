@@ -235,13 +235,22 @@ public final class ApiaryDatabase implements AutoCloseable {
     };
   }
 
-  private static String firstLines(String s) {
+  /** VoltDB's status text: its first three lines, without the Java stack frames VoltDB puts into some. */
+  static String firstLines(String s) {
     if (s == null) {
       return "";
     }
-    String[] lines = s.strip().split("\n");
-    return lines.length <= 3 ? s.strip() : String.join("\n", List.of(lines).subList(0, 3));
+    List<String> kept = new java.util.ArrayList<>(3);
+    for (String line : s.strip().split("\n")) {
+      if (!STACK_FRAME.matcher(line).matches() && kept.size() < 3) {
+        kept.add(line);
+      }
+    }
+    return String.join("\n", kept).strip();
   }
+
+  private static final java.util.regex.Pattern STACK_FRAME =
+      java.util.regex.Pattern.compile("\\s+at [\\w$.<>/]+\\([^)]*\\)\\s*");
 
   /**
    * Disconnects; an embedded database stops. One with a data directory first takes a snapshot with every committed

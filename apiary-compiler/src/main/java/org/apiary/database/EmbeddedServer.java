@@ -167,6 +167,7 @@ final class EmbeddedServer implements AutoCloseable {
 
   private static EmbeddedServer run(ServerThread thread, DatabaseConfig config, Path root, boolean temporary,
                                     int clientPort, int adminPort) {
+    EmbeddedLog.quietUntrueWarnings();
     thread.setName("apiary-embedded-voltdb");
     thread.setDaemon(true);
     latest = thread;

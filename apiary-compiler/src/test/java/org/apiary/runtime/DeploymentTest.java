@@ -95,11 +95,11 @@ class DeploymentTest {
   }
 
   @Test
-  void sqlErrorAbortsWithTheDatabaseMessage() {
+  void aBrokenConstraintAbortsWithOneLineNamingTheTableAndConstraint() {
     invoker.call("placeOrder", 12L, "ada");
     FunctionFailedException e = assertThrows(FunctionFailedException.class, () -> invoker.call("placeOrder", 12L, "bob"));
-    assertTrue(e.errorMessage().contains("violation of constraint"), e.errorMessage());
-    assertEquals("org.voltdb.exceptions.ConstraintFailureException", e.errorType());
+    assertEquals("ConstraintViolation", e.errorType());
+    assertTrue(e.errorMessage().contains("unique key (the primary key or a unique index) of table ORDERS") && !e.errorMessage().contains("\n"), e.errorMessage());
     long orders = db.database().callAdmin("count", "@AdHoc", "SELECT COUNT(*) FROM orders WHERE customer = 'bob'")
         .getResults()[0].asScalarLong();
     assertEquals(0L, orders);

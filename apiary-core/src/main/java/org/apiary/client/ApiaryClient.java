@@ -550,7 +550,7 @@ public final class ApiaryClient implements AutoCloseable {
       case WireReply.INVALID_REQUEST -> new InvalidRequestException("invocation '" + reply.id() + "' was refused: "
           + message);
       case WireReply.UNAUTHENTICATED, WireReply.FORBIDDEN -> new org.apiary.AccessDeniedException("invocation '"
-          + reply.id() + "' was refused: " + message);
+          + reply.id() + "' was refused: " + message, WireReply.FORBIDDEN.equals(reply.error()));
       default -> new ApiaryException("invocation '" + reply.id() + "' failed with error '" + reply.error() + "': "
           + message);
     };

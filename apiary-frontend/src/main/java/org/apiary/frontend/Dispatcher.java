@@ -123,9 +123,9 @@ public final class Dispatcher {
   public static void checkRequest(RegisteredGraph graph, JsonNode key, List<JsonNode> args) {
     boolean needsKey = false;
     for (RegisteredGraph.Edge e : graph.edgesFrom(Graph.SOURCE)) {
-      boolean targetLocal = graph.node(e.to()).map(RegisteredGraph.Node::local).orElse(false);
-      if (args.isEmpty() && (e.kind() != ValueKind.ANY || targetLocal)) {
-        // A local function that receives nothing never runs: the call would end "ok" having done nothing.
+      if (args.isEmpty() && e.kind() != ValueKind.ANY) {
+        // A declared argument type says the function reads one. An untyped edge may feed a function that needs no
+        // argument: called without any, a local function runs once on the key (see Execution#start), a global once.
         throw new InvalidRequestException("graph '" + graph.name() + "' takes at least one argument: edge '" + e.id()
             + "' from the source into function '" + e.to() + "' carries " + e.kind().describe() + "; got no arguments");
       }
@@ -134,6 +134,11 @@ public final class Dispatcher {
           throw new InvalidRequestException("argument " + (i + 1) + " of graph '" + graph.name() + "' is "
               + ValueKind.describe(args.get(i)) + " but edge '" + e.id() + "' into function '" + e.to()
               + "' carries " + e.kind().describe());
+        }
+        String mismatch = e.shape() == null ? null : e.shape().mismatch(args.get(i));
+        if (mismatch != null) {
+          throw new InvalidRequestException("argument " + (i + 1) + " of graph '" + graph.name() + "', for function '"
+              + e.to() + "' on edge '" + e.id() + "' as a " + e.shape().type() + ": " + mismatch);
         }
       }
       RegisteredGraph.Node target = graph.node(e.to()).orElseThrow();
@@ -294,6 +299,8 @@ public final class Dispatcher {
     private final int[] waitingFor;
     private final TreeMap<Integer, List<Output>> sink = new TreeMap<>();
     private int unfinished;
+    /** The client's key when it sent no arguments: local functions the source feeds run once on it, with none. */
+    private JsonNode keyWithoutArguments;
 
     Execution(Planned planned, Integer graphVersion, String invocationId, String caller, String purpose,
               String callerRoles, boolean firstRun, Long requestHash, Long notBefore, Long deadline,
@@ -322,6 +329,7 @@ public final class Dispatcher {
     }
 
     void start(JsonNode key, List<JsonNode> args) {
+      keyWithoutArguments = args.isEmpty() ? key : null;
       List<Output> fromSource = new ArrayList<>();
       for (RegisteredGraph.Edge edge : plan.edgesFrom(Graph.SOURCE)) {
         for (JsonNode arg : args) {
@@ -338,6 +346,15 @@ public final class Dispatcher {
         return;
       }
       admitThenLaunch(ready);
+    }
+
+    private boolean fedBySource(String function) {
+      for (RegisteredGraph.Edge e : plan.edgesFrom(Graph.SOURCE)) {
+        if (e.to().equals(function)) {
+          return true;
+        }
+      }
+      return false;
     }
 
     private void launch(int[] ready) {
@@ -373,6 +390,10 @@ public final class Dispatcher {
       }
       if (!node.local() && instances.isEmpty()) {
         instances.put(com.fasterxml.jackson.databind.node.NullNode.instance, Map.of());
+      }
+      if (node.local() && keyWithoutArguments != null && !keyWithoutArguments.isNull()
+          && !instances.containsKey(keyWithoutArguments) && fedBySource(fn)) {
+        instances.put(keyWithoutArguments, Map.of());
       }
       if (instances.isEmpty()) {
         finished(index, List.of());

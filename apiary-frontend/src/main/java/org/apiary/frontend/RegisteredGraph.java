@@ -73,8 +73,16 @@ public record RegisteredGraph(String name, RecordingMode mode, List<Node> nodes,
    * @param to the receiving function or the sink
    * @param id the edge ID
    * @param kind the JSON shape of its values
+   * @param shape for values of a record type, its fields, checked in a client's arguments before anything runs;
+   *     else {@code null} (and left out of the stored definition)
    */
-  public record Edge(String from, String to, String id, ValueKind kind) {}
+  public record Edge(String from, String to, String id, ValueKind kind,
+                     @JsonInclude(JsonInclude.Include.NON_NULL) org.apiary.internal.RecordShape shape) {
+    /** An edge whose values are not records. */
+    public Edge(String from, String to, String id, ValueKind kind) {
+      this(from, to, id, kind, null);
+    }
+  }
 
   public RegisteredGraph {
     nodes = List.copyOf(nodes);

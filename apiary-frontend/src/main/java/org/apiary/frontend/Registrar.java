@@ -184,7 +184,8 @@ public final class Registrar {
           recorded.contains(name)));
     }
     List<RegisteredGraph.Edge> edges = g.edges().stream()
-        .map(e -> new RegisteredGraph.Edge(e.from(), e.to(), e.id(), ValueKind.of(e.valueType()))).toList();
+        .map(e -> new RegisteredGraph.Edge(e.from(), e.to(), e.id(), ValueKind.of(e.valueType()),
+            org.apiary.internal.RecordShape.of(e.valueType()))).toList();
     Map<String, org.apiary.AccessPolicy> policies = new HashMap<>();
     for (String fn : nodeNames(g)) {
       if (functionAccess.containsKey(fn)) {

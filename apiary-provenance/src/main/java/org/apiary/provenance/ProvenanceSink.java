@@ -341,8 +341,26 @@ public final class ProvenanceSink implements AutoCloseable {
     executeConcurrentDdl(ddl, "a provenance view", () -> false);
   }
 
+  /**
+   * Per DuckDB file (its URL), the lock DDL takes: DuckDB lets one process open a file, so every writer to it is in
+   * this JVM, and two connections creating the same table at once fail one with "Catalog write-write conflict" (no
+   * SQL state to retry on; the demo printed it when two loaders started together).
+   */
+  private static final java.util.concurrent.ConcurrentHashMap<String, Object> DUCKDB_DDL_LOCKS =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   /** Runs one DDL statement in a transaction of its own; the failure names {@code what} and the URL. */
   private void executeDdl(String ddl, String what) throws SQLException {
+    if (dialect == SinkDialect.DUCKDB) {
+      synchronized (DUCKDB_DDL_LOCKS.computeIfAbsent(url(), k -> new Object())) {
+        executeDdlNow(ddl, what);
+      }
+    } else {
+      executeDdlNow(ddl, what);
+    }
+  }
+
+  private void executeDdlNow(String ddl, String what) throws SQLException {
     long started = System.nanoTime();
     try {
       dialect.beginTransaction(connection, seconds(timeout));

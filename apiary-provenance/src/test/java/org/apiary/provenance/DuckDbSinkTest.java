@@ -52,6 +52,36 @@ class DuckDbSinkTest {
     }
   }
 
+  /**
+   * Two loaders of one DuckDB file creating the same tables at the same moment both succeed (issue 44: the demo
+   * printed DuckDB's "Catalog write-write conflict" when its two loaders created a provenance table at once).
+   */
+  @Test
+  void twoSinksOfOneFileCreateTheSameTablesAtOnce() throws Exception {
+    int rounds = 15;
+    java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(2);
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try (ProvenanceSink a = ProvenanceSink.open(url(), new Properties());
+         ProvenanceSink b = ProvenanceSink.open(url(), new Properties())) {
+      List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+      for (ProvenanceSink sink : List.of(a, b)) {
+        done.add(pool.submit(() -> {
+          for (int i = 0; i < rounds; i++) {
+            together.await(10, java.util.concurrent.TimeUnit.SECONDS);
+            sink.ensureTable(new ProvenanceTable("T" + i, List.of(new ProvenanceColumn("id", ColumnType.BIGINT),
+                new ProvenanceColumn("v", ColumnType.VARCHAR)), List.of("id"), List.of()));
+          }
+          return null;
+        }));
+      }
+      for (java.util.concurrent.Future<?> f : done) {
+        f.get(60, java.util.concurrent.TimeUnit.SECONDS); // throws the first failure
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   private static String setting(java.sql.Connection connection, String name) throws SQLException {
     try (java.sql.Statement s = connection.createStatement();
          java.sql.ResultSet r = s.executeQuery("SELECT current_setting('" + name + "')")) {

@@ -207,7 +207,7 @@ public abstract class FunctionProcedure extends JournaledProcedure {
     } catch (TransactionRestartException e) {
       throw e; // VoltDB's own control flow for multi-partition transactions: let it restart us.
     } catch (Throwable e) {
-      throw new VoltAbortException(FunctionErrors.encode(functionName, e));
+      throw new VoltAbortException(failure(functionName, e));
     }
     byte[] outputs = FunctionOutputs.encode(runtime.outputs);
     if (outputs.length > SystemSchema.MAX_OUTPUTS_BYTES) {
@@ -244,11 +244,11 @@ public abstract class FunctionProcedure extends JournaledProcedure {
               "outputs of function '" + functionName + "' for invocation " + call.invocationId()
                   + " were recorded by a concurrent execution", e)));
         }
-        throw new VoltAbortException(FunctionErrors.encode(functionName, e));
+        throw new VoltAbortException(failure(functionName, e));
       } catch (TransactionRestartException e) {
         throw e;
       } catch (RuntimeException e) {
-        throw new VoltAbortException(FunctionErrors.encode(functionName, e));
+        throw new VoltAbortException(failure(functionName, e));
       }
       runtime.readsOfTrailingBatch(tables);
       if (fenced) {
@@ -266,6 +266,48 @@ public abstract class FunctionProcedure extends JournaledProcedure {
       journal(call.invocationId(), call.graph(), call.graphVersion(), org.apiary.journal.JournalFormat.hash(outputs));
     }
     return result(outputs, false);
+  }
+
+  /** The error type of a statement that broke a constraint (a duplicate key, a NULL in a NOT NULL column, ...). */
+  public static final String CONSTRAINT_VIOLATION = "ConstraintViolation";
+
+  /**
+   * A function's failure as the status text it aborts with. A broken constraint becomes one line naming the table, the
+   * constraint and the row, typed {@link #CONSTRAINT_VIOLATION}, instead of VoltDB's exception with its multi-line
+   * table dump.
+   */
+  static String failure(String functionName, Throwable e) {
+    for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof ConstraintFailureException cfe) {
+        return FunctionErrors.encode(functionName, CONSTRAINT_VIOLATION, describe(cfe));
+      }
+    }
+    return FunctionErrors.encode(functionName, e);
+  }
+
+  private static String describe(ConstraintFailureException e) {
+    String constraint = e.getType() == null ? "a constraint" : switch (e.getType()) {
+      case PRIMARY_KEY -> "the primary key";
+      case UNIQUE -> "a unique key (the primary key or a unique index)";
+      case NOT_NULL -> "a NOT NULL column";
+      case LIMIT -> "the row limit";
+      case PARTITIONING -> "the partitioning (the row belongs to another partition)";
+      default -> "a " + e.getType().name() + " constraint";
+    };
+    StringBuilder row = new StringBuilder();
+    VoltTable tuples = e.getTuples();
+    if (tuples != null && tuples.advanceRow()) {
+      for (int i = 0; i < tuples.getColumnCount(); i++) {
+        Object value = tuples.get(i, tuples.getColumnType(i));
+        row.append(i == 0 ? "" : ", ").append(tuples.getColumnName(i)).append('=')
+            .append(tuples.wasNull() ? "NULL" : String.valueOf(value));
+      }
+    }
+    String shown = row.length() > 200 ? row.substring(0, 200) + "..." : row.toString();
+    return "a statement broke " + constraint + " of table " + e.getTableName()
+        + (shown.isEmpty() ? "" : " with the row (" + shown + ")")
+        + (e.getType() == org.voltdb.types.ConstraintType.PRIMARY_KEY
+            || e.getType() == org.voltdb.types.ConstraintType.UNIQUE ? ": a row with that key exists" : "");
   }
 
   /**

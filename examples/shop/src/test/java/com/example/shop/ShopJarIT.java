@@ -54,28 +54,79 @@ class ShopJarIT {
     assertTrue(Files.isRegularFile(jar), "the packaged jar exists: " + jar);
     Path data = work.resolve("data");
     Path log = work.resolve("service.log");
-    Process service = start(log, "start", "--data", data.toString());
+    // The README's "service in five commands", run as written there (its data directory and jar name replaced).
+    List<List<String>> readme = readmeServiceCommands(data, jar);
+    List<String> startLine = readme.get(0);
+    assertEquals("start", startLine.get(0), "the README's first service command starts Apiary: " + readme);
+    Process service = start(log, startLine.toArray(String[]::new));
     await(service, log, "apiary: ready: frontend ");
 
-    String deployed = run("deploy", jar.toString(), "--data", data.toString());
+    String deployed = run(readme.get(1).toArray(String[]::new));
+    assertEquals(List.of("deploy", jar.toString(), "--data", data.toString()), readme.get(1));
     assertTrue(deployed.contains("graph checkout: version 1 (new)"), deployed);
     assertTrue(deployed.contains("checkout (local, writes, recorded), reserve (local, writes, recorded)"), deployed);
     assertFalse(deployed.contains("warning"), "the functions came from the jar: " + deployed);
+
+    List<String> readmeInvoke = readme.get(2);
+    assertEquals("invoke", readmeInvoke.get(0), "the README's third service command: " + readme);
+    assertEquals("1", run(readmeInvoke.toArray(String[]::new)), "README: " + readmeInvoke);
+    String status = run(readme.get(3).toArray(String[]::new));
+    assertTrue(status.contains("add_to_cart"), status);
 
     assertEquals("{\"name\":\"tea\",\"price\":300,\"stock\":10}", run("invoke", "add_product", "--key", "1",
         "{\"name\":\"tea\",\"price\":300,\"stock\":10}", "--data", data.toString()));
     run("invoke", "add_product", "--key", "2", "{\"name\":\"mug\",\"price\":850,\"stock\":5}", "--data",
         data.toString());
-    assertEquals("2", run("invoke", "add_to_cart", "--key", "42", "{\"product\":1,\"quantity\":2}", "--data",
+    assertEquals("2", run("invoke", "add_to_cart", "--key", "43", "{\"product\":1,\"quantity\":2}", "--data",
         data.toString()));
-    run("invoke", "add_to_cart", "--key", "42", "{\"product\":2,\"quantity\":1}", "--data", data.toString());
-    String order = run("invoke", "checkout", "--key", "42", "order-1", "--data", data.toString());
+    run("invoke", "add_to_cart", "--key", "43", "{\"product\":2,\"quantity\":1}", "--data", data.toString());
+    String order = run("invoke", "checkout", "--key", "43", "order-1", "--data", data.toString());
     assertTrue(order.contains("\"product\":1,\"quantity\":2,\"total\":600"), order);
     assertTrue(order.contains("\"product\":2,\"quantity\":1,\"total\":850"), order);
 
-    String stopped = run("stop", "--data", data.toString());
+    String stopped = run(readme.get(4).toArray(String[]::new));
+    assertEquals(List.of("stop", "--data", data.toString()), readme.get(4));
     assertTrue(stopped.contains("stopped cleanly"), stopped);
     assertTrue(service.waitFor(30, TimeUnit.SECONDS), "the service exited");
+    assertEquals(0, service.exitValue(), "a clean stop: exit 0\n" + Files.readString(log));
+  }
+
+  /**
+   * The {@code ./apiary} lines of the README's "The service in five commands" block, as argument lists: its data
+   * directory ({@code ./apiary-data}) and jar ({@code shop.jar}) replaced by this test's, comments and a trailing
+   * {@code &} dropped, single-quoted words unquoted.
+   */
+  private static List<List<String>> readmeServiceCommands(Path data, Path jar) throws IOException {
+    Path readme = Path.of("").toAbsolutePath().resolve("../../README.md").normalize();
+    List<String> lines = Files.readAllLines(readme);
+    int heading = lines.indexOf("## The service in five commands");
+    assertTrue(heading >= 0, "README.md has its section 'The service in five commands'");
+    List<List<String>> commands = new ArrayList<>();
+    boolean inBlock = false;
+    for (String line : lines.subList(heading, lines.size())) {
+      if (line.startsWith("```")) {
+        if (inBlock) {
+          break;
+        }
+        inBlock = true;
+        continue;
+      }
+      if (!inBlock || !line.startsWith("./apiary ")) {
+        continue;
+      }
+      List<String> words = new ArrayList<>();
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("'([^']*)'|(\\S+)").matcher(line);
+      while (m.find()) {
+        String w = m.group(1) != null ? m.group(1) : m.group(2);
+        if (m.group(2) != null && (w.equals("#") || w.equals("&"))) {
+          break;
+        }
+        words.add(w.equals("./apiary-data") ? data.toString() : w.equals("shop.jar") ? jar.toString() : w);
+      }
+      commands.add(words.subList(1, words.size()));
+    }
+    assertEquals(5, commands.size(), "five commands in the README's block: " + commands);
+    return commands;
   }
 
   /** Apiary's classpath: this JVM's, without this project's own classes (target/classes, target/test-classes). */
