@@ -3,6 +3,7 @@ package org.apiary.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -51,8 +52,9 @@ public final class ExecutionsCommand implements Runnable {
 
   /** {@code executions list}. */
   @Command(name = "list", mixinStandardHelpOptions = true,
-      description = {"List invocations, newest first: ID, graph and version, status (RUNNING, DONE, FAILED, "
-          + "CANCELED), "
+      description = {"List invocations, newest first: ID, graph and version, status (QUEUED, RUNNING, DONE, FAILED, "
+          + "CANCELED; QUEUED: waiting on a queue or for its delay, not started, shown with the time it was "
+          + "enqueued and version 0), "
           + "the frontend running or last running it, attempts, start and end time (the database's clock, UTC) and "
           + "duration.", NOT_LOGGED, "Where the provenance sink is known (--data DIR, or --provenance-sink), "
           + "those past the retention too, from its " + ProvenanceSchema.INVOCATIONS + " (one page merged from both, "
@@ -66,8 +68,8 @@ public final class ExecutionsCommand implements Runnable {
     @Option(names = "--failed", description = "Only invocations that ended failed (--status FAILED).")
     boolean failed;
 
-    @Option(names = "--status", paramLabel = "S", description = "Only invocations with this status: RUNNING, DONE, "
-        + "FAILED or CANCELED (any case).")
+    @Option(names = "--status", paramLabel = "S", description = "Only invocations with this status: QUEUED, RUNNING, "
+        + "DONE, FAILED or CANCELED (any case).")
     String status;
 
     @Option(names = "--graph", paramLabel = "G", description = "Only invocations of this graph.")
@@ -96,11 +98,22 @@ public final class ExecutionsCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
-    private final PrintStream out = System.out;
-    private final PrintStream err = System.err;
+    private PrintWriter out;
+    private PrintWriter err;
 
     @Override
     public Integer call() {
+      out = spec.commandLine().getOut();
+      err = spec.commandLine().getErr();
+      try {
+        return list();
+      } finally {
+        out.flush();
+        err.flush();
+      }
+    }
+
+    private Integer list() {
       if (target == null) {
         throw ServiceTarget.missing(spec, "--database HOST:PORT");
       }
@@ -359,10 +372,19 @@ public final class ExecutionsCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
-    private final PrintStream out = System.out;
+    private PrintWriter out;
 
     @Override
     public Integer call() {
+      out = spec.commandLine().getOut();
+      try {
+        return show();
+      } finally {
+        out.flush();
+      }
+    }
+
+    private Integer show() {
       if (target == null) {
         throw ServiceTarget.missing(spec, "--database HOST:PORT");
       }
@@ -402,7 +424,9 @@ public final class ExecutionsCommand implements Runnable {
             + times.duration());
         out.println("  request: " + request(d.request()));
         byte[] result = d.outcome();
-        out.println("  " + (result == null ? "outcome: none yet (still running)" : outcome(result)));
+        out.println("  " + (result != null ? outcome(result) : ExecutionQueries.STATUS_QUEUED.equals(e.status())
+            ? "outcome: none yet (queued: waiting on its queue or for its delay, not started)"
+            : "outcome: none yet (still running)"));
         functions(e.id());
       }
       return 0;
@@ -544,9 +568,9 @@ public final class ExecutionsCommand implements Runnable {
   }
 
   /** An invocation's times in milliseconds by the database's clock (its end 0 while it runs). */
-  private record Times(long startedMs, long finishedMs, long nowMs) {
+  private record Times(long startedMs, long finishedMs, long nowMs, boolean queued) {
     static Times of(ExecutionQueries.Execution e) {
-      return new Times(e.startedMs(), e.finishedMs(), e.nowMs());
+      return new Times(e.startedMs(), e.finishedMs(), e.nowMs(), ExecutionQueries.STATUS_QUEUED.equals(e.status()));
     }
 
     String started() {
@@ -558,7 +582,8 @@ public final class ExecutionsCommand implements Runnable {
     }
 
     String duration() {
-      return finishedMs == 0 ? "running for " + seconds(nowMs - startedMs) : seconds(finishedMs - startedMs);
+      return finishedMs == 0 ? (queued ? "queued for " : "running for ") + seconds(nowMs - startedMs)
+          : seconds(finishedMs - startedMs);
     }
 
     String finishedOrNull() {

@@ -183,7 +183,7 @@ public final class ApiaryClient implements AutoCloseable {
   /**
    * Puts an invocation on a durable queue declared with the application ({@link org.apiary.Queue}): returns once the
    * item is stored in the database, where it waits until a frontend claims it within the queue's limits and runs it
-   * as an invocation under the request's ID. Follow it with the handle (it is {@link InvocationStatus#RUNNING} while
+   * as an invocation under the request's ID. Follow it with the handle (it is {@link InvocationStatus#QUEUED} while
    * it waits), or from any client with {@link #handle(String)}. Sending the same request again (same ID) is safe: it
    * answers with the same item. Waits at most {@code maxAttempts * attemptTimeout} plus one second.
    *
@@ -215,7 +215,7 @@ public final class ApiaryClient implements AutoCloseable {
   /**
    * Puts an invocation on a durable queue to start no sooner than {@code delay} after it is stored (a delayed start,
    * issue 42): the database's clock decides when the item is due, and from then on it waits for a claim within the
-   * queue's limits as any item does. Until it starts its status is {@link InvocationStatus#RUNNING}; it can be
+   * queue's limits as any item does. Until it starts its status is {@link InvocationStatus#QUEUED}; it can be
    * cancelled meanwhile. Otherwise as {@link #enqueue(String, String, InvocationRequest)}; a repeated enqueue of the
    * same item (same ID or deduplication ID) keeps the first one's time.
    *

@@ -236,6 +236,9 @@ final class QueueRunner {
         item.queue(), item.invocation(), outcome.toBytes()).thenApply(r -> r.getResults()[0].asScalarLong() == 1);
   }
 
+  /** The status of an item waiting on its queue (or for its delay), not claimed yet. */
+  static final String QUEUED = "QUEUED";
+
   /** Whether an item of this status has not ended: waiting on its queue, or claimed and running. */
   static boolean waiting(String status) {
     return "QUEUED".equals(status) || "RUNNING".equals(status);
