@@ -249,7 +249,8 @@ public final class ExecutionsCommand implements Runnable {
 
   /** {@code executions cancel ID --reason R} (issue 42). */
   @Command(name = "cancel", mixinStandardHelpOptions = true,
-      description = {"Cancel a running invocation: its outcome is stored as cancelled, with the reason, in the "
+      description = {"Cancel a queued or running invocation: one waiting on a queue or for its delay is ended there "
+          + "as cancelled and never starts; a running one's outcome is stored as cancelled, with the reason, in the "
           + "invocation log; no function of it starts after that, and one running then commits or rolls back as it "
           + "would. Its waiting clients and later result(id) calls are told it was cancelled. An invocation that had "
           + "ended keeps its outcome.",
@@ -269,10 +270,19 @@ public final class ExecutionsCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
-    private final PrintStream out = System.out;
+    private PrintWriter out;
 
     @Override
     public Integer call() {
+      out = spec.commandLine().getOut();
+      try {
+        return cancel();
+      } finally {
+        out.flush();
+      }
+    }
+
+    private Integer cancel() {
       if (target == null) {
         throw ServiceTarget.missing(spec, "--database HOST:PORT");
       }
@@ -290,12 +300,39 @@ public final class ExecutionsCommand implements Runnable {
           out.println("invocation " + id + " cancelled: " + reason);
           return 0;
         }
+        if (cancelledWhileQueued(db)) {
+          return 0;
+        }
         VoltTable t = db.callAdmin("reading invocation " + id, "@AdHoc", "SELECT status FROM "
             + SystemSchema.INVOCATIONS + " WHERE invocation_id = ?", id).getResults()[0];
         throw new CliException(t.advanceRow() ? "invocation " + id + " had already ended (" + t.getString(0)
             + "); its outcome stands" : "invocation " + id + " is not in the log of " + target.describe()
             + ": it is unknown, or ended longer ago than the retention and was deleted");
       }
+    }
+
+    /**
+     * Cancels the invocation if it still waits on a queue or for its delay (not logged yet, issue 42), as a client's
+     * cancel does ({@code CancelQueueItem}, in the queue's partition): true if it did.
+     */
+    private boolean cancelledWhileQueued(ApiaryDatabase db) {
+      if (!SystemSchema.tables(db).contains(SystemSchema.QUEUE_ITEMS)) {
+        return false;
+      }
+      VoltTable q = db.callAdmin("looking for queue item " + id, "@AdHoc", "SELECT queue_name FROM "
+          + SystemSchema.QUEUE_ITEMS + " WHERE invocation_id = ? AND status = 'QUEUED'", id).getResults()[0];
+      if (!q.advanceRow()) {
+        return false;
+      }
+      String queue = q.getString(0);
+      byte[] cancelled = WireReply.error(id, WireReply.CANCELLED, "invocation " + id + " was cancelled while it "
+          + "waited on queue " + queue + ": " + reason).toBytes();
+      if (db.callAdmin("cancelling queue item " + id, SystemSchema.CANCEL_QUEUE_ITEM, queue, id, cancelled)
+          .getResults()[0].asScalarLong() == 0) {
+        return false; // a claim took it meanwhile: it is cancelled through the log, or reported as it stands
+      }
+      out.println("invocation " + id + " cancelled before it started (it waited on queue " + queue + "): " + reason);
+      return true;
     }
   }
 

@@ -120,6 +120,15 @@ public final class Apiary implements AutoCloseable {
   }
 
   /**
+   * Starts a graph after a delay, returning once the start is durably stored:
+   * {@code client().start(graph, partitionKey, delay, arguments)} (see
+   * {@link ApiaryClient#start(org.apiary.client.InvocationRequest, Duration)}).
+   */
+  public InvocationHandle start(String graph, Object partitionKey, Duration delay, Object... arguments) {
+    return client().start(graph, partitionKey, delay, arguments);
+  }
+
+  /**
    * Runs a schedule declared with the application now ({@code apiary schedules trigger NAME}): puts a tick at the
    * database's current time on the schedule's queue, whether the schedule is paused or not; it runs as any tick does.
    *

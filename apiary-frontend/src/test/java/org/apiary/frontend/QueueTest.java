@@ -468,4 +468,34 @@ class QueueTest {
     assertEquals("DONE", org.apiary.frontend.query.ExecutionQueries.find(db, waiting.id()).orElseThrow()
         .execution().status());
   }
+
+  /**
+   * Issue 42: {@code start} with a delay and no queue named is stored durably before it returns (it survives the loss
+   * of the frontend it was sent to), waits for its time by the database's clock, and runs once, resends included.
+   */
+  @Test
+  void aDelayedStartWithoutAQueueIsStoredDurablyAndRunsOnce() {
+    InvocationRequest request = InvocationRequest.of("qMark", 910L, "later");
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, NEVER_CLAIMS); ApiaryClient client = client(a)) {
+      InvocationHandle h = client.start(request, Duration.ofMillis(1_500));
+      assertEquals(request.id(), h.id());
+      assertEquals(InvocationStatus.QUEUED, h.status());
+      assertEquals(request.id(), client.start(request, Duration.ofMillis(1_500)).id(), "a resend: the same start");
+      assertThrows(IllegalArgumentException.class, () -> client.start(request, Duration.ofMillis(-1)));
+    } // the frontend that took the start is gone
+    assertEquals(1, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = ? AND invocation_id = ? AND "
+        + "SINCE_EPOCH(MILLISECOND, not_before) - SINCE_EPOCH(MILLISECOND, enqueued_at) = 1500",
+        org.apiary.Queue.DELAYED, request.id()), "stored once, due 1.5 s after it was stored");
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      assertEquals(List.of("later"), client.handle(request.id()).await(WAIT).values(String.class));
+      assertEquals(request.id(), client.start(request, Duration.ofMillis(1_500)).id(), "a resend after it ran");
+      assertEquals(InvocationStatus.DONE, client.handle(request.id()).status());
+    }
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 910"), "ran once");
+    assertEquals(1, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ? AND started_at >= "
+        + "not_before", request.id()), "not started before its time, by the database's clock");
+    IllegalArgumentException reserved = assertThrows(IllegalArgumentException.class,
+        () -> org.apiary.Queue.named(org.apiary.Queue.DELAYED));
+    assertTrue(reserved.getMessage().contains("'apiary.'"), reserved.getMessage());
+  }
 }
