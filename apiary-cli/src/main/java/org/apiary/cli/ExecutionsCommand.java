@@ -12,6 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.Invocations;
 import org.apiary.frontend.query.ExecutionQueries;
 import org.apiary.frontend.query.FilterException;
 import org.apiary.internal.Json;
@@ -125,8 +126,9 @@ public final class ExecutionsCommand implements Runnable {
       }
       String wanted = running ? SystemSchema.STATUS_RUNNING : failed ? SystemSchema.STATUS_FAILED
           : status == null ? null : status(status);
-      ExecutionQueries.Filter filter = new ExecutionQueries.Filter(graph, wanted,
-          since == null ? null : since(since, Instant.now()), null, null, null);
+      // The Java API's query (org.apiary.frontend.Invocations.list): the command line lists what it lists.
+      Invocations.Query query = new Invocations.Query(graph, wanted, since == null ? null : since(since,
+          Instant.now()), limit);
       ProvenanceSource provenance = null;
       try {
         provenance = provenance(provenanceSink, target);
@@ -138,14 +140,14 @@ public final class ExecutionsCommand implements Runnable {
         // Stopped: its database (and log) with it; every invocation that ended is in its sink.
         err.println("note: Apiary in " + target.data + " is stopped: listed from its provenance sink alone (an "
             + "invocation running when it stopped is not there)");
-        ExecutionQueries.Page page;
+        Invocations.Listing listing;
         try {
-          page = ExecutionQueries.listEnded(provenance::answer, filter, null, limit);
-        } catch (java.sql.SQLException e) {
+          listing = Invocations.list(null, query, provenance::answer);
+        } catch (org.apiary.InvalidRequestException e) {
           throw new CliException("the provenance sink of " + target.describe() + " could not be read: "
               + e.getMessage());
         }
-        return print(page, filter, wanted, "in the log of " + target.describe() + " or its provenance sink");
+        return print(listing, query, "in the log of " + target.describe() + " or its provenance sink");
       }
       try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
         if (!ExecutionQueries.hasLog(db)) {
@@ -155,34 +157,33 @@ public final class ExecutionsCommand implements Runnable {
           }
           return 0;
         }
-        ExecutionQueries.Page page = ExecutionQueries.list(db, filter, null, limit, provenance == null ? null
-            : provenance::answer);
-        if (page.sinkProblem() != null) {
-          err.println("warning: " + page.sinkProblem());
+        Invocations.Listing listing = Invocations.list(db, query, provenance == null ? null : provenance::answer);
+        if (listing.sinkProblem() != null) {
+          err.println("warning: " + listing.sinkProblem());
         }
-        return print(page, filter, wanted, provenance == null || page.sinkProblem() != null ? "in the log of "
+        return print(listing, query, provenance == null || listing.sinkProblem() != null ? "in the log of "
             + target.describe() : "in the log of " + target.describe() + " or its provenance sink");
       }
     }
 
-    /** The page as a table (or JSON lines) and a line saying how many; {@code where} they were looked for. */
-    private int print(ExecutionQueries.Page page, ExecutionQueries.Filter filter, String wanted, String where) {
-      Long count = page.total();
+    /** The listing as a table (or JSON lines) and a line saying how many; {@code where} they were looked for. */
+    private int print(Invocations.Listing listing, Invocations.Query query, String where) {
+      Long count = listing.total();
       List<String[]> rows = new ArrayList<>();
       rows.add(new String[] {"ID", "GRAPH", "VERSION", "STATUS", "FRONTEND", "ATTEMPTS", "STARTED", "FINISHED",
           "DURATION"});
-      for (ExecutionQueries.Execution e : page.executions()) {
+      for (Invocations.Summary e : listing.invocations()) {
         Times times = Times.of(e);
         if (json) {
           com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode();
-          o.put("id", e.id()).put("graph", e.graph()).put("version", e.version())
+          o.put("id", e.id()).put("graph", e.graph()).put("version", e.graphVersion())
               .put("status", e.status()).put("frontend", e.frontend()).put("attempts", e.attempts())
               .put("startedAt", times.started()).put("finishedAt", times.finishedOrNull())
-              .put("durationMs", e.durationMs());
+              .put("durationMs", e.duration().toMillis());
           out.println(o.toString());
           continue;
         }
-        rows.add(new String[] {e.id(), e.graph(), String.valueOf(e.version()), e.status(),
+        rows.add(new String[] {e.id(), e.graph(), String.valueOf(e.graphVersion()), e.status(),
             e.frontend() == null ? "-" : e.frontend(),
             String.valueOf(e.attempts()), times.started(), times.finished(), times.duration()});
       }
@@ -190,17 +191,17 @@ public final class ExecutionsCommand implements Runnable {
         return 0;
       }
       // "no failed invocations" with a status alone (as before --graph and --since), "matching" with others.
-      String which = filter.equals(ExecutionQueries.Filter.NONE) ? ""
-          : filter.equals(new ExecutionQueries.Filter(null, wanted, null, null, null, null))
-          ? wanted.toLowerCase(Locale.ROOT) + " " : "matching ";
+      String which = query.graph() == null && query.status() == null && query.since() == null ? ""
+          : query.graph() == null && query.since() == null ? query.status().toLowerCase(Locale.ROOT) + " "
+          : "matching ";
       if (rows.size() == 1) {
         out.println("no " + which + "invocations " + where);
         return 0;
       }
       print(rows);
-      if (count == null) { // the sink was read: ExecutionQueries.Page says why it is not counted
+      if (count == null) { // the sink was read: Invocations.Listing says why it is not counted
         out.println((rows.size() - 1) + " " + which + "invocation(s) " + where + ", newest first"
-            + (page.next() != null ? " (more: --limit " + limit + ")" : ""));
+            + (listing.more() ? " (more: --limit " + limit + ")" : ""));
       } else {
         out.println((rows.size() - 1) + " of " + count + " " + which + "logged invocation(s), newest first"
             + (count > rows.size() - 1 ? " (--limit " + limit + ")" : ""));
@@ -608,6 +609,12 @@ public final class ExecutionsCommand implements Runnable {
   private record Times(long startedMs, long finishedMs, long nowMs, boolean queued) {
     static Times of(ExecutionQueries.Execution e) {
       return new Times(e.startedMs(), e.finishedMs(), e.nowMs(), ExecutionQueries.STATUS_QUEUED.equals(e.status()));
+    }
+
+    static Times of(Invocations.Summary e) {
+      long started = e.startedAt().toEpochMilli();
+      return new Times(started, e.finishedAt() == null ? 0 : e.finishedAt().toEpochMilli(),
+          started + e.duration().toMillis(), ExecutionQueries.STATUS_QUEUED.equals(e.status()));
     }
 
     String started() {
