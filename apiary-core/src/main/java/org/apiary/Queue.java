@@ -57,6 +57,13 @@ public final class Queue {
   private final boolean priority;
   private final boolean partitioned;
 
+  /**
+   * The queue of delayed starts ({@link org.apiary.client.ApiaryClient#start(org.apiary.client.InvocationRequest,
+   * Duration)}, issue 42): declared, without limits, by every registration of an application. Names starting with
+   * {@code apiary.} are Apiary's: {@link #named} refuses them.
+   */
+  public static final String DELAYED = "apiary.delayed";
+
   /** How many waiting items of a {@link #partitioned()} queue one claim looks at, in claiming order. */
   public static final int PARTITIONED_CLAIM_SCAN = 1_000;
 
@@ -75,13 +82,17 @@ public final class Queue {
    * A queue without limits, to be limited with {@link #concurrency}, {@link #perFrontend} and {@link #rate}.
    *
    * @param name 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or '_'
-   * @throws IllegalArgumentException if the name is not such a name
+   * @throws IllegalArgumentException if the name is not such a name, or starts with {@code apiary.} (Apiary's own,
+   *     as {@link #DELAYED})
    */
   public static Queue named(String name) {
     Objects.requireNonNull(name, "name");
     if (!NAME.matcher(name).matches()) {
       throw new IllegalArgumentException("a queue's name is 1 to 64 letters, digits, '_', '.' or '-', starting with "
           + "a letter or '_', not '" + name + "'");
+    }
+    if (name.startsWith("apiary.")) {
+      throw new IllegalArgumentException("queue names starting with 'apiary.' are Apiary's own, not '" + name + "'");
     }
     return new Queue(name, 0, 0, 0, null, false, false);
   }

@@ -1,5 +1,7 @@
 package org.apiary;
 
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.Objects;
 import java.util.regex.Pattern;
 import org.apiary.internal.Cron;
@@ -11,13 +13,18 @@ import org.apiary.internal.Cron;
  *
  * <pre>{@code
  * Schedule nightly = Schedule.cron("nightly", "0 2 * * *", "compactOrders")   // 02:00 UTC every day
+ *     .zone(ZoneId.of("Europe/Paris"))          // or rather 02:00 in Paris (default: UTC)
  *     .key(0L)                                  // the graph's partition key, if its first function has one
  *     .missed(Schedule.catchUp(3));             // after an outage, run at most the 3 latest missed ticks
  * Application app = Application.of(SCHEMA, compactOrders).withSchedules(nightly);
  * }</pre>
  *
  * <p>The expression has five fields ({@code minute hour day-of-month month day-of-week}) or six, seconds first, and is
- * evaluated in UTC; each field is {@code *}, a value, a range, a step ({@code * / 15} without the spaces) or a list.
+ * evaluated in UTC unless a {@link #zone} is given; each field is {@code *}, a value, a range, a step ({@code * / 15}
+ * without the spaces) or a list. In a zone with daylight-saving time, a wall-clock time that occurs twice (clocks set
+ * back) runs once, at its first occurrence, and one that does not occur (clocks set forward) runs once, at the
+ * instant of the change; so keep a schedule more frequent than hourly in UTC. The tick's argument is always the
+ * instant, in UTC. The zone rules are those of the database nodes' JVM (its tzdata).
  *
  * <h2>What Apiary guarantees</h2>
  * <ul>
@@ -47,13 +54,15 @@ public final class Schedule {
   private final String graph;
   private final Object key;
   private final Missed missed;
+  private final ZoneId zone;
 
-  private Schedule(String name, String expression, String graph, Object key, Missed missed) {
+  private Schedule(String name, String expression, String graph, Object key, Missed missed, ZoneId zone) {
     this.name = name;
     this.expression = expression;
     this.graph = graph;
     this.key = key;
     this.missed = missed;
+    this.zone = zone;
   }
 
   /**
@@ -94,11 +103,12 @@ public final class Schedule {
   }
 
   /**
-   * A schedule that runs graph {@code graph} at every time the cron expression matches (UTC), skipping missed ticks.
+   * A schedule that runs graph {@code graph} at every time the cron expression matches (UTC, or the zone named as
+   * {@code CRON_TZ=Europe/Paris 0 2 * * *}, or given with {@link #zone}), skipping missed ticks.
    *
    * @param name 1 to 38 letters, digits, '_', '.' or '-', starting with a letter or '_'
    * @throws IllegalArgumentException if the name is not such a name, or the expression is not valid (naming the
-   *     field and what is wrong)
+   *     field and what is wrong, or the unknown zone)
    */
   public static Schedule cron(String name, String expression, String graph) {
     Objects.requireNonNull(name, "name");
@@ -107,8 +117,10 @@ public final class Schedule {
       throw new IllegalArgumentException("a schedule's name is 1 to 38 letters, digits, '_', '.' or '-', starting "
           + "with a letter or '_', not '" + name + "'");
     }
-    Cron.parse(expression).next(java.time.Instant.EPOCH); // refuses an expression that never matches
-    return new Schedule(name, expression.trim(), graph, null, skip());
+    Objects.requireNonNull(expression, "expression");
+    Cron cron = Cron.parse(expression);
+    cron.next(java.time.Instant.EPOCH); // refuses an expression that never matches
+    return new Schedule(name, cron.fields(), graph, null, skip(), cron.zone());
   }
 
   /** As {@link #cron(String, String, String)}, running this graph. */
@@ -118,12 +130,41 @@ public final class Schedule {
 
   /** This schedule running its graph under this partition key (a number or a string), as an invocation would. */
   public Schedule key(Object partitionKey) {
-    return new Schedule(name, expression, graph, partitionKey, missed);
+    return new Schedule(name, expression, graph, partitionKey, missed, zone);
   }
 
   /** This schedule with this policy for missed ticks ({@link #skip()} or {@link #catchUp(int)}). */
   public Schedule missed(Missed policy) {
-    return new Schedule(name, expression, graph, key, Objects.requireNonNull(policy, "policy"));
+    return new Schedule(name, expression, graph, key, Objects.requireNonNull(policy, "policy"), zone);
+  }
+
+  /**
+   * This schedule with its expression matched against the wall-clock time of {@code zone} (default UTC), daylight-
+   * saving changes included (see the class comment).
+   */
+  public Schedule zone(ZoneId zone) {
+    Objects.requireNonNull(zone, "zone");
+    return new Schedule(name, expression, graph, key, missed, zone.normalized().equals(ZoneOffset.UTC)
+        ? ZoneOffset.UTC : zone);
+  }
+
+  /**
+   * This schedule in the zone with this ID ({@code Europe/Paris}, {@code UTC}, {@code +02:00}).
+   *
+   * @throws IllegalArgumentException naming the zone if it is unknown
+   */
+  public Schedule zone(String zoneId) {
+    return zone(Cron.zone(null, Objects.requireNonNull(zoneId, "zoneId")));
+  }
+
+  /** The time zone its expression is matched in ({@link ZoneOffset#UTC} unless given). */
+  public ZoneId zone() {
+    return zone;
+  }
+
+  /** The expression as the database stores it: {@code CRON_TZ=ZONE} before the fields unless the zone is UTC. */
+  public String storedExpression() {
+    return Cron.stored(expression, zone);
   }
 
   /** The schedule's name. */
@@ -141,7 +182,7 @@ public final class Schedule {
     return "schedule." + schedule;
   }
 
-  /** The cron expression. */
+  /** The cron expression's fields (without the zone). */
   public String expression() {
     return expression;
   }
@@ -164,17 +205,18 @@ public final class Schedule {
   @Override
   public boolean equals(Object o) {
     return o instanceof Schedule s && name.equals(s.name) && expression.equals(s.expression) && graph.equals(s.graph)
-        && Objects.equals(key, s.key) && missed.equals(s.missed);
+        && Objects.equals(key, s.key) && missed.equals(s.missed) && zone.equals(s.zone);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(name, expression, graph, key, missed);
+    return Objects.hash(name, expression, graph, key, missed, zone);
   }
 
   @Override
   public String toString() {
-    return "Schedule[" + name + ", '" + expression + "', graph " + graph + (key != null ? ", key " + key : "") + ", "
+    return "Schedule[" + name + ", '" + expression + "'" + (zone.equals(ZoneOffset.UTC) ? "" : " in " + zone)
+        + ", graph " + graph + (key != null ? ", key " + key : "") + ", "
         + missed + "]";
   }
 }

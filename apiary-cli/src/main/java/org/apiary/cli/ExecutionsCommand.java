@@ -3,6 +3,7 @@ package org.apiary.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -11,6 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.Invocations;
 import org.apiary.frontend.query.ExecutionQueries;
 import org.apiary.frontend.query.FilterException;
 import org.apiary.internal.Json;
@@ -51,8 +53,9 @@ public final class ExecutionsCommand implements Runnable {
 
   /** {@code executions list}. */
   @Command(name = "list", mixinStandardHelpOptions = true,
-      description = {"List invocations, newest first: ID, graph and version, status (RUNNING, DONE, FAILED, "
-          + "CANCELED), "
+      description = {"List invocations, newest first: ID, graph and version, status (QUEUED, RUNNING, DONE, FAILED, "
+          + "CANCELED; QUEUED: waiting on a queue or for its delay, not started, shown with the time it was "
+          + "enqueued and version 0), "
           + "the frontend running or last running it, attempts, start and end time (the database's clock, UTC) and "
           + "duration.", NOT_LOGGED, "Where the provenance sink is known (--data DIR, or --provenance-sink), "
           + "those past the retention too, from its " + ProvenanceSchema.INVOCATIONS + " (one page merged from both, "
@@ -66,8 +69,8 @@ public final class ExecutionsCommand implements Runnable {
     @Option(names = "--failed", description = "Only invocations that ended failed (--status FAILED).")
     boolean failed;
 
-    @Option(names = "--status", paramLabel = "S", description = "Only invocations with this status: RUNNING, DONE, "
-        + "FAILED or CANCELED (any case).")
+    @Option(names = "--status", paramLabel = "S", description = "Only invocations with this status: QUEUED, RUNNING, "
+        + "DONE, FAILED or CANCELED (any case).")
     String status;
 
     @Option(names = "--graph", paramLabel = "G", description = "Only invocations of this graph.")
@@ -96,11 +99,22 @@ public final class ExecutionsCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
-    private final PrintStream out = System.out;
-    private final PrintStream err = System.err;
+    private PrintWriter out;
+    private PrintWriter err;
 
     @Override
     public Integer call() {
+      out = spec.commandLine().getOut();
+      err = spec.commandLine().getErr();
+      try {
+        return list();
+      } finally {
+        out.flush();
+        err.flush();
+      }
+    }
+
+    private Integer list() {
       if (target == null) {
         throw ServiceTarget.missing(spec, "--database HOST:PORT");
       }
@@ -112,8 +126,9 @@ public final class ExecutionsCommand implements Runnable {
       }
       String wanted = running ? SystemSchema.STATUS_RUNNING : failed ? SystemSchema.STATUS_FAILED
           : status == null ? null : status(status);
-      ExecutionQueries.Filter filter = new ExecutionQueries.Filter(graph, wanted,
-          since == null ? null : since(since, Instant.now()), null, null, null);
+      // The Java API's query (org.apiary.frontend.Invocations.list): the command line lists what it lists.
+      Invocations.Query query = new Invocations.Query(graph, wanted, since == null ? null : since(since,
+          Instant.now()), limit);
       ProvenanceSource provenance = null;
       try {
         provenance = provenance(provenanceSink, target);
@@ -125,14 +140,14 @@ public final class ExecutionsCommand implements Runnable {
         // Stopped: its database (and log) with it; every invocation that ended is in its sink.
         err.println("note: Apiary in " + target.data + " is stopped: listed from its provenance sink alone (an "
             + "invocation running when it stopped is not there)");
-        ExecutionQueries.Page page;
+        Invocations.Listing listing;
         try {
-          page = ExecutionQueries.listEnded(provenance::answer, filter, null, limit);
-        } catch (java.sql.SQLException e) {
+          listing = Invocations.list(null, query, provenance::answer);
+        } catch (org.apiary.InvalidRequestException e) {
           throw new CliException("the provenance sink of " + target.describe() + " could not be read: "
               + e.getMessage());
         }
-        return print(page, filter, wanted, "in the log of " + target.describe() + " or its provenance sink");
+        return print(listing, query, "in the log of " + target.describe() + " or its provenance sink");
       }
       try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
         if (!ExecutionQueries.hasLog(db)) {
@@ -142,34 +157,33 @@ public final class ExecutionsCommand implements Runnable {
           }
           return 0;
         }
-        ExecutionQueries.Page page = ExecutionQueries.list(db, filter, null, limit, provenance == null ? null
-            : provenance::answer);
-        if (page.sinkProblem() != null) {
-          err.println("warning: " + page.sinkProblem());
+        Invocations.Listing listing = Invocations.list(db, query, provenance == null ? null : provenance::answer);
+        if (listing.sinkProblem() != null) {
+          err.println("warning: " + listing.sinkProblem());
         }
-        return print(page, filter, wanted, provenance == null || page.sinkProblem() != null ? "in the log of "
+        return print(listing, query, provenance == null || listing.sinkProblem() != null ? "in the log of "
             + target.describe() : "in the log of " + target.describe() + " or its provenance sink");
       }
     }
 
-    /** The page as a table (or JSON lines) and a line saying how many; {@code where} they were looked for. */
-    private int print(ExecutionQueries.Page page, ExecutionQueries.Filter filter, String wanted, String where) {
-      Long count = page.total();
+    /** The listing as a table (or JSON lines) and a line saying how many; {@code where} they were looked for. */
+    private int print(Invocations.Listing listing, Invocations.Query query, String where) {
+      Long count = listing.total();
       List<String[]> rows = new ArrayList<>();
       rows.add(new String[] {"ID", "GRAPH", "VERSION", "STATUS", "FRONTEND", "ATTEMPTS", "STARTED", "FINISHED",
           "DURATION"});
-      for (ExecutionQueries.Execution e : page.executions()) {
+      for (Invocations.Summary e : listing.invocations()) {
         Times times = Times.of(e);
         if (json) {
           com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode();
-          o.put("id", e.id()).put("graph", e.graph()).put("version", e.version())
+          o.put("id", e.id()).put("graph", e.graph()).put("version", e.graphVersion())
               .put("status", e.status()).put("frontend", e.frontend()).put("attempts", e.attempts())
               .put("startedAt", times.started()).put("finishedAt", times.finishedOrNull())
-              .put("durationMs", e.durationMs());
+              .put("durationMs", e.duration().toMillis());
           out.println(o.toString());
           continue;
         }
-        rows.add(new String[] {e.id(), e.graph(), String.valueOf(e.version()), e.status(),
+        rows.add(new String[] {e.id(), e.graph(), String.valueOf(e.graphVersion()), e.status(),
             e.frontend() == null ? "-" : e.frontend(),
             String.valueOf(e.attempts()), times.started(), times.finished(), times.duration()});
       }
@@ -177,17 +191,17 @@ public final class ExecutionsCommand implements Runnable {
         return 0;
       }
       // "no failed invocations" with a status alone (as before --graph and --since), "matching" with others.
-      String which = filter.equals(ExecutionQueries.Filter.NONE) ? ""
-          : filter.equals(new ExecutionQueries.Filter(null, wanted, null, null, null, null))
-          ? wanted.toLowerCase(Locale.ROOT) + " " : "matching ";
+      String which = query.graph() == null && query.status() == null && query.since() == null ? ""
+          : query.graph() == null && query.since() == null ? query.status().toLowerCase(Locale.ROOT) + " "
+          : "matching ";
       if (rows.size() == 1) {
         out.println("no " + which + "invocations " + where);
         return 0;
       }
       print(rows);
-      if (count == null) { // the sink was read: ExecutionQueries.Page says why it is not counted
+      if (count == null) { // the sink was read: Invocations.Listing says why it is not counted
         out.println((rows.size() - 1) + " " + which + "invocation(s) " + where + ", newest first"
-            + (page.next() != null ? " (more: --limit " + limit + ")" : ""));
+            + (listing.more() ? " (more: --limit " + limit + ")" : ""));
       } else {
         out.println((rows.size() - 1) + " of " + count + " " + which + "logged invocation(s), newest first"
             + (count > rows.size() - 1 ? " (--limit " + limit + ")" : ""));
@@ -236,7 +250,8 @@ public final class ExecutionsCommand implements Runnable {
 
   /** {@code executions cancel ID --reason R} (issue 42). */
   @Command(name = "cancel", mixinStandardHelpOptions = true,
-      description = {"Cancel a running invocation: its outcome is stored as cancelled, with the reason, in the "
+      description = {"Cancel a queued or running invocation: one waiting on a queue or for its delay is ended there "
+          + "as cancelled and never starts; a running one's outcome is stored as cancelled, with the reason, in the "
           + "invocation log; no function of it starts after that, and one running then commits or rolls back as it "
           + "would. Its waiting clients and later result(id) calls are told it was cancelled. An invocation that had "
           + "ended keeps its outcome.",
@@ -256,10 +271,19 @@ public final class ExecutionsCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
-    private final PrintStream out = System.out;
+    private PrintWriter out;
 
     @Override
     public Integer call() {
+      out = spec.commandLine().getOut();
+      try {
+        return cancel();
+      } finally {
+        out.flush();
+      }
+    }
+
+    private Integer cancel() {
       if (target == null) {
         throw ServiceTarget.missing(spec, "--database HOST:PORT");
       }
@@ -277,12 +301,39 @@ public final class ExecutionsCommand implements Runnable {
           out.println("invocation " + id + " cancelled: " + reason);
           return 0;
         }
+        if (cancelledWhileQueued(db)) {
+          return 0;
+        }
         VoltTable t = db.callAdmin("reading invocation " + id, "@AdHoc", "SELECT status FROM "
             + SystemSchema.INVOCATIONS + " WHERE invocation_id = ?", id).getResults()[0];
         throw new CliException(t.advanceRow() ? "invocation " + id + " had already ended (" + t.getString(0)
             + "); its outcome stands" : "invocation " + id + " is not in the log of " + target.describe()
             + ": it is unknown, or ended longer ago than the retention and was deleted");
       }
+    }
+
+    /**
+     * Cancels the invocation if it still waits on a queue or for its delay (not logged yet, issue 42), as a client's
+     * cancel does ({@code CancelQueueItem}, in the queue's partition): true if it did.
+     */
+    private boolean cancelledWhileQueued(ApiaryDatabase db) {
+      if (!SystemSchema.tables(db).contains(SystemSchema.QUEUE_ITEMS)) {
+        return false;
+      }
+      VoltTable q = db.callAdmin("looking for queue item " + id, "@AdHoc", "SELECT queue_name FROM "
+          + SystemSchema.QUEUE_ITEMS + " WHERE invocation_id = ? AND status = 'QUEUED'", id).getResults()[0];
+      if (!q.advanceRow()) {
+        return false;
+      }
+      String queue = q.getString(0);
+      byte[] cancelled = WireReply.error(id, WireReply.CANCELLED, "invocation " + id + " was cancelled while it "
+          + "waited on queue " + queue + ": " + reason).toBytes();
+      if (db.callAdmin("cancelling queue item " + id, SystemSchema.CANCEL_QUEUE_ITEM, queue, id, cancelled)
+          .getResults()[0].asScalarLong() == 0) {
+        return false; // a claim took it meanwhile: it is cancelled through the log, or reported as it stands
+      }
+      out.println("invocation " + id + " cancelled before it started (it waited on queue " + queue + "): " + reason);
+      return true;
     }
   }
 
@@ -359,10 +410,19 @@ public final class ExecutionsCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
-    private final PrintStream out = System.out;
+    private PrintWriter out;
 
     @Override
     public Integer call() {
+      out = spec.commandLine().getOut();
+      try {
+        return show();
+      } finally {
+        out.flush();
+      }
+    }
+
+    private Integer show() {
       if (target == null) {
         throw ServiceTarget.missing(spec, "--database HOST:PORT");
       }
@@ -402,7 +462,9 @@ public final class ExecutionsCommand implements Runnable {
             + times.duration());
         out.println("  request: " + request(d.request()));
         byte[] result = d.outcome();
-        out.println("  " + (result == null ? "outcome: none yet (still running)" : outcome(result)));
+        out.println("  " + (result != null ? outcome(result) : ExecutionQueries.STATUS_QUEUED.equals(e.status())
+            ? "outcome: none yet (queued: waiting on its queue or for its delay, not started)"
+            : "outcome: none yet (still running)"));
         functions(e.id());
       }
       return 0;
@@ -544,9 +606,15 @@ public final class ExecutionsCommand implements Runnable {
   }
 
   /** An invocation's times in milliseconds by the database's clock (its end 0 while it runs). */
-  private record Times(long startedMs, long finishedMs, long nowMs) {
+  private record Times(long startedMs, long finishedMs, long nowMs, boolean queued) {
     static Times of(ExecutionQueries.Execution e) {
-      return new Times(e.startedMs(), e.finishedMs(), e.nowMs());
+      return new Times(e.startedMs(), e.finishedMs(), e.nowMs(), ExecutionQueries.STATUS_QUEUED.equals(e.status()));
+    }
+
+    static Times of(Invocations.Summary e) {
+      long started = e.startedAt().toEpochMilli();
+      return new Times(started, e.finishedAt() == null ? 0 : e.finishedAt().toEpochMilli(),
+          started + e.duration().toMillis(), ExecutionQueries.STATUS_QUEUED.equals(e.status()));
     }
 
     String started() {
@@ -558,7 +626,8 @@ public final class ExecutionsCommand implements Runnable {
     }
 
     String duration() {
-      return finishedMs == 0 ? "running for " + seconds(nowMs - startedMs) : seconds(finishedMs - startedMs);
+      return finishedMs == 0 ? (queued ? "queued for " : "running for ") + seconds(nowMs - startedMs)
+          : seconds(finishedMs - startedMs);
     }
 
     String finishedOrNull() {

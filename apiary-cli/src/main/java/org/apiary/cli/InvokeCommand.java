@@ -59,6 +59,12 @@ public final class InvokeCommand implements Callable<Integer> {
       + "--id and arguments to wait for its outcome.")
   boolean noWait;
 
+  @Option(names = "--delay", paramLabel = "D", description = "With --no-wait: start the invocation no sooner than D "
+      + "from now (30s, 15m, 2h, 1d, or ISO-8601 such as PT1M30S; at most 366 days), by the database's clock. The "
+      + "start is stored durably before the ID is printed and runs once whatever frontends stop meanwhile; until it "
+      + "starts `apiary executions show ID` says QUEUED, and `apiary executions cancel ID` cancels it.")
+  String delay;
+
   @Option(names = "--timeout-s", defaultValue = "30", paramLabel = "S",
       description = "Seconds to wait for the result (default ${DEFAULT-VALUE}).")
   long timeoutSeconds;
@@ -88,6 +94,10 @@ public final class InvokeCommand implements Callable<Integer> {
     if (timeoutSeconds < 1) {
       throw new CliException("--timeout-s must be at least 1, not " + timeoutSeconds, 2, null);
     }
+    Duration delayBy = delay == null ? null : delay(delay);
+    if (delayBy != null && !noWait) {
+      throw new CliException("--delay needs --no-wait: a delayed start prints its ID and returns", 2, null);
+    }
     List<JsonNode> args = arguments.stream().map(InvokeCommand::parse).toList();
     InvocationRequest request;
     try {
@@ -111,10 +121,11 @@ public final class InvokeCommand implements Callable<Integer> {
     GraphResult result = null;
     try (ApiaryClient client = ApiaryClient.connect(config)) {
       if (noWait) {
-        String started = client.start(request).id();
+        String started = delayBy == null ? client.start(request).id() : client.start(request, delayBy).id();
         spec.commandLine().getOut().println(started);
         spec.commandLine().getOut().flush();
-        System.err.println("apiary: invocation " + started + " of graph '" + graph + "' is started; follow it with: "
+        System.err.println("apiary: invocation " + started + " of graph '" + graph + "' is " + (delayBy == null
+            ? "started" : "stored, to start in " + delayBy.toSeconds() + " s") + "; follow it with: "
             + "apiary executions show " + started + ", or wait for its outcome with the same invoke and --id "
             + started);
         return 0;
@@ -178,5 +189,34 @@ public final class InvokeCommand implements Callable<Integer> {
     } catch (JsonProcessingException e) {
       throw new CliException("cannot print the result as JSON: " + e.getMessage(), e);
     }
+  }
+
+  private static final java.util.regex.Pattern SHORT_DURATION =
+      java.util.regex.Pattern.compile("(\\d{1,9})([smhd])");
+
+  /** {@code --delay}: 30s, 15m, 2h, 1d or an ISO-8601 duration; refused naming the option otherwise. */
+  static Duration delay(String given) {
+    java.util.regex.Matcher m = SHORT_DURATION.matcher(given.strip());
+    Duration d;
+    if (m.matches()) {
+      long n = Long.parseLong(m.group(1));
+      d = switch (m.group(2)) {
+        case "s" -> Duration.ofSeconds(n);
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        default -> Duration.ofDays(n);
+      };
+    } else {
+      try {
+        d = Duration.parse(given.strip());
+      } catch (java.time.format.DateTimeParseException e) {
+        throw new CliException("--delay takes a duration (30s, 15m, 2h, 1d or ISO-8601 such as PT1M30S), not '"
+            + given + "'", 2, e);
+      }
+    }
+    if (d.isNegative() || d.compareTo(Duration.ofDays(366)) > 0) {
+      throw new CliException("--delay is 0 to 366 days, not '" + given + "'", 2, null);
+    }
+    return d;
   }
 }

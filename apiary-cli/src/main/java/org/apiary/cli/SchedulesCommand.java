@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
         + "its graph once across every frontend, with the tick's time (UTC) as its argument, as an item of the "
         + "schedule's queue (schedule.NAME).",
         "Every subcommand is one transaction in the schedule's partition, through the database's administrator."},
-    subcommands = {SchedulesCommand.ListSchedules.class, SchedulesCommand.Pause.class, SchedulesCommand.Resume.class,
+    subcommands = {SchedulesCommand.ListSchedules.class, SchedulesCommand.Create.class, SchedulesCommand.Pause.class, SchedulesCommand.Resume.class,
         SchedulesCommand.Trigger.class, SchedulesCommand.Backfill.class, SchedulesCommand.Delete.class})
 public final class SchedulesCommand implements Runnable {
   @Spec
@@ -33,7 +33,8 @@ public final class SchedulesCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new ParameterException(spec.commandLine(), "name a subcommand: apiary schedules list, pause NAME, "
+    throw new ParameterException(spec.commandLine(), "name a subcommand: apiary schedules list, create NAME --cron "
+        + "EXPR --graph G, pause NAME, "
         + "resume NAME, trigger NAME, backfill NAME --from T --to T, or delete NAME");
   }
 
@@ -75,7 +76,7 @@ public final class SchedulesCommand implements Runnable {
   }
 
   @Command(name = "list", mixinStandardHelpOptions = true,
-      description = "List the schedules: name, cron expression, graph, partition key, missed-tick policy, whether "
+      description = "List the schedules: name, cron expression, its time zone, graph, partition key, missed-tick policy, whether "
           + "paused, the last tick put on its queue, the next one, and how many of its ticks wait or run.")
   static final class ListSchedules extends Base {
     @Override
@@ -85,6 +86,7 @@ public final class SchedulesCommand implements Runnable {
         Map<String, Object> row = new LinkedHashMap<>();
         row.put("name", s.name());
         row.put("cron", s.expression());
+        row.put("zone", s.zone());
         row.put("graph", s.graph());
         row.put("key", s.partitionKeyJson() == null ? "-" : s.partitionKeyJson());
         row.put("missed", s.catchUp() == 0 ? "skip" : "catch up " + s.catchUp());
@@ -99,6 +101,66 @@ public final class SchedulesCommand implements Runnable {
         return;
       }
       ProvenanceCommand.printTable(out, rows);
+    }
+  }
+
+  @Command(name = "create", mixinStandardHelpOptions = true,
+      description = {"Create a schedule at run time (or change one: a schedule stored again keeps its last tick and "
+          + "whether it is paused, and takes the rest): its queue schedule.NAME and its row, for a registered graph. "
+          + "A new schedule's first tick is the first after now. Each tick runs GRAPH once across every frontend "
+          + "with the tick's time (an instant, UTC) as its one argument.",
+          "Exit code 2 if the name, expression, zone or key is not valid (the message names which), 1 if the graph "
+              + "is not registered."})
+  static final class Create extends Named {
+    @Option(names = "--cron", required = true, paramLabel = "EXPR", description = "The cron expression: 5 fields "
+        + "(minute hour day-of-month month day-of-week) or 6 (seconds first), e.g. '0 2 * * *'.")
+    String cron;
+
+    @Option(names = "--graph", required = true, paramLabel = "G", description = "The registered graph each tick "
+        + "runs.")
+    String graph;
+
+    @Option(names = "--zone", paramLabel = "ZONE", description = "The time zone the expression is matched in: a "
+        + "region (Europe/Paris), UTC, or an offset (+02:00). Default UTC. Across daylight-saving changes a "
+        + "wall-clock time that occurs twice runs once (its first occurrence), one that is skipped runs at the "
+        + "change.")
+    String zone;
+
+    @Option(names = "--key", paramLabel = "K", description = "The partition key the ticks run under (a JSON number or "
+        + "string), for a graph whose first function has one.")
+    String key;
+
+    @Option(names = "--catch-up", paramLabel = "N", defaultValue = "0", description = "After an outage, also run the "
+        + "N latest missed ticks (default ${DEFAULT-VALUE}: skip them, run only the latest due).")
+    int catchUp;
+
+    @Override
+    void run(ApiaryDatabase db, PrintWriter out) {
+      org.apiary.Schedule schedule;
+      try {
+        schedule = org.apiary.Schedule.cron(name, cron, graph);
+        if (zone != null) {
+          schedule = schedule.zone(zone);
+        }
+        if (catchUp != 0) {
+          schedule = schedule.missed(org.apiary.Schedule.catchUp(catchUp));
+        }
+        if (key != null) {
+          com.fasterxml.jackson.databind.JsonNode k = InvokeCommand.parse(key);
+          if (!k.isIntegralNumber() && !k.isTextual()) {
+            throw new IllegalArgumentException("--key is a JSON number or string, not " + key);
+          }
+          schedule = schedule.key(k.isIntegralNumber() ? (Object) k.asLong() : k.asText());
+        }
+      } catch (IllegalArgumentException e) {
+        throw new CliException("schedule '" + name + "' not created: " + e.getMessage(), 2, e);
+      }
+      Schedules.create(db, schedule);
+      Schedules.Stored stored = Schedules.list(db).stream().filter(s -> s.name().equals(name)).findFirst()
+          .orElseThrow(() -> new CliException("schedule " + name + " was stored but is not listed"));
+      out.println("schedule " + name + " created: '" + stored.expression() + "' in " + stored.zone() + ", graph "
+          + stored.graph() + ", next tick " + (stored.paused() ? "(paused)" : stored.nextTick() == null ? "never"
+          : stored.nextTick()));
     }
   }
 

@@ -72,4 +72,48 @@ class SchedulesCommandTest {
     Run noFrom = run("schedules", "backfill", "sMinuteSkip", "--database", address);
     assertEquals(2, noFrom.code());
   }
+
+  /**
+   * Issue 42: {@code apiary schedules create} stores a schedule at run time, in a time zone; list shows it with its
+   * zone; the database's own tick computation (a backfill, in the schedule's partition) follows the zone across a
+   * daylight-saving change; a bad expression, zone or graph is refused naming it.
+   */
+  @Test
+  void aScheduleCreatedAtRunTimeInAZoneIsListedAndTicksByItsWallClock(TestDatabase database) {
+    ApiaryDatabase db = database.database();
+    Registrar.register(db, ScheduleApp.APP);
+    String address = String.join(",", db.clientAddresses());
+
+    Run created = run("schedules", "create", "sParisNightly", "--cron", "30 2 * * *", "--zone", "Europe/Paris",
+        "--graph", "sTick", "--key", "7", "--database", address);
+    assertEquals(0, created.code(), created.err());
+    assertTrue(created.out().contains("in Europe/Paris"), created.out());
+    Run listed = run("schedules", "list", "--database", address);
+    assertTrue(listed.out().lines().anyMatch(l -> l.contains("sParisNightly") && l.contains("30 2 * * *")
+        && l.contains("Europe/Paris") && l.contains("sTick")), listed.out());
+    assertTrue(listed.out().lines().anyMatch(l -> l.contains("sMinuteSkip") && l.contains("UTC")), listed.out());
+
+    // 02:30 in Paris: 01:30 UTC in winter; on 2026-03-29 it does not occur (clocks go from 02:00 to 03:00): at the
+    // change, 01:00 UTC; then 00:30 UTC in summer.
+    Run backfilled = run("schedules", "backfill", "sParisNightly", "--from", "2026-03-27T00:00:00Z", "--to",
+        "2026-03-31T00:00:00Z", "--database", address);
+    assertEquals(0, backfilled.code(), backfilled.err());
+    assertEquals(java.util.List.of("2026-03-27T01:30:00Z", "2026-03-28T01:30:00Z", "2026-03-29T01:00:00Z",
+        "2026-03-30T00:30:00Z"), backfilled.out().lines().filter(l -> l.startsWith("2026-")).map(l -> l.split(" ")[0])
+        .toList(), backfilled.out());
+
+    Run badCron = run("schedules", "create", "sBad", "--cron", "0 25 * * *", "--graph", "sTick", "--database",
+        address);
+    assertEquals(2, badCron.code(), badCron.out());
+    assertTrue(badCron.err().contains("hour field's values are 0 to 23, not 25"), badCron.err());
+    Run badZone = run("schedules", "create", "sBad", "--cron", "0 2 * * *", "--zone", "Europe/Atlantis", "--graph",
+        "sTick", "--database", address);
+    assertEquals(2, badZone.code(), badZone.out());
+    assertTrue(badZone.err().contains("unknown time zone 'Europe/Atlantis'"), badZone.err());
+    Run badGraph = run("schedules", "create", "sBad", "--cron", "0 2 * * *", "--graph", "noSuchGraph", "--database",
+        address);
+    assertEquals(1, badGraph.code(), badGraph.out());
+    assertTrue(badGraph.err().contains("'noSuchGraph', which is not registered"), badGraph.err());
+    assertTrue(run("schedules", "list", "--database", address).out().lines().noneMatch(l -> l.contains("sBad")));
+  }
 }

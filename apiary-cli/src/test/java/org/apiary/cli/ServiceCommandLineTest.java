@@ -148,8 +148,8 @@ class ServiceCommandLineTest {
     assertTrue(future.out().contains("no matching invocations"), future.toString());
     Result badStatus = reads.get(3);
     assertEquals(2, badStatus.exit(), badStatus.toString());
-    assertTrue(badStatus.err().contains("--status takes one of RUNNING, DONE, FAILED, CANCELED, not 'finished'"),
-        badStatus.toString());
+    assertTrue(badStatus.err().contains("--status takes one of QUEUED, RUNNING, DONE, FAILED, CANCELED, not "
+        + "'finished'"), badStatus.toString());
     Result badSince = reads.get(4);
     assertEquals(2, badSince.exit(), badSince.toString());
     assertTrue(badSince.err().contains("--since takes an instant"), badSince.toString());

@@ -181,9 +181,36 @@ public final class ApiaryClient implements AutoCloseable {
   }
 
   /**
+   * Starts a graph after a delay (issue 42): returns once the start is durably stored, as an item of Apiary's queue of
+   * delayed starts ({@link org.apiary.Queue#DELAYED}, without limits); no sooner than {@code delay} after that, by
+   * the database's clock, a frontend claims it and runs it as an invocation under the request's ID, exactly once,
+   * whichever frontends stop meanwhile (the item is a row in the database). Until then its status is
+   * {@link InvocationStatus#QUEUED}, and it can be cancelled. Sending the same request again (same ID) answers with
+   * the same item and keeps the first one's time. {@code delay} zero starts it as soon as a frontend claims it.
+   *
+   * @param delay zero or more, at most 366 days
+   * @throws IllegalArgumentException if the delay is negative or longer than 366 days
+   * @throws InvalidRequestException if the request is wrong, or the database was registered by an Apiary older than
+   *     delayed starts (deploy the application again); nothing started
+   * @throws OutcomeUnknownException if no frontend said it is stored; starting it again with the same ID is safe
+   * @throws IllegalStateException if the client is closed
+   */
+  public InvocationHandle start(InvocationRequest request, Duration delay) {
+    return enqueue(org.apiary.Queue.DELAYED, null, request, delay);
+  }
+
+  /**
+   * Starts a graph under a fresh invocation ID after a delay; see {@link #start(InvocationRequest, Duration)}. The
+   * delay comes before the partition key's arguments: a {@link Duration} there is always the delay.
+   */
+  public InvocationHandle start(String graph, Object partitionKey, Duration delay, Object... arguments) {
+    return start(InvocationRequest.of(graph, partitionKey, arguments), delay);
+  }
+
+  /**
    * Puts an invocation on a durable queue declared with the application ({@link org.apiary.Queue}): returns once the
    * item is stored in the database, where it waits until a frontend claims it within the queue's limits and runs it
-   * as an invocation under the request's ID. Follow it with the handle (it is {@link InvocationStatus#RUNNING} while
+   * as an invocation under the request's ID. Follow it with the handle (it is {@link InvocationStatus#QUEUED} while
    * it waits), or from any client with {@link #handle(String)}. Sending the same request again (same ID) is safe: it
    * answers with the same item. Waits at most {@code maxAttempts * attemptTimeout} plus one second.
    *
@@ -215,7 +242,7 @@ public final class ApiaryClient implements AutoCloseable {
   /**
    * Puts an invocation on a durable queue to start no sooner than {@code delay} after it is stored (a delayed start,
    * issue 42): the database's clock decides when the item is due, and from then on it waits for a claim within the
-   * queue's limits as any item does. Until it starts its status is {@link InvocationStatus#RUNNING}; it can be
+   * queue's limits as any item does. Until it starts its status is {@link InvocationStatus#QUEUED}; it can be
    * cancelled meanwhile. Otherwise as {@link #enqueue(String, String, InvocationRequest)}; a repeated enqueue of the
    * same item (same ID or deduplication ID) keeps the first one's time.
    *

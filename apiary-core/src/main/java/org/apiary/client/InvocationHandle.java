@@ -28,13 +28,17 @@ public final class InvocationHandle {
   }
 
   /**
-   * Asks where the invocation stands.
+   * Asks where the invocation stands: {@link InvocationStatus#QUEUED} while it waits on a queue or for its delay,
+   * {@link InvocationStatus#RUNNING} once a frontend runs it, then how it ended.
    *
    * @throws org.apiary.InvalidRequestException if Apiary does not know the ID (never started, or past retention)
    * @throws OutcomeUnknownException if no frontend answered; asking again is safe
    */
   public InvocationStatus status() {
     WireReply reply = client.resultReply(id);
+    if (reply.queued()) {
+      return InvocationStatus.QUEUED;
+    }
     if (WireReply.RUNNING.equals(reply.status())) {
       return InvocationStatus.RUNNING;
     }

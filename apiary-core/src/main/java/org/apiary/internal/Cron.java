@@ -1,20 +1,32 @@
 package org.apiary.internal;
 
+import java.time.DateTimeException;
 import java.time.Instant;
 import java.time.LocalDateTime;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.zone.ZoneOffsetTransition;
+import java.time.zone.ZoneRules;
 import java.time.temporal.ChronoUnit;
 import java.util.BitSet;
 import java.util.Locale;
 import java.util.Objects;
 
 /**
- * A cron expression, evaluated in UTC: five fields ({@code minute hour day-of-month month day-of-week}) or six with
+ * A cron expression, evaluated in UTC or in the time zone it names: five fields ({@code minute hour day-of-month month day-of-week}) or six with
  * seconds first ({@code second minute hour day-of-month month day-of-week}). Each field is {@code *}, a value, a range
  * {@code a-b}, any of those with a step ({@code * / n}, {@code a-b/n}, {@code a/n}), or a comma-separated list of
  * them; months and days of the week may be named ({@code JAN}, {@code MON}); day of week 0 and 7 are Sunday. As in
  * Vixie cron, when both day of month and day of week are restricted a day matching either matches (a field that
  * starts with {@code *}, such as {@code * / 10} without the spaces, counts as unrestricted there).
+ *
+ * <p>A time zone is named as cronie does, before the fields: {@code CRON_TZ=Europe/Paris 0 2 * * *} (any region ID
+ * or offset {@link ZoneId} knows; default UTC). The fields then match the zone's wall-clock time, and the daylight-
+ * saving changes are handled so that a schedule never runs twice for one wall-clock time: a local time that occurs
+ * twice (clocks set back) matches once, at its first occurrence; a local time that does not occur (clocks set
+ * forward) matches once, at the instant of the change (several such times, one tick). So around a change a
+ * schedule that runs more often than hourly has a tick fewer or merged; keep such schedules in UTC.
  *
  * <p>Evaluation is deterministic (it depends only on the expression and the instant given), so the database's
  * procedures compute ticks with it inside a transaction. Not an API: applications use {@code org.apiary.Schedule}.
@@ -26,7 +38,12 @@ public final class Cron {
   /** How far ahead {@link #next} looks before concluding that no instant matches (e.g. 30 February). */
   private static final int MAX_YEARS = 5;
 
+  /** How a time zone is named before the fields (cronie's form). */
+  public static final String ZONE_PREFIX = "CRON_TZ=";
+
   private final String expression;
+  private final ZoneId zone;
+  private final String fields;
   private final BitSet seconds;
   private final BitSet minutes;
   private final BitSet hours;
@@ -36,9 +53,11 @@ public final class Cron {
   private final boolean domRestricted;
   private final boolean dowRestricted;
 
-  private Cron(String expression, BitSet seconds, BitSet minutes, BitSet hours, BitSet daysOfMonth, BitSet months,
-               BitSet daysOfWeek, boolean domRestricted, boolean dowRestricted) {
+  private Cron(String expression, ZoneId zone, String fields, BitSet seconds, BitSet minutes, BitSet hours,
+               BitSet daysOfMonth, BitSet months, BitSet daysOfWeek, boolean domRestricted, boolean dowRestricted) {
     this.expression = expression;
+    this.zone = zone;
+    this.fields = fields;
     this.seconds = seconds;
     this.minutes = minutes;
     this.hours = hours;
@@ -56,7 +75,15 @@ public final class Cron {
    */
   public static Cron parse(String expression) {
     Objects.requireNonNull(expression, "expression");
-    String[] f = expression.trim().split("\\s+");
+    String text = expression.trim();
+    ZoneId zone = ZoneOffset.UTC;
+    if (text.startsWith(ZONE_PREFIX)) {
+      int space = text.indexOf(' ');
+      String id = space < 0 ? text.substring(ZONE_PREFIX.length()) : text.substring(ZONE_PREFIX.length(), space);
+      zone = zone(expression, id);
+      text = space < 0 ? "" : text.substring(space + 1).trim();
+    }
+    String[] f = text.split("\\s+");
     if (f.length != 5 && f.length != 6) {
       throw new IllegalArgumentException("a cron expression has 5 fields (minute hour day-of-month month "
           + "day-of-week) or 6 (second first), not " + f.length + ": '" + expression + "'");
@@ -68,10 +95,45 @@ public final class Cron {
       dow.set(0);
       dow.clear(7);
     }
-    return new Cron(expression.trim(), seconds, field(expression, "minute", f[o], 0, 59, null),
-        field(expression, "hour", f[o + 1], 0, 23, null), field(expression, "day-of-month", f[o + 2], 1, 31, null),
+    return new Cron(expression.trim(), zone, String.join(" ", f), seconds,
+        field(expression, "minute", f[o], 0, 59, null), field(expression, "hour", f[o + 1], 0, 23, null), field(expression, "day-of-month", f[o + 2], 1, 31, null),
         field(expression, "month", f[o + 3], 1, 12, MONTHS), dow, !f[o + 2].startsWith("*"),
         !f[o + 4].startsWith("*"));
+  }
+
+  /**
+   * A time zone by its ID (a region such as {@code Europe/Paris}, {@code UTC}, or an offset such as {@code +02:00}).
+   *
+   * @throws IllegalArgumentException naming the zone (and the expression, if not {@code null}) if it is unknown
+   */
+  public static ZoneId zone(String expression, String id) {
+    try {
+      ZoneId z = ZoneId.of(id);
+      return z.getId().equals("Z") ? ZoneOffset.UTC : z;
+    } catch (DateTimeException e) {
+      throw new IllegalArgumentException((expression == null ? "" : "cron expression '" + expression + "': ")
+          + "unknown time zone '" + id + "' (give a region such as Europe/Paris or America/New_York, UTC, or an "
+          + "offset such as +02:00)", e);
+    }
+  }
+
+  /** The expression as stored: the fields, preceded by {@link #ZONE_PREFIX} and the zone unless it is UTC. */
+  public static String stored(String fields, ZoneId zone) {
+    return isUtc(zone) ? fields.trim() : ZONE_PREFIX + zone.getId() + " " + fields.trim();
+  }
+
+  private static boolean isUtc(ZoneId zone) {
+    return zone.normalized().equals(ZoneOffset.UTC);
+  }
+
+  /** The time zone the fields are matched in (UTC unless named). */
+  public ZoneId zone() {
+    return zone;
+  }
+
+  /** The fields alone, without the zone, separated by single spaces. */
+  public String fields() {
+    return fields;
   }
 
   private static BitSet bits(int from, int to) {
@@ -144,12 +206,37 @@ public final class Cron {
   }
 
   /**
-   * The first instant after {@code after} (strictly; whole seconds, UTC) that matches.
+   * The first instant after {@code after} (strictly; whole seconds) that matches, in the expression's zone.
    *
    * @throws IllegalArgumentException if nothing matches within {@value #MAX_YEARS} years (e.g. '0 0 30 2 *')
    */
   public Instant next(Instant after) {
-    LocalDateTime t = LocalDateTime.ofInstant(after, ZoneOffset.UTC).truncatedTo(ChronoUnit.SECONDS).plusSeconds(1);
+    if (isUtc(zone)) {
+      return localNext(after, LocalDateTime.ofInstant(after, ZoneOffset.UTC)).toInstant(ZoneOffset.UTC);
+    }
+    ZoneRules rules = zone.getRules();
+    LocalDateTime from = LocalDateTime.ofInstant(after, zone);
+    // A local time whose first occurrence is not after 'after' (it was in the repeated hour) is passed over.
+    for (int i = 0; i < 100_000; i++) {
+      LocalDateTime local = localNext(after, from);
+      Instant at;
+      if (rules.getValidOffsets(local).isEmpty()) {
+        ZoneOffsetTransition gap = rules.getTransition(local);
+        at = gap.getInstant(); // skipped by clocks set forward: at the change
+      } else {
+        at = ZonedDateTime.ofLocal(local, zone, null).toInstant(); // the earlier offset: the first occurrence
+      }
+      if (at.isAfter(after)) {
+        return at;
+      }
+      from = local;
+    }
+    throw new IllegalArgumentException("cron expression '" + expression + "' found no time after " + after);
+  }
+
+  /** The first local time after {@code from} (strictly; whole seconds) whose fields match. */
+  private LocalDateTime localNext(Instant after, LocalDateTime from) {
+    LocalDateTime t = from.truncatedTo(ChronoUnit.SECONDS).plusSeconds(1);
     LocalDateTime limit = t.plusYears(MAX_YEARS);
     while (t.isBefore(limit)) {
       if (!months.get(t.getMonthValue())) {
@@ -164,7 +251,7 @@ public final class Cron {
         int s = seconds.nextSetBit(t.getSecond());
         t = s < 0 ? t.truncatedTo(ChronoUnit.MINUTES).plusMinutes(1) : t.withSecond(s);
       } else {
-        return t.toInstant(ZoneOffset.UTC);
+        return t;
       }
     }
     throw new IllegalArgumentException("cron expression '" + expression + "' matches no time in the " + MAX_YEARS

@@ -151,4 +151,46 @@ class CronTest {
     assertFalse(Cron.parse("0 * * * *").hasSeconds());
     assertTrue(Cron.parse("*/5 * * * * *").hasSeconds());
   }
+
+  /**
+   * Issue 42: a schedule's time zone. Ticks follow the zone's wall clock across daylight-saving changes: Paris moves
+   * from 02:00 CET to 03:00 CEST on 2026-03-29 (01:00 UTC) and back from 03:00 CEST to 02:00 CET on 2026-10-25
+   * (01:00 UTC); New York from 02:00 EST to 03:00 EDT on 2026-03-08 (07:00 UTC).
+   */
+  @Test
+  void aZonedExpressionFollowsTheZonesWallClockAcrossDaylightSavingChanges() {
+    // 09:00 in New York: 14:00 UTC in winter, 13:00 UTC from the change on.
+    assertEquals(List.of("2026-03-07T14:00:00Z", "2026-03-08T13:00:00Z", "2026-03-09T13:00:00Z"),
+        ticks("CRON_TZ=America/New_York 0 9 * * *", "2026-03-07T00:00:00Z", 3));
+    // 02:30 in Paris does not occur on 2026-03-29: that day's tick is at the change, once.
+    assertEquals(List.of("2026-03-28T01:30:00Z", "2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z"),
+        ticks("CRON_TZ=Europe/Paris 30 2 * * *", "2026-03-28T00:00:00Z", 3));
+    // Every 30 minutes across the spring change: 02:00 and 02:30 (skipped) and 03:00 are one tick, at the change.
+    assertEquals(List.of("2026-03-29T00:30:00Z", "2026-03-29T01:00:00Z", "2026-03-29T01:30:00Z"),
+        ticks("CRON_TZ=Europe/Paris */30 * * * *", "2026-03-29T00:00:00Z", 3));
+    // 02:30 in Paris occurs twice on 2026-10-25: it runs once, at the first (00:30 UTC), not again at 01:30 UTC.
+    assertEquals(List.of("2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"),
+        ticks("CRON_TZ=Europe/Paris 30 2 * * *", "2026-10-24T12:00:00Z", 2));
+    // Asked from inside the repeated hour (02:10 CET, the second time), the 02:30 that already ran is passed over.
+    assertEquals(List.of("2026-10-26T01:30:00Z"), ticks("CRON_TZ=Europe/Paris 30 2 * * *", "2026-10-25T01:10:00Z",
+        1));
+    // Without a zone, and with CRON_TZ=UTC: UTC, as before.
+    assertEquals(ticks("0 2 * * *", "2026-03-28T00:00:00Z", 3), ticks("CRON_TZ=UTC 0 2 * * *",
+        "2026-03-28T00:00:00Z", 3));
+    assertEquals(java.time.ZoneId.of("Europe/Paris"), Cron.parse("CRON_TZ=Europe/Paris 0 2 * * *").zone());
+    assertEquals("0 2 * * *", Cron.parse("CRON_TZ=Europe/Paris  0 2  * * *").fields());
+
+    Schedule paris = Schedule.cron("nightly", "0 2 * * *", "g").zone("Europe/Paris");
+    assertEquals("CRON_TZ=Europe/Paris 0 2 * * *", paris.storedExpression());
+    assertEquals(paris, Schedule.cron("nightly", "CRON_TZ=Europe/Paris 0 2 * * *", "g"));
+    assertEquals("0 2 * * *", Schedule.cron("n", "0 2 * * *", "g").storedExpression(), "UTC is stored as before");
+    assertEquals(ZoneOffset.UTC, Schedule.cron("n", "0 2 * * *", "g").zone(), "the default zone is UTC");
+
+    IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
+        () -> Schedule.cron("n", "0 2 * * *", "g").zone("Europe/Atlantis"));
+    assertTrue(unknown.getMessage().contains("unknown time zone 'Europe/Atlantis'"), unknown.getMessage());
+    IllegalArgumentException inExpression = assertThrows(IllegalArgumentException.class,
+        () -> Cron.parse("CRON_TZ=Mars/Base 0 2 * * *"));
+    assertTrue(inExpression.getMessage().contains("unknown time zone 'Mars/Base'"), inExpression.getMessage());
+  }
 }

@@ -1029,7 +1029,7 @@ final class InvocationCoordinator {
           replies.reply(client, unknown());
           return;
         }
-        // Not logged: perhaps an item still waiting on a queue (issue 42), which is answered as running. An item
+        // Not logged: perhaps an item still waiting on a queue (issue 42), which is answered as queued. An item
         // found ended was logged before it ended (it ran between the two reads): the log is read again, once.
         queueChecked = true;
         q.item(candidates).whenComplete((found, err) -> answering(() -> {
@@ -1037,8 +1037,10 @@ final class InvocationCoordinator {
             replies.reply(client, toReply(id, unwrap(err)));
           } else if (found.isEmpty()) {
             replies.reply(client, unknown());
+          } else if (QueueRunner.QUEUED.equals(found.get().status())) {
+            replies.reply(client, WireReply.queued(id)); // waits on its queue or for its delay: not started
           } else if (QueueRunner.waiting(found.get().status())) {
-            replies.reply(client, WireReply.running(id));
+            replies.reply(client, WireReply.running(id)); // claimed, not logged yet
           } else if (found.get().outcome() != null && found.get().invocation().equals(candidates.get(0))) {
             // cancelled while it waited; answered only under the asker's own ID (its caller is not read here)
             replies.reply(client, withId(WireReply.fromBytes(found.get().outcome()), id));

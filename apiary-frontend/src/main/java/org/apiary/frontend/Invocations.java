@@ -1,14 +1,142 @@
 package org.apiary.frontend;
 
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import org.apiary.InvalidRequestException;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.frontend.query.ExecutionQueries;
 import org.apiary.runtime.SystemSchema;
 import org.apiary.runtime.procedure.ResumeInvocation;
 import org.voltdb.VoltTable;
 
-/** Administrative operations on logged invocations (issue 42): {@code apiary executions resume} calls these. */
+/**
+ * Administrative operations on invocations (issue 42), through an administrator's connection to the database:
+ * {@link #list} what ran, runs and waits, and {@link #resume} a failed or cancelled one. {@code apiary executions
+ * list} and {@code apiary executions resume} call these, so the command line and the Java API answer the same.
+ */
 public final class Invocations {
   private Invocations() {}
+
+  /** The most invocations one {@link #list} returns. */
+  public static final int MAX_LIMIT = 100_000;
+
+  /**
+   * Which invocations {@link #list} returns: {@code null} components do not filter.
+   *
+   * @param graph only invocations of this graph
+   * @param status only those with this status: {@code QUEUED} (waiting on a queue or for its delay, not started),
+   *     {@code RUNNING}, {@code DONE}, {@code FAILED} or {@code CANCELED} ({@code CANCELLED} too; any case)
+   * @param since only those started (a queued one: enqueued) at or after this instant
+   * @param limit the most returned, the newest, 1 to {@value #MAX_LIMIT}
+   */
+  public record Query(String graph, String status, Instant since, int limit) {
+    /**
+     * @throws IllegalArgumentException naming the status if it is none of the five, or the limit if out of range
+     */
+    public Query {
+      if (status != null) {
+        status = ExecutionQueries.status("status", status);
+      }
+      if (limit < 1 || limit > MAX_LIMIT) {
+        throw new IllegalArgumentException("a listing's limit is 1 to " + MAX_LIMIT + ", not " + limit);
+      }
+    }
+
+    /** Every invocation, the newest {@code limit}. */
+    public static Query newest(int limit) {
+      return new Query(null, null, null, limit);
+    }
+
+    /** This query, only invocations of {@code graph}. */
+    public Query graph(String graph) {
+      return new Query(graph, status, since, limit);
+    }
+
+    /** This query, only invocations with {@code status}. */
+    public Query status(String status) {
+      return new Query(graph, status, since, limit);
+    }
+
+    /** This query, only invocations started at or after {@code since}. */
+    public Query since(Instant since) {
+      return new Query(graph, status, since, limit);
+    }
+
+    ExecutionQueries.Filter filter() {
+      return new ExecutionQueries.Filter(graph, status, since, null, null, null);
+    }
+  }
+
+  /**
+   * One invocation as listed; times by the database's clock.
+   *
+   * @param id the invocation ID as stored (where API keys are required, {@code IDENTITY/ID})
+   * @param graphVersion the graph version it runs under (0 while queued: chosen when it starts)
+   * @param status {@code QUEUED}, {@code RUNNING}, {@code DONE}, {@code FAILED} or {@code CANCELED}
+   * @param frontend the frontend running it or that ran its last attempt ({@code null} while queued)
+   * @param startedAt when it started (a queued one: when it was enqueued)
+   * @param finishedAt when it ended, {@code null} if it has not
+   * @param duration how long it took, or has taken (or waited) so far
+   */
+  public record Summary(String id, String graph, long graphVersion, String status, String frontend, long attempts,
+                        Instant startedAt, Instant finishedAt, Duration duration) {
+    static Summary of(ExecutionQueries.Execution e) {
+      return new Summary(e.id(), e.graph(), e.version(), e.status(), e.frontend(), e.attempts(),
+          Instant.ofEpochMilli(e.startedMs()), e.running() ? null : Instant.ofEpochMilli(e.finishedMs()),
+          Duration.ofMillis(e.durationMs()));
+    }
+  }
+
+  /**
+   * What {@link #list} found.
+   *
+   * @param invocations newest first (by start, then ID)
+   * @param total how many match in the database (the log and the queues), or {@code null} where the provenance sink
+   *     was read too (an ended invocation is in both until the retention deletes it from the log)
+   * @param more whether more match than {@code invocations} holds
+   * @param sinkProblem why the provenance sink could not be read (then {@code invocations} holds the database's
+   *     alone), or {@code null}
+   */
+  public record Listing(List<Summary> invocations, Long total, boolean more, String sinkProblem) {}
+
+  /**
+   * Lists invocations, newest first: those waiting on a queue or for their delay ({@code QUEUED}, from the queue
+   * items: one multi-partition read), and those in the invocation log (running ones, and ended ones within the
+   * frontends' retention, default 1 hour). Ended invocations past the retention are in the provenance sink
+   * ({@link #list(ApiaryDatabase, Query, ExecutionQueries.Sink)}). {@code apiary executions list} is this.
+   *
+   * @param admin the database, connected as its administrator
+   */
+  public static Listing list(ApiaryDatabase admin, Query query) {
+    return list(admin, query, null);
+  }
+
+  /**
+   * As {@link #list(ApiaryDatabase, Query)}, with the ended invocations the log no longer holds read from the
+   * provenance sink through {@code pastRetention} (the command line's and the console's way to it), merged into one
+   * page; with {@code admin} {@code null} (a stopped service), from the sink alone.
+   *
+   * @throws InvalidRequestException if {@code admin} is {@code null} and the sink cannot be read
+   */
+  public static Listing list(ApiaryDatabase admin, Query query, ExecutionQueries.Sink pastRetention) {
+    ExecutionQueries.Page page;
+    if (admin == null) {
+      try {
+        page = ExecutionQueries.listEnded(java.util.Objects.requireNonNull(pastRetention, "pastRetention"),
+            query.filter(), null, query.limit());
+      } catch (SQLException e) {
+        throw new InvalidRequestException("the provenance sink could not be read: " + e.getMessage());
+      }
+    } else if (!ExecutionQueries.hasLog(admin)) {
+      return new Listing(List.of(), 0L, false, null);
+    } else {
+      page = ExecutionQueries.list(admin, query.filter(), null, query.limit(), pastRetention);
+    }
+    return new Listing(page.executions().stream().map(Summary::of).toList(), page.total(), page.next() != null,
+        page.sinkProblem());
+  }
 
   /**
    * What a resume did.

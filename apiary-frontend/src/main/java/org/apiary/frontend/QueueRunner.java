@@ -127,6 +127,10 @@ final class QueueRunner {
             reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, "queue '" + request.queue()
                 + "' was declared without priority, so an item cannot have priority " + request.priority()
                 + " (declare it with Queue.priority()); nothing was enqueued"));
+          } else if (outcome == EnqueueRankedItem.UNKNOWN_QUEUE && org.apiary.Queue.DELAYED.equals(request.queue())) {
+            reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, "a delayed start needs the queue '"
+                + request.queue() + "', which registering an application declares from this version of Apiary on: "
+                + "deploy the application again; nothing was started"));
           } else if (outcome == EnqueueRankedItem.UNKNOWN_QUEUE) {
             reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, "unknown queue '" + request.queue()
                 + "': declare it with the application (Application.withQueues); nothing was enqueued"));
@@ -235,6 +239,9 @@ final class QueueRunner {
     return InvocationLog.callAsync(db, "cancelling queue item " + item.invocation(), SystemSchema.CANCEL_QUEUE_ITEM,
         item.queue(), item.invocation(), outcome.toBytes()).thenApply(r -> r.getResults()[0].asScalarLong() == 1);
   }
+
+  /** The status of an item waiting on its queue (or for its delay), not claimed yet. */
+  static final String QUEUED = "QUEUED";
 
   /** Whether an item of this status has not ended: waiting on its queue, or claimed and running. */
   static boolean waiting(String status) {

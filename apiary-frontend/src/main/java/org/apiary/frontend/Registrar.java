@@ -93,6 +93,9 @@ public final class Registrar {
       store(db, r);
       registered.add(r);
     }
+    // The queue of delayed starts (ApiaryClient.start with a delay), without limits: declared by every registration.
+    db.callAdmin("storing queue '" + org.apiary.Queue.DELAYED + "'", SystemSchema.DECLARE_QUEUE,
+        org.apiary.Queue.DELAYED, 0, 0, 0, 0L, (byte) 0, (byte) 0);
     for (org.apiary.Queue q : app.queues()) {
       db.callAdmin("storing queue '" + q.name() + "'", SystemSchema.DECLARE_QUEUE, q.name(), q.concurrency(),
           q.perFrontend(), q.rateLimit(), q.ratePeriod() == null ? 0L : q.ratePeriod().toMillis(),

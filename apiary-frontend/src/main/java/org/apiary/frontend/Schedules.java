@@ -20,9 +20,14 @@ import org.voltdb.VoltTable;
 public final class Schedules {
   private Schedules() {}
 
-  /** A schedule as stored: its place (last tick) and whether it is paused, with how many of its ticks are waiting. */
-  public record Stored(String name, String expression, String graph, String partitionKeyJson, int catchUp,
-                       boolean paused, Instant lastTick, Instant nextTick, long waiting) {}
+  /**
+   * A schedule as stored: its place (last tick) and whether it is paused, with how many of its ticks are waiting.
+   *
+   * @param expression the cron expression's fields (without the zone)
+   * @param zone the time zone they are matched in ({@code UTC} unless one was given)
+   */
+  public record Stored(String name, String expression, String zone, String graph, String partitionKeyJson,
+                       int catchUp, boolean paused, Instant lastTick, Instant nextTick, long waiting) {}
 
   /** One tick a trigger or backfill handled: its time, invocation ID, and whether it was put on the queue now. */
   public record Tick(Instant time, String invocationId, boolean enqueued) {}
@@ -50,7 +55,7 @@ public final class Schedules {
     db.callAdmin("storing queue '" + queue + "'", SystemSchema.STORE_QUEUE, queue, 0, 0, 0, 0L);
     String key = schedule.partitionKey() == null ? null : Json.tree(schedule.partitionKey()).toString();
     db.callAdmin("storing schedule '" + schedule.name() + "'", SystemSchema.STORE_SCHEDULE, queue, schedule.name(),
-        schedule.graph(), schedule.expression(), key, schedule.missed().catchUp());
+        schedule.graph(), schedule.storedExpression(), key, schedule.missed().catchUp());
   }
 
   /** Every schedule, by name. */
@@ -69,12 +74,17 @@ public final class Schedules {
     while (t.advanceRow()) {
       Instant last = Instant.ofEpochMilli(t.getLong(6));
       Instant next;
+      String fields = t.getString(1);
+      String zone = "UTC";
       try {
-        next = org.apiary.internal.Cron.parse(t.getString(1)).next(last);
+        org.apiary.internal.Cron cron = org.apiary.internal.Cron.parse(t.getString(1));
+        fields = cron.fields();
+        zone = cron.zone().getId().equals("Z") ? "UTC" : cron.zone().getId();
+        next = cron.next(last);
       } catch (IllegalArgumentException e) {
-        next = null;
+        next = null; // matches nothing for years, or a zone this JVM does not know: shown as never
       }
-      all.add(new Stored(t.getString(0), t.getString(1), t.getString(2), t.getString(3), (int) t.getLong(4),
+      all.add(new Stored(t.getString(0), fields, zone, t.getString(2), t.getString(3), (int) t.getLong(4),
           t.getLong(5) != 0, last, next, waiting.getOrDefault(t.getString(7), 0L)));
     }
     return all;

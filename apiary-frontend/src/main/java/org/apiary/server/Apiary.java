@@ -120,6 +120,15 @@ public final class Apiary implements AutoCloseable {
   }
 
   /**
+   * Starts a graph after a delay, returning once the start is durably stored:
+   * {@code client().start(graph, partitionKey, delay, arguments)} (see
+   * {@link ApiaryClient#start(org.apiary.client.InvocationRequest, Duration)}).
+   */
+  public InvocationHandle start(String graph, Object partitionKey, Duration delay, Object... arguments) {
+    return client().start(graph, partitionKey, delay, arguments);
+  }
+
+  /**
    * Runs a schedule declared with the application now ({@code apiary schedules trigger NAME}): puts a tick at the
    * database's current time on the schedule's queue, whether the schedule is paused or not; it runs as any tick does.
    *
@@ -129,6 +138,15 @@ public final class Apiary implements AutoCloseable {
   public InvocationHandle trigger(String schedule) {
     Objects.requireNonNull(schedule, "schedule");
     return client().handle(org.apiary.frontend.Schedules.trigger(running().database, schedule).invocationId());
+  }
+
+  /**
+   * Lists invocations as {@code apiary executions list} does, from the queues' waiting items and the invocation log:
+   * {@code apiary.invocations(Invocations.Query.newest(20).status("failed"))} (see
+   * {@link org.apiary.frontend.Invocations#list(ApiaryDatabase, org.apiary.frontend.Invocations.Query)}).
+   */
+  public org.apiary.frontend.Invocations.Listing invocations(org.apiary.frontend.Invocations.Query query) {
+    return org.apiary.frontend.Invocations.list(running().database, Objects.requireNonNull(query, "query"));
   }
 
   /**

@@ -209,7 +209,7 @@ class QueueTest {
       for (long k = 20; k < 25; k++) {
         ids.add(client.enqueue("q_plain", InvocationRequest.of("qMark", k, "s" + k)).id());
       }
-      assertEquals(InvocationStatus.RUNNING, client.handle(ids.get(0)).status(), "waiting on its queue");
+      assertEquals(InvocationStatus.QUEUED, client.handle(ids.get(0)).status(), "waiting on its queue");
     }
     assertEquals(0, count("SELECT COUNT(*) FROM q_marks WHERE k >= 20 AND k < 25"), "nothing ran yet");
     try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
@@ -435,5 +435,67 @@ class QueueTest {
     assertEquals(0, count("SELECT COUNT(*) FROM q_marks WHERE k = 800"), "no function of it ran");
     assertEquals(1, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ? AND status = 'CANCELED'",
         waiting.id()));
+  }
+
+  /**
+   * Issue 42: an item waiting on its queue, or for its delay, is QUEUED (not RUNNING) through the handle and the query
+   * layer {@code apiary executions} and the Java API read, until a frontend claims it.
+   */
+  @Test
+  void anItemWaitingOnItsQueueOrForItsDelayIsQueuedUntilClaimed() {
+    InvocationHandle waiting;
+    InvocationHandle delayed;
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, NEVER_CLAIMS); ApiaryClient client = client(a)) {
+      waiting = client.enqueue("q_plain", InvocationRequest.of("qMark", 900L, "w"));
+      delayed = client.enqueue("q_plain", null, InvocationRequest.of("qMark", 901L, "d"), Duration.ofHours(1));
+      assertEquals(InvocationStatus.QUEUED, waiting.status(), "waiting on its queue");
+      assertEquals(InvocationStatus.QUEUED, client.handle(delayed.id()).status(), "waiting for its delay");
+      assertTrue(client.result(waiting.id()).isEmpty(), "no result yet");
+    }
+    org.apiary.frontend.query.ExecutionQueries.Filter queuedMarks = new org.apiary.frontend.query.ExecutionQueries
+        .Filter("qMark", org.apiary.frontend.query.ExecutionQueries.STATUS_QUEUED, null, null, null, null);
+    List<String> listed = org.apiary.frontend.query.ExecutionQueries.list(db, queuedMarks, null, 1000).executions()
+        .stream().map(org.apiary.frontend.query.ExecutionQueries.Execution::id).toList();
+    assertTrue(listed.contains(waiting.id()) && listed.contains(delayed.id()), listed.toString());
+    assertEquals("QUEUED", org.apiary.frontend.query.ExecutionQueries.find(db, delayed.id()).orElseThrow()
+        .execution().status());
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      assertEquals(List.of("w"), client.handle(waiting.id()).await(WAIT).values(String.class));
+      assertEquals(InvocationStatus.DONE, client.handle(waiting.id()).status());
+      assertEquals(InvocationStatus.QUEUED, client.handle(delayed.id()).status(), "still waiting for its delay");
+      assertEquals(InvocationStatus.CANCELLED, client.handle(delayed.id()).cancel("test: done with it"));
+    }
+    assertEquals("DONE", org.apiary.frontend.query.ExecutionQueries.find(db, waiting.id()).orElseThrow()
+        .execution().status());
+  }
+
+  /**
+   * Issue 42: {@code start} with a delay and no queue named is stored durably before it returns (it survives the loss
+   * of the frontend it was sent to), waits for its time by the database's clock, and runs once, resends included.
+   */
+  @Test
+  void aDelayedStartWithoutAQueueIsStoredDurablyAndRunsOnce() {
+    InvocationRequest request = InvocationRequest.of("qMark", 910L, "later");
+    try (FrontendServer a = FrontendServer.start(db, CONFIG, NEVER_CLAIMS); ApiaryClient client = client(a)) {
+      InvocationHandle h = client.start(request, Duration.ofMillis(1_500));
+      assertEquals(request.id(), h.id());
+      assertEquals(InvocationStatus.QUEUED, h.status());
+      assertEquals(request.id(), client.start(request, Duration.ofMillis(1_500)).id(), "a resend: the same start");
+      assertThrows(IllegalArgumentException.class, () -> client.start(request, Duration.ofMillis(-1)));
+    } // the frontend that took the start is gone
+    assertEquals(1, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE queue_name = ? AND invocation_id = ? AND "
+        + "SINCE_EPOCH(MILLISECOND, not_before) - SINCE_EPOCH(MILLISECOND, enqueued_at) = 1500",
+        org.apiary.Queue.DELAYED, request.id()), "stored once, due 1.5 s after it was stored");
+    try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
+      assertEquals(List.of("later"), client.handle(request.id()).await(WAIT).values(String.class));
+      assertEquals(request.id(), client.start(request, Duration.ofMillis(1_500)).id(), "a resend after it ran");
+      assertEquals(InvocationStatus.DONE, client.handle(request.id()).status());
+    }
+    assertEquals(1, count("SELECT COUNT(*) FROM q_marks WHERE k = 910"), "ran once");
+    assertEquals(1, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ? AND started_at >= "
+        + "not_before", request.id()), "not started before its time, by the database's clock");
+    IllegalArgumentException reserved = assertThrows(IllegalArgumentException.class,
+        () -> org.apiary.Queue.named(org.apiary.Queue.DELAYED));
+    assertTrue(reserved.getMessage().contains("'apiary.'"), reserved.getMessage());
   }
 }

@@ -18,7 +18,9 @@ import org.apiary.internal.Json;
  * @param id the invocation ID of the request, or {@code null} if the request was too malformed to have one
  * @param status {@link #OK}, {@link #ERROR}, {@link #RUNNING} (a result request for an invocation not finished yet)
  * @param outputs the graph's outputs to the client, in a deterministic order (status OK)
- * @param error the kind of error (status ERROR), one of the {@code *_ERROR} constants
+ * @param error the kind of error (status ERROR), one of the {@code *_ERROR} constants; with status RUNNING,
+ *     {@link #QUEUED} if the invocation waits on a queue or for its delay (not started yet), else {@code null} (a
+ *     client that does not know it sees a running invocation, which it is to that client)
  * @param function the function that failed, for {@link #FUNCTION_FAILED}
  * @param functionError the exception type the function threw, for {@link #FUNCTION_FAILED}
  * @param message a human-readable explanation (status ERROR)
@@ -29,6 +31,11 @@ public record WireReply(String id, String status, List<Output> outputs, String e
   public static final String OK = "ok";
   public static final String ERROR = "error";
   public static final String RUNNING = "running";
+  /**
+   * With status {@link #RUNNING}: the invocation waits on a queue or for its delay, and no frontend has claimed it yet
+   * (issue 42).
+   */
+  public static final String QUEUED = "queued";
 
   /** A function threw; its transaction rolled back and the graph execution ended. */
   public static final String FUNCTION_FAILED = "function-failed";
@@ -72,6 +79,18 @@ public record WireReply(String id, String status, List<Output> outputs, String e
 
   public static WireReply running(String id) {
     return new WireReply(id, RUNNING, null, null, null, null, "invocation " + id + " has not finished yet");
+  }
+
+  /** The answer for an invocation that waits on a queue (or for its delay), not started: RUNNING, {@link #QUEUED}. */
+  public static WireReply queued(String id) {
+    return new WireReply(id, RUNNING, null, QUEUED, null, null, "invocation " + id + " waits on its queue and has "
+        + "not started yet");
+  }
+
+  /** Whether this is a {@link #RUNNING} answer for an invocation that has not started: queued or delayed. */
+  @com.fasterxml.jackson.annotation.JsonIgnore
+  public boolean queued() {
+    return RUNNING.equals(status) && QUEUED.equals(error);
   }
 
   public static WireReply error(String id, String error, String message) {

@@ -43,6 +43,20 @@ public final class ExecutionQueries {
   public static final List<String> STATUSES = List.of(SystemSchema.STATUS_RUNNING, SystemSchema.STATUS_DONE,
       SystemSchema.STATUS_FAILED, SystemSchema.STATUS_CANCELLED);
 
+  /**
+   * The status of an invocation that waits on a queue or for its delay (issue 42): an item of
+   * {@code APIARY_QUEUE_ITEMS} not claimed yet, so not in the log. Listed with the log's, its time is when it was
+   * enqueued, its version 0 (it runs under the graph's version when claimed), its frontend none.
+   */
+  public static final String STATUS_QUEUED = "QUEUED";
+
+  /** Every status a filter takes: {@link #STATUS_QUEUED} and the log's four. */
+  public static final List<String> FILTER_STATUSES = List.of(STATUS_QUEUED, SystemSchema.STATUS_RUNNING,
+      SystemSchema.STATUS_DONE, SystemSchema.STATUS_FAILED, SystemSchema.STATUS_CANCELLED);
+
+  private static final String QUEUED_COLUMNS = "SELECT invocation_id, graph, SINCE_EPOCH(MILLISECOND, enqueued_at), "
+      + "SINCE_EPOCH(MILLISECOND, NOW), SINCE_EPOCH(MICROSECOND, enqueued_at)";
+
   private static final String COLUMNS = "SELECT invocation_id, graph, graph_version, status, frontend, attempts, "
       + "SINCE_EPOCH(MILLISECOND, started_at), SINCE_EPOCH(MILLISECOND, finished_at), SINCE_EPOCH(MILLISECOND, NOW), "
       + "SINCE_EPOCH(MICROSECOND, started_at)";
@@ -54,7 +68,7 @@ public final class ExecutionQueries {
   /**
    * Which executions to list; {@code null} components do not filter.
    *
-   * @param status one of {@link #STATUSES}
+   * @param status one of {@link #FILTER_STATUSES}
    * @param since started at or after
    * @param caller the identity that started it (an ID logged as {@code caller/ID}, where keys are required)
    * @param prefix the logged ID starts with it
@@ -63,8 +77,8 @@ public final class ExecutionQueries {
     public static final Filter NONE = new Filter(null, null, null, null, null, null);
 
     public Filter {
-      if (status != null && !STATUSES.contains(status)) {
-        throw new FilterException("status", "status takes one of " + String.join(", ", STATUSES) + ", not '"
+      if (status != null && !FILTER_STATUSES.contains(status)) {
+        throw new FilterException("status", "status takes one of " + String.join(", ", FILTER_STATUSES) + ", not '"
             + status + "'");
       }
     }
@@ -177,9 +191,9 @@ public final class ExecutionQueries {
     if (upper.equals("CANCELLED")) {
       return SystemSchema.STATUS_CANCELLED;
     }
-    if (!STATUSES.contains(upper)) {
-      throw new FilterException(field, field + " takes one of " + String.join(", ", STATUSES) + ", not '" + given
-          + "'");
+    if (!FILTER_STATUSES.contains(upper)) {
+      throw new FilterException(field, field + " takes one of " + String.join(", ", FILTER_STATUSES) + ", not '"
+          + given + "'");
     }
     return upper;
   }
@@ -261,12 +275,75 @@ public final class ExecutionQueries {
     while (t.advanceRow()) {
       rows.add(execution(t));
     }
+    Page queued = queued(db, filter, after, limit);
+    if (!queued.executions().isEmpty()) {
+      rows.addAll(queued.executions());
+      rows.sort(NEWEST_FIRST);
+    }
+    count += queued.total();
     Cursor next = null;
     if (rows.size() > limit) {
       rows = rows.subList(0, limit);
       next = rows.get(limit - 1).cursor();
     }
     return new Page(List.copyOf(rows), count, next);
+  }
+
+  /**
+   * The invocations waiting on a queue or for their delay ({@link #STATUS_QUEUED}) that match {@code filter}, newest
+   * first by enqueue time, at most {@code limit + 1} after {@code after}, and how many match: one multi-partition read
+   * of {@code APIARY_QUEUE_ITEMS} (none if the filter asks for another status or a frontend, or there are no queues).
+   */
+  private static Page queued(ApiaryDatabase db, Filter filter, Cursor after, int limit) {
+    if ((filter.status() != null && !STATUS_QUEUED.equals(filter.status())) || filter.frontend() != null
+        || !SystemSchema.tables(db).contains(SystemSchema.QUEUE_ITEMS)) {
+      return new Page(List.of(), 0, null);
+    }
+    List<String> conditions = new ArrayList<>(List.of("status = 'QUEUED'"));
+    List<Object> parameters = new ArrayList<>();
+    if (filter.graph() != null) {
+      conditions.add("graph = ?");
+      parameters.add(filter.graph());
+    }
+    if (filter.since() != null) {
+      conditions.add("enqueued_at >= TO_TIMESTAMP(MILLISECOND, ?)");
+      parameters.add(filter.since().toEpochMilli());
+    }
+    for (String prefix : new String[] {filter.caller() == null ? null : filter.caller() + "/", filter.prefix()}) {
+      if (prefix != null) {
+        conditions.add("LEFT(invocation_id, ?) = ?");
+        parameters.add(prefix.length());
+        parameters.add(prefix);
+      }
+    }
+    String where = " WHERE " + String.join(" AND ", conditions);
+    long count = db.callAdmin("counting queued invocations", "@AdHoc", adHoc("SELECT COUNT(*) FROM "
+        + SystemSchema.QUEUE_ITEMS + where, parameters)).getResults()[0].asScalarLong();
+    if (count == 0) {
+      return new Page(List.of(), 0, null);
+    }
+    if (after != null) {
+      conditions.add("(enqueued_at < TO_TIMESTAMP(MICROSECOND, ?) OR (enqueued_at = TO_TIMESTAMP(MICROSECOND, ?) "
+          + "AND invocation_id > ?))");
+      parameters.add(after.startedMicros());
+      parameters.add(after.startedMicros());
+      parameters.add(after.id());
+      where = " WHERE " + String.join(" AND ", conditions);
+    }
+    VoltTable t = db.callAdmin("listing queued invocations", "@AdHoc", adHoc(QUEUED_COLUMNS + " FROM "
+        + SystemSchema.QUEUE_ITEMS + where + " ORDER BY enqueued_at DESC, invocation_id LIMIT " + (limit + 1),
+        parameters)).getResults()[0];
+    List<Execution> rows = new ArrayList<>();
+    while (t.advanceRow()) {
+      rows.add(queuedExecution(t));
+    }
+    return new Page(List.copyOf(rows), count, null);
+  }
+
+  /** A row of {@link #QUEUED_COLUMNS} as an execution: not started, so version 0, no frontend, no attempt. */
+  private static Execution queuedExecution(VoltTable t) {
+    return new Execution(t.getString(0), t.getString(1), 0, STATUS_QUEUED, null, 0, t.getLong(2), 0, t.getLong(3),
+        t.getLong(4));
   }
 
   /**
@@ -431,12 +508,40 @@ public final class ExecutionQueries {
       }
     }
     if (!t.advanceRow()) {
-      return Optional.empty();
+      return findQueued(db, id);
     }
     Execution e = execution(t);
     byte[] request = t.getVarbinary(10);
     byte[] result = t.getVarbinary(11);
     return Optional.of(new Detail(e, request, t.wasNull() ? null : result));
+  }
+
+  /**
+   * An invocation waiting on a queue or for its delay ({@link #STATUS_QUEUED}), under {@code id} or (an ID without '/')
+   * any caller's {@code IDENTITY/id}: one multi-partition read of the queue items.
+   */
+  private static Optional<Detail> findQueued(ApiaryDatabase db, String id) {
+    if (!SystemSchema.tables(db).contains(SystemSchema.QUEUE_ITEMS)) {
+      return Optional.empty();
+    }
+    String columns = QUEUED_COLUMNS + ", request FROM " + SystemSchema.QUEUE_ITEMS + " WHERE status = 'QUEUED' AND ";
+    VoltTable t = db.callAdmin("reading queued invocation " + id, "@AdHoc", columns + "invocation_id = ?", id)
+        .getResults()[0];
+    if (t.getRowCount() == 0 && !id.contains("/")) {
+      t = db.callAdmin("reading queued invocation */" + id, "@AdHoc", columns + "RIGHT(invocation_id, ?) = ? "
+          + "ORDER BY invocation_id LIMIT 10", id.length() + 1, "/" + id).getResults()[0];
+      if (t.getRowCount() > 1) {
+        List<String> ids = new ArrayList<>();
+        while (t.advanceRow()) {
+          ids.add(t.getString(0));
+        }
+        throw new AmbiguousIdException(id, ids);
+      }
+    }
+    if (!t.advanceRow()) {
+      return Optional.empty();
+    }
+    return Optional.of(new Detail(queuedExecution(t), t.getVarbinary(5), null));
   }
 
   /** How many logged invocations have each status (every status present, 0 if none). */
