@@ -137,7 +137,8 @@ class RecordedOutputsTest {
     FunctionFailedException f = (FunctionFailedException) e.getCause();
     assertEquals("createCounter", f.functionName());
     assertFalse(Invocation.RECORDED_ELSEWHERE.equals(f.errorType()), f.errorType() + ": " + f.errorMessage());
-    assertTrue(f.errorMessage().toLowerCase(java.util.Locale.ROOT).contains("constraint"), f.errorMessage());
+    assertEquals(org.apiary.runtime.procedure.FunctionProcedure.CONSTRAINT_VIOLATION, f.errorType(), f.errorMessage());
+    assertTrue(f.errorMessage().contains("unique key") && f.errorMessage().contains("COUNTERS"), f.errorMessage());
     assertEquals(5L, invoker.call("readCounter", 20L).value(Long.class));
   }
 
@@ -147,7 +148,8 @@ class RecordedOutputsTest {
     assertEquals(7L, invoker.call("readCounter", 21L).value(Long.class), "the queued insert ran");
     FunctionFailedException f = assertThrows(FunctionFailedException.class,
         () -> invoker.call("createCounter", 21L, 8L));
-    assertTrue(f.errorMessage().toLowerCase(java.util.Locale.ROOT).contains("constraint"), f.errorMessage());
+    assertEquals(org.apiary.runtime.procedure.FunctionProcedure.CONSTRAINT_VIOLATION, f.errorType(), f.errorMessage());
+    assertTrue(f.errorMessage().contains("unique key") && f.errorMessage().contains("COUNTERS"), f.errorMessage());
     assertEquals(7L, invoker.call("readCounter", 21L).value(Long.class));
   }
 }
