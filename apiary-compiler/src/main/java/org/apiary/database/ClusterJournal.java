@@ -155,6 +155,7 @@ final class ClusterJournal implements AutoCloseable {
   private static final List<Class<?>> MARKED = List.of(
       org.apiary.runtime.procedure.marked.AdvanceRetention.class,
       org.apiary.runtime.procedure.marked.AdvanceRetentionByClock.class,
+      org.apiary.runtime.procedure.marked.DeclareQueue.class,
       org.apiary.runtime.procedure.marked.ReassignInvocations.class,
       org.apiary.runtime.procedure.marked.ResumeInvocation.class,
       org.apiary.runtime.procedure.marked.RevokeCredential.class,
