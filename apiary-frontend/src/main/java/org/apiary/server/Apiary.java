@@ -141,15 +141,6 @@ public final class Apiary implements AutoCloseable {
   }
 
   /**
-   * Lists invocations as {@code apiary executions list} does, from the queues' waiting items and the invocation log:
-   * {@code apiary.invocations(Invocations.Query.newest(20).status("failed"))} (see
-   * {@link org.apiary.frontend.Invocations#list(ApiaryDatabase, org.apiary.frontend.Invocations.Query)}).
-   */
-  public org.apiary.frontend.Invocations.Listing invocations(org.apiary.frontend.Invocations.Query query) {
-    return org.apiary.frontend.Invocations.list(running().database, Objects.requireNonNull(query, "query"));
-  }
-
-  /**
    * Runs SQL directly against the database, outside any function and outside exactly-once and provenance, for
    * setting up or looking at data: {@code query("SELECT stock FROM products WHERE id = ?", 7L)}. Parameters bind to
    * the {@code ?} in order; timestamps come back as {@link java.time.Instant}.

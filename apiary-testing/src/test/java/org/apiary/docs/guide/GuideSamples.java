@@ -116,7 +116,7 @@ final class GuideSamples {
     apiary.deploy(Application.of(SCHEMA, payday()).withQueues(emails));
 
     InvocationHandle handle = client.enqueue("emails", "payday-2026-11", InvocationRequest.of("payday", null, 100L));
-    GraphResult result = handle.await(Duration.ofSeconds(60));   // RUNNING while it waits on the queue, then as any
+    GraphResult result = handle.await(Duration.ofSeconds(60));   // QUEUED while it waits on the queue, then as any
   }
 
   // "Schedules and delayed starts"
