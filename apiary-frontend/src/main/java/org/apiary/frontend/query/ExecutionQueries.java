@@ -493,20 +493,8 @@ public final class ExecutionQueries {
    * @throws AmbiguousIdException if several callers started an invocation with that ID
    */
   public static Optional<Detail> find(ApiaryDatabase db, String id) {
-    String columns = COLUMNS + ", request, result FROM " + SystemSchema.INVOCATIONS;
-    VoltTable t = db.callAdmin("reading invocation " + id, "@AdHoc", columns + " WHERE invocation_id = ?", id)
-        .getResults()[0];
-    if (t.getRowCount() == 0 && !id.contains("/")) {
-      t = db.callAdmin("reading invocation */" + id, "@AdHoc", columns + " WHERE RIGHT(invocation_id, ?) = ? "
-          + "ORDER BY invocation_id LIMIT 10", id.length() + 1, "/" + id).getResults()[0];
-      if (t.getRowCount() > 1) {
-        List<String> ids = new ArrayList<>();
-        while (t.advanceRow()) {
-          ids.add(t.getString(0));
-        }
-        throw new AmbiguousIdException(id, ids);
-      }
-    }
+    VoltTable t = byId(db, "invocation", COLUMNS + ", request, result FROM " + SystemSchema.INVOCATIONS + " WHERE ",
+        id);
     if (!t.advanceRow()) {
       return findQueued(db, id);
     }
@@ -524,11 +512,25 @@ public final class ExecutionQueries {
     if (!SystemSchema.tables(db).contains(SystemSchema.QUEUE_ITEMS)) {
       return Optional.empty();
     }
-    String columns = QUEUED_COLUMNS + ", request FROM " + SystemSchema.QUEUE_ITEMS + " WHERE status = 'QUEUED' AND ";
-    VoltTable t = db.callAdmin("reading queued invocation " + id, "@AdHoc", columns + "invocation_id = ?", id)
+    VoltTable t = byId(db, "queued invocation", QUEUED_COLUMNS + ", request FROM " + SystemSchema.QUEUE_ITEMS
+        + " WHERE status = 'QUEUED' AND ", id);
+    if (!t.advanceRow()) {
+      return Optional.empty();
+    }
+    return Optional.of(new Detail(queuedExecution(t), t.getVarbinary(5), null));
+  }
+
+  /**
+   * The rows of {@code selectWhere} (a SELECT up to its WHERE condition, the invocation ID first among its columns)
+   * for {@code id}, or (an ID without '/', none found) for any caller's {@code IDENTITY/id}.
+   *
+   * @throws AmbiguousIdException if several callers' invocations have that ID
+   */
+  private static VoltTable byId(ApiaryDatabase db, String what, String selectWhere, String id) {
+    VoltTable t = db.callAdmin("reading " + what + " " + id, "@AdHoc", selectWhere + "invocation_id = ?", id)
         .getResults()[0];
     if (t.getRowCount() == 0 && !id.contains("/")) {
-      t = db.callAdmin("reading queued invocation */" + id, "@AdHoc", columns + "RIGHT(invocation_id, ?) = ? "
+      t = db.callAdmin("reading " + what + " */" + id, "@AdHoc", selectWhere + "RIGHT(invocation_id, ?) = ? "
           + "ORDER BY invocation_id LIMIT 10", id.length() + 1, "/" + id).getResults()[0];
       if (t.getRowCount() > 1) {
         List<String> ids = new ArrayList<>();
@@ -538,10 +540,7 @@ public final class ExecutionQueries {
         throw new AmbiguousIdException(id, ids);
       }
     }
-    if (!t.advanceRow()) {
-      return Optional.empty();
-    }
-    return Optional.of(new Detail(queuedExecution(t), t.getVarbinary(5), null));
+    return t;
   }
 
   /** How many logged invocations have each status (every status present, 0 if none). */
