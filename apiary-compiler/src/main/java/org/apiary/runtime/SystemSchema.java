@@ -87,6 +87,8 @@ public final class SystemSchema {
   public static final String DECLARE_QUEUE = "DeclareQueue";
   /** Enqueues an item with a priority and partition key ({@code EnqueueRankedItem}, version 20; replaces the enqueue). */
   public static final String ENQUEUE_RANKED_ITEM = "EnqueueRankedItem";
+  /** Enqueues an item unless its request is past its deadline ({@code EnqueueItemBefore}, version 22; replaces it). */
+  public static final String ENQUEUE_ITEM_BEFORE = "EnqueueItemBefore";
   /** Claims due items by priority, within per-key limits ({@code ClaimRankedQueueItems}, version 20; replaces the claim). */
   public static final String CLAIM_RANKED_QUEUE_ITEMS = "ClaimRankedQueueItems";
   /** Hands a dead frontend's running items to the taker ({@code AdoptQueueItems}, version 20; replaces the release). */
@@ -98,6 +100,11 @@ public final class SystemSchema {
    * multi-partition read, version 20; replaces {@link #FIND_QUEUE_ITEM}): queue name, status, outcome.
    */
   public static final String FIND_QUEUE_ITEM_OUTCOME = "ApiaryFindQueueItemOutcome";
+  /**
+   * Whether a frontend still holds a queue item it claimed, with the read's time (issue 42, version 22; parameters:
+   * queue name, invocation ID): status and frontend.
+   */
+  public static final String CONFIRM_QUEUE_CLAIM = "ConfirmQueueClaim";
   /**
    * Schedules (issue 42): one row per schedule, partitioned by the name of its queue ({@code schedule.NAME}), so a
    * schedule, its ticks' items and their claims share a partition.
@@ -262,7 +269,8 @@ public final class SystemSchema {
       "ApiaryFindOutcomeOf_VARBINARY", CHECK_AND_RECORD_DENIAL, CANCEL_INVOCATION,
       INVOCATION_STATUS, ENQUEUE_ITEM, CLAIM_QUEUE_ITEMS, FINISH_QUEUE_ITEM, RELEASE_QUEUE_ITEMS, FIND_QUEUE_ITEM,
       EXPIRE_QUEUE_ITEMS, ENQUEUE_ITEM_AT, CLAIM_DUE_QUEUE_ITEMS, TICK_SCHEDULE, ENQUEUE_RANKED_ITEM,
-      CLAIM_RANKED_QUEUE_ITEMS, ADOPT_QUEUE_ITEMS, CANCEL_QUEUE_ITEM, FIND_QUEUE_ITEM_OUTCOME);
+      CLAIM_RANKED_QUEUE_ITEMS, ADOPT_QUEUE_ITEMS, CANCEL_QUEUE_ITEM, FIND_QUEUE_ITEM_OUTCOME, CONFIRM_QUEUE_CLAIM,
+      ENQUEUE_ITEM_BEFORE);
 
   /** Procedures of version 3 that version 4 replaced by {@link #LOG_BATCH}. */
   private static final List<String> VERSION_3_PROCEDURES = List.of("ApiaryBeginInvocation", "ApiaryFinishInvocation");
@@ -438,7 +446,24 @@ public final class SystemSchema {
                 description VARCHAR(1024),
                 applied_at TIMESTAMP NOT NULL,
                 PRIMARY KEY (version)
-              );"""))));
+              );"""))),
+      new Migration(22, "Late copies of queue work (issue 42): " + CONFIRM_QUEUE_CLAIM + " tells a frontend whose claim "
+          + "of a queue item grew too old to start its invocation whether it still holds the item (a paused "
+          + "frontend's item may have been taken over, run and deleted meanwhile); " + ENQUEUE_ITEM_BEFORE + " "
+          + "refuses an enqueue that reaches the database after its client's deadline",
+          version22()));
+
+  /** Version 22: late copies of queue work (issue 42). Self-contained, so it can be renumbered on a merge. */
+  private static List<Step> version22() {
+    List<Step> steps = new ArrayList<>();
+    for (Class<?> c : List.of(org.apiary.runtime.procedure.ConfirmQueueClaim.class,
+        org.apiary.runtime.procedure.EnqueueItemBefore.class)) {
+      steps.add(Step.createProcedure(c.getSimpleName(), "CREATE PROCEDURE ALLOW "
+          + org.apiary.database.DatabaseUsers.FRONTEND_ROLE + " PARTITION ON TABLE " + QUEUE_ITEMS
+          + " COLUMN queue_name PARAMETER 0 FROM CLASS " + c.getName() + ";"));
+    }
+    return steps;
+  }
 
   /**
    * Creates again (drops, if there, and creates, in one catalog update) a single-partition procedure of the frontends'

@@ -30,6 +30,12 @@ public interface FrontendHooks {
   /** Between the steps of taking over a dead frontend's invocations. */
   default void duringTakeover(String deadFrontend) {}
 
+  /**
+   * Before each renewal of the frontend's lease; a hook that throws skips the renewal, as a renewal the database did
+   * not answer (a test lets a frontend's lease lapse this way, as a paused process's does).
+   */
+  default void beforeRenewingLease() {}
+
   /** Before a retention pass. */
   default void beforeCleanup() {}
 

@@ -63,6 +63,7 @@ final class FrontendMaintenance implements AutoCloseable {
 
   private void renewLease() {
     try {
+      hooks.beforeRenewingLease();
       long began = System.nanoTime();
       leases.renew(config.leaseDuration());
       renewed(began);

@@ -258,7 +258,7 @@ final class InvocationCoordinator {
    * @param known the graph, or empty if the catalog does not have it (the request is refused)
    */
   void invoke(byte[] client, WireRequest request, byte[] frame, Optional<GraphCatalog.Versioned> known) {
-    invoke(client, request, frame, known, null);
+    invoke(client, request, frame, known, null, null);
   }
 
   /**
@@ -266,13 +266,17 @@ final class InvocationCoordinator {
    * outcome (or a refusal, or an unknown outcome) handed to {@code outcome} instead of a client's connection. It
    * counts against the in-flight limit per client as the client {@code owner} (one per queue).
    */
-  void invokeQueued(byte[] owner, WireRequest request, byte[] frame, GraphCatalog.Versioned graph,
+  void invokeQueued(byte[] owner, WireRequest request, byte[] frame, GraphCatalog.Versioned graph, long startBy,
                     java.util.function.Consumer<WireReply> outcome) {
-    invoke(owner, request, frame, Optional.of(graph), java.util.Objects.requireNonNull(outcome, "outcome"));
+    invoke(owner, request, frame, Optional.of(graph), java.util.Objects.requireNonNull(outcome, "outcome"), startBy);
   }
 
+  /**
+   * @param startBy for a queued item, the latest database time at which its invocation may be logged as new (its
+   *     claim's time plus what {@link QueueRunner} allows), else {@code null}: the client's expiry decides
+   */
   private void invoke(byte[] client, WireRequest request, byte[] frame, Optional<GraphCatalog.Versioned> known,
-                      java.util.function.Consumer<WireReply> callback) {
+                      java.util.function.Consumer<WireReply> callback, Long startBy) {
     java.util.function.Consumer<WireReply> answer = callback != null ? callback : r -> replies.reply(client, r);
     List<JsonNode> args = request.args() == null ? List.of() : request.args();
     JsonNode key = request.key() == null || request.key().isNull() ? null : request.key();
@@ -338,7 +342,7 @@ final class InvocationCoordinator {
       pending.span = tracing.startGraph(graph.graph().name(), invocation, frame);
     }
     hooks.beforeStarting(invocation);
-    Long deadline = deadline(request);
+    Long deadline = startBy != null ? startBy : deadline(request);
     Attempt first = new Attempt(invocation, graph.graph(), graph.version(), key, args, request.caller(),
         request.purpose(), request.roles(), 1, true, null, deadline);
     long term = lease.term(); // before the begin that makes the invocation this frontend's
@@ -355,6 +359,10 @@ final class InvocationCoordinator {
         pending.checking = false;
         started(invocation);
         execute(first.logged(began.notBefore()), term); // logged as new: nothing can be recorded yet
+      } else if (err == null && began.pastDeadline() && startBy != null) {
+        deliver(invocation, WireReply.error(invocation, WireReply.EXPIRED, "queued invocation " + request.id()
+            + " reached the database after its claim grew too old to start it (by " + startBy + " ms since the epoch, "
+            + "database clock): frontend " + frontendId + " was paused or slow since it claimed the item"));
       } else if (err == null && began.pastDeadline()) {
         deliver(invocation, WireReply.error(invocation, WireReply.EXPIRED, "invocation " + request.id()
             + " reached the database after its deadline (its client's expiry, " + request.expires() + " ms since the "

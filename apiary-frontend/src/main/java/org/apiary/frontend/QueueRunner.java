@@ -15,12 +15,13 @@ import org.apiary.internal.Output;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
 import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.procedure.EnqueueItemBefore;
 import org.apiary.runtime.procedure.EnqueueRankedItem;
 import org.voltdb.VoltTable;
 
 /**
- * A frontend's side of durable queues (issue 42). Enqueue: one {@code EnqueueRankedItem} transaction in the queue's
- * partition, which checks the deduplication ID and stores the item. Running: every {@link #POLL_INTERVAL_MS} ms
+ * A frontend's side of durable queues (issue 42). Enqueue: one {@code EnqueueItemBefore} transaction in the queue's
+ * partition, which checks the request's deadline and the deduplication ID and stores the item. Running: every {@link #POLL_INTERVAL_MS} ms
  * (on the maintenance scheduler) the frontend claims, per declared queue, as many of the oldest waiting items as
  * the queue's limits leave room for, highest priority first ({@code ClaimRankedQueueItems}: the limits are counted from the database's rows in
  * that one transaction, so they hold across frontends), runs each as an invocation under its ID through the
@@ -110,10 +111,11 @@ final class QueueRunner {
       throw new InvalidRequestException("an enqueued item's partition key is at most "
           + SystemSchema.QUEUE_PART_KEY_BYTES + " bytes as JSON text");
     }
+    long deadline = request.expires() == null ? 0L : request.expires() + config.clockSkewAllowance().toMillis();
     InvocationLog.callAsync(db, "enqueuing invocation " + request.id() + " on queue " + request.queue(),
-        SystemSchema.ENQUEUE_RANKED_ITEM, request.queue(), invocation, dedup, request.graph(), toRun, requestHash,
+        SystemSchema.ENQUEUE_ITEM_BEFORE, request.queue(), invocation, dedup, request.graph(), toRun, requestHash,
         request.delayMs() == null ? 0L : request.delayMs(), request.priority() == null ? 0 : request.priority(),
-        partKey)
+        partKey, deadline)
         .whenComplete((r, err) -> {
           if (err != null) {
             reply.accept(InvocationCoordinator.toReply(request.id(), InvocationCoordinator.unwrap(err)));
@@ -123,7 +125,12 @@ final class QueueRunner {
           t.advanceRow();
           long outcome = t.getLong(0);
           String itemId = clientId(request, t.getString(1));
-          if (outcome == EnqueueRankedItem.NO_PRIORITY) {
+          if (outcome == EnqueueItemBefore.PAST_DEADLINE) {
+            reply.accept(WireReply.error(request.id(), WireReply.EXPIRED, "enqueue of invocation " + request.id()
+                + " reached the database after its client stopped waiting (its expiry, " + request.expires()
+                + " ms since the epoch by the client's clock, plus " + config.clockSkewAllowance().toMillis()
+                + " ms of clock skew allowed): frontend " + frontendId + " held it too long; nothing was enqueued"));
+          } else if (outcome == EnqueueRankedItem.NO_PRIORITY) {
             reply.accept(WireReply.error(request.id(), WireReply.INVALID_REQUEST, "queue '" + request.queue()
                 + "' was declared without priority, so an item cannot have priority " + request.priority()
                 + " (declare it with Queue.priority()); nothing was enqueued"));
@@ -287,10 +294,11 @@ final class QueueRunner {
         if (room <= 0 || !running) {
           return;
         }
-        VoltTable claimed = db.callAdmin("claiming items of queue " + queue, SystemSchema.CLAIM_RANKED_QUEUE_ITEMS, queue,
-            frontendId, Math.min(room, CLAIM_BATCH)).getResults()[0];
+        VoltTable[] result = db.callAdmin("claiming items of queue " + queue, SystemSchema.CLAIM_RANKED_QUEUE_ITEMS,
+            queue, frontendId, Math.min(room, CLAIM_BATCH)).getResults();
+        VoltTable claimed = result[0];
         while (claimed.advanceRow()) {
-          run(queue, claimed.getString(0), claimed.getVarbinary(1));
+          run(queue, claimed.getString(0), claimed.getVarbinary(1), startBy(result[1]));
         }
       }
     } catch (RuntimeException e) {
@@ -301,8 +309,23 @@ final class QueueRunner {
     }
   }
 
-  /** Runs a claimed item as an invocation; its outcome ends the item. */
-  private void run(String queue, String invocation, byte[] frame) {
+  /**
+   * The latest database time at which an item claimed (or taken over, or confirmed) at the time {@code claimTime}
+   * holds may be logged as a new invocation: the retention less twice the clock skew allowed after it. Until then
+   * any other frontend's run of the item began after this claim, so its log entry is kept (retention deletes an
+   * entry no earlier than the retention after it ended), and the start finds it instead of running the item again;
+   * later, a paused frontend's item may have been taken over, run and deleted, and {@link #confirm} asks first.
+   */
+  private long startBy(VoltTable claimTime) {
+    claimTime.resetRowPosition();
+    claimTime.advanceRow();
+    long retention = config.retention().toMillis();
+    long window = Math.max(retention - 2 * config.clockSkewAllowance().toMillis(), retention / 2);
+    return claimTime.getLong(0) + window;
+  }
+
+  /** Runs a claimed item as an invocation, logged as new no later than {@code startBy}; its outcome ends the item. */
+  private void run(String queue, String invocation, byte[] frame, long startBy) {
     if (!running) {
       return; // claimed but not started: the frontend that takes over this one runs it once its lease expires
     }
@@ -319,19 +342,53 @@ final class QueueRunner {
     }
     byte[] owner = ("queue:" + queue).getBytes(StandardCharsets.UTF_8);
     try {
-      coordinator.invokeQueued(owner, request, frame, graph.get(), reply -> ended(queue, invocation, frame, reply));
+      coordinator.invokeQueued(owner, request, frame, graph.get(), startBy,
+          reply -> ended(queue, invocation, frame, startBy, reply));
     } catch (RuntimeException e) {
-      ended(queue, invocation, frame, InvocationCoordinator.toReply(request.id(), e));
+      ended(queue, invocation, frame, startBy, InvocationCoordinator.toReply(request.id(), e));
     }
   }
 
-  /** An item's invocation answered: a final outcome ends the item; any other answer is asked for again later. */
-  private void ended(String queue, String invocation, byte[] frame, WireReply reply) {
+  /**
+   * An item's invocation answered: a final outcome ends the item; a start refused because the claim grew too old is
+   * confirmed first; any other answer is asked for again later.
+   */
+  private void ended(String queue, String invocation, byte[] frame, long startBy, WireReply reply) {
     if (finalOutcome(reply)) {
       finish(queue, invocation, reply);
+    } else if (WireReply.EXPIRED.equals(reply.error()) && running) {
+      confirm(queue, invocation, frame, reply.message());
     } else if (running) {
-      later(() -> run(queue, invocation, frame), "asking again for the outcome of queue item " + invocation);
+      later(() -> run(queue, invocation, frame, startBy), "asking again for the outcome of queue item " + invocation);
     }
+  }
+
+  /**
+   * Asks whether this frontend still holds an item whose claim grew too old to start its invocation
+   * ({@code ConfirmQueueClaim}): if so, runs it again, to be started within the retention of the confirmation; if not
+   * (another frontend took it over while this one was paused, and perhaps ran it and retention deleted it), leaves it.
+   */
+  private void confirm(String queue, String invocation, byte[] frame, String why) {
+    InvocationLog.callAsync(db, "confirming the claim of queue item " + invocation, SystemSchema.CONFIRM_QUEUE_CLAIM,
+        queue, invocation).whenComplete((r, err) -> {
+          if (err != null) {
+            if (running) {
+              LOG.log(Level.WARNING, "frontend " + frontendId + ": could not confirm its claim of queue item "
+                  + invocation + " of queue " + queue + " (" + InvocationCoordinator.unwrap(err).getMessage()
+                  + "); trying again in " + RETRY_MS + " ms");
+              later(() -> confirm(queue, invocation, frame, why), "confirming queue item " + invocation);
+            }
+            return;
+          }
+          VoltTable item = r.getResults()[0];
+          if (item.advanceRow() && "RUNNING".equals(item.getString(0)) && frontendId.equals(item.getString(1))) {
+            run(queue, invocation, frame, startBy(r.getResults()[1]));
+          } else {
+            LOG.log(Level.INFO, "frontend " + frontendId + " leaves queue item " + invocation + " of queue " + queue
+                + ": " + why + "; the item is now " + (item.getRowCount() == 0 ? "gone (ended past the retention)"
+                : item.getString(0) + " on frontend " + item.getString(1)));
+          }
+        });
   }
 
   /**
@@ -400,13 +457,15 @@ final class QueueRunner {
   long release(String deadFrontend) {
     long adopted = 0;
     for (String queue : queues()) {
-      VoltTable items = db.callAdmin("taking over the items of queue " + queue + " that frontend " + deadFrontend
-          + " ran", SystemSchema.ADOPT_QUEUE_ITEMS, queue, deadFrontend, frontendId).getResults()[0];
+      VoltTable[] result = db.callAdmin("taking over the items of queue " + queue + " that frontend " + deadFrontend
+          + " ran", SystemSchema.ADOPT_QUEUE_ITEMS, queue, deadFrontend, frontendId).getResults();
+      VoltTable items = result[0];
       while (items.advanceRow()) {
         String invocation = items.getString(0);
         byte[] frame = items.getVarbinary(1);
+        long startBy = startBy(result[1]);
         // after this takeover round, which first resumes the invocations it moved here
-        later(() -> run(queue, invocation, frame), "running queue item " + invocation + " it took over");
+        later(() -> run(queue, invocation, frame, startBy), "running queue item " + invocation + " it took over");
         adopted++;
       }
     }

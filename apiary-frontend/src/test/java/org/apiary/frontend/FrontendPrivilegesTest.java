@@ -57,7 +57,9 @@ class FrontendPrivilegesTest {
       "ApiaryFindQueueItem", "ExpireQueueItems", "EnqueueItemAt", "ClaimDueQueueItems", "TickSchedule",
       // version 20 (priorities, partitioned queues, takeover and cancel of queue items)
       "EnqueueRankedItem", "ClaimRankedQueueItems", "AdoptQueueItems", "CancelQueueItem",
-      "ApiaryFindQueueItemOutcome");
+      "ApiaryFindQueueItemOutcome",
+      // version 22 (whether a frontend still holds a queue item it claimed; an enqueue refused past its deadline)
+      "ConfirmQueueClaim", "EnqueueItemBefore");
 
   /**
    * VoltDB's system procedures that VoltDB lets every user call, whatever the user's roles (their catalog entry is

@@ -58,7 +58,7 @@ class QueueTest {
         registered = true;
       }
     }
-    for (String t : new String[] {"q_marks", "q_runs"}) {
+    for (String t : new String[] {"q_marks", "q_runs", "q_tally"}) {
       db.callAdmin("clearing " + t, "@AdHoc", "DELETE FROM " + t);
     }
   }
@@ -435,6 +435,23 @@ class QueueTest {
     assertEquals(0, count("SELECT COUNT(*) FROM q_marks WHERE k = 800"), "no function of it ran");
     assertEquals(1, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ? AND status = 'CANCELED'",
         waiting.id()));
+    // Listed (issue 42 asks that every invocation be listed), though it never reached the invocation log.
+    for (String status : new String[] {null, org.apiary.runtime.SystemSchema.STATUS_CANCELLED}) {
+      org.apiary.frontend.query.ExecutionQueries.Filter marks = new org.apiary.frontend.query.ExecutionQueries
+          .Filter("qMark", status, null, null, null, null);
+      List<org.apiary.frontend.query.ExecutionQueries.Execution> listed = org.apiary.frontend.query.ExecutionQueries
+          .list(db, marks, null, 1000).executions().stream().filter(x -> x.id().equals(waiting.id())).toList();
+      assertEquals(1, listed.size(), "listed once with status filter " + status + ": " + listed);
+      assertEquals(org.apiary.runtime.SystemSchema.STATUS_CANCELLED, listed.get(0).status());
+      assertTrue(!listed.get(0).running(), "an item cancelled while it waited has ended");
+    }
+    org.apiary.frontend.query.ExecutionQueries.Filter queued = new org.apiary.frontend.query.ExecutionQueries
+        .Filter("qMark", org.apiary.frontend.query.ExecutionQueries.STATUS_QUEUED, null, null, null, null);
+    assertTrue(org.apiary.frontend.query.ExecutionQueries.list(db, queued, null, 1000).executions().stream()
+        .noneMatch(x -> x.id().equals(waiting.id())), "not listed as queued");
+    org.apiary.frontend.query.ExecutionQueries.Detail shown = org.apiary.frontend.query.ExecutionQueries
+        .find(db, waiting.id()).orElseThrow();
+    assertEquals(org.apiary.runtime.SystemSchema.STATUS_CANCELLED, shown.execution().status());
   }
 
   /**
@@ -497,5 +514,170 @@ class QueueTest {
     IllegalArgumentException reserved = assertThrows(IllegalArgumentException.class,
         () -> org.apiary.Queue.named(org.apiary.Queue.DELAYED));
     assertTrue(reserved.getMessage().contains("'apiary.'"), reserved.getMessage());
+  }
+
+  /**
+   * A frontend paused (SIGSTOP) after it claimed an item and before it logged the item's invocation: its lease lapses,
+   * another frontend takes the item over and runs it, and retention deletes the item and its outcome. Holds the first
+   * invocation it is about to start and renews no lease while it holds it.
+   */
+  private static final class PausedAfterClaim implements FrontendHooks {
+    /** Whether the lease lapses while it holds (a pause) or is renewed (a slow start, the process running). */
+    final boolean lapse;
+    final java.util.concurrent.CountDownLatch reached = new java.util.concurrent.CountDownLatch(1);
+    final java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
+    final java.util.concurrent.atomic.AtomicBoolean taken = new java.util.concurrent.atomic.AtomicBoolean();
+    volatile boolean holding;
+
+    PausedAfterClaim(boolean lapse) {
+      this.lapse = lapse;
+    }
+
+    @Override
+    public void beforeStarting(String invocation) {
+      if (taken.compareAndSet(false, true)) {
+        holding = true;
+        reached.countDown();
+        try {
+          released.await(60, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } finally {
+          holding = false;
+        }
+      }
+    }
+
+    @Override
+    public void beforeRenewingLease() {
+      if (holding && lapse) {
+        throw new IllegalStateException("test: the frontend is paused");
+      }
+    }
+  }
+
+  /**
+   * The exactly-once drill's failure (seed 7503148078223267343): a frontend paused past its lease and the retention
+   * between claiming an item and starting its invocation ran the item a second time when it resumed (the first run,
+   * by the frontend that took the item over, and its log entry were gone), beyond the queue's limit too.
+   */
+  @Test
+  void anItemClaimedByAFrontendPausedPastItsLeaseAndTheRetentionIsNotRunAgainWhenItResumes() throws Exception {
+    FrontendConfig fast = CONFIG.withLease(Duration.ofSeconds(2), Duration.ofMillis(400))
+        .withRetention(Duration.ofMillis(1_500), Duration.ofHours(1)).withClockSkewAllowance(Duration.ZERO);
+    PausedAfterClaim pause = new PausedAfterClaim(true);
+    String id;
+    // The paused frontend has a database connection of its own, as a process of its own would.
+    try (ApiaryDatabase pausedDb = ApiaryDatabase.open(org.apiary.database.DatabaseConfig.external(
+             db.clientAddresses().toArray(String[]::new)));
+         FrontendServer paused = FrontendServer.start(pausedDb, fast, pause);
+         ApiaryClient toPaused = client(paused)) {
+      id = toPaused.enqueue("q_plain", InvocationRequest.of("qTally", 950L, "p1")).id();
+      assertTrue(pause.reached.await(20, java.util.concurrent.TimeUnit.SECONDS), "the item was never claimed");
+      try (FrontendServer other = FrontendServer.start(db, fast); ApiaryClient toOther = client(other)) {
+        assertEquals(List.of("p1"), toOther.handle(id).await(WAIT).values(String.class));
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ? AND status = 'DONE'", id) < 1) {
+          assertTrue(System.nanoTime() < deadline, "the item never ended: " + itemStatuses(List.of(id)));
+          Thread.sleep(20);
+        }
+        Thread.sleep(1_500 + 500);
+        other.deleteExpiredRecords();
+        assertEquals(0, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ?", id),
+            "retention did not delete the ended item");
+        assertEquals(0, count("SELECT COUNT(*) FROM APIARY_INVOCATIONS WHERE invocation_id = ?", id),
+            "retention did not delete the item's log entry");
+        pause.released.countDown();
+        long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (System.nanoTime() < until && count("SELECT COUNT(*) FROM q_tally WHERE k = 950") == 1) {
+          Thread.sleep(50);
+        }
+        assertEquals(0, paused.inFlight(), "the resumed frontend still runs the item");
+      }
+    }
+    assertEquals(1, count("SELECT COUNT(*) FROM q_tally WHERE k = 950"),
+        "the resumed frontend ran the item again after another ran it and retention deleted it");
+    assertEquals(0, count("SELECT COUNT(*) FROM APIARY_INVOCATIONS WHERE invocation_id = ?", id),
+        "the resumed frontend left a log entry for an item that had ended");
+  }
+
+  /**
+   * A frontend that still holds its lease but started a claimed item's invocation later than its claim allows (the
+   * database was slow): the start is refused, the frontend finds the item still its own, and runs it once.
+   */
+  @Test
+  void anItemWhoseStartCameTooLongAfterItsClaimIsConfirmedAndRunOnce() throws Exception {
+    FrontendConfig fast = CONFIG.withLease(Duration.ofSeconds(2), Duration.ofMillis(400))
+        .withRetention(Duration.ofMillis(1_500), Duration.ofHours(1)).withClockSkewAllowance(Duration.ZERO);
+    PausedAfterClaim slow = new PausedAfterClaim(false);
+    try (ApiaryDatabase slowDb = ApiaryDatabase.open(org.apiary.database.DatabaseConfig.external(
+             db.clientAddresses().toArray(String[]::new)));
+         FrontendServer frontend = FrontendServer.start(slowDb, fast, slow);
+         ApiaryClient client = client(frontend)) {
+      String id = client.enqueue("q_plain", InvocationRequest.of("qTally", 951L, "s1")).id();
+      assertTrue(slow.reached.await(20, java.util.concurrent.TimeUnit.SECONDS), "the item was never claimed");
+      Thread.sleep(1_500 + 1_000); // past what the claim allows
+      slow.released.countDown();
+      assertEquals(List.of("s1"), client.handle(id).await(WAIT).values(String.class));
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ? AND status = 'DONE'", id) < 1) {
+        assertTrue(System.nanoTime() < deadline, "the item never ended: " + itemStatuses(List.of(id)));
+        Thread.sleep(20);
+      }
+    }
+    assertEquals(1, count("SELECT COUNT(*) FROM q_tally WHERE k = 951"), "the item ran once");
+  }
+
+  /**
+   * An enqueue whose copy reached a frontend after its client gave up on it (queued for a frontend that was down, or
+   * held by a paused one), after the item it asked for had run and retention had deleted it, enqueues nothing; the
+   * database refuses such a copy too, should a frontend hold it past its deadline after checking it.
+   */
+  @Test
+  void anEnqueueDeliveredAfterItsClientGaveUpIsNotStoredEvenOnceItsItemIsDeleted() throws Exception {
+    int port;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = probe.getLocalPort();
+    }
+    java.util.concurrent.CountDownLatch delivered = new java.util.concurrent.CountDownLatch(1);
+    FrontendHooks seeing = new FrontendHooks() {
+      @Override
+      public void receivedRequest(String invocation) {
+        delivered.countDown();
+      }
+    };
+    FrontendConfig shortRetention = CONFIG.withRetention(Duration.ofMillis(1_500), Duration.ofHours(1))
+        .withClockSkewAllowance(Duration.ZERO);
+    String id;
+    try (FrontendServer healthy = FrontendServer.start(db, shortRetention);
+         ApiaryClient client = ApiaryClient.connect(ClientConfig.of("tcp://127.0.0.1:" + port, healthy.endpoint())
+             .withAttemptTimeout(Duration.ofMillis(500)).withMaxAttempts(2))) {
+      // The first attempt waits in the client's queue for a frontend that is not listening yet; the second enqueues.
+      id = client.enqueue("q_plain", InvocationRequest.of("qTally", 952L, "late")).id();
+      assertEquals(List.of("late"), client.handle(id).await(WAIT).values(String.class));
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ? AND status = 'DONE'", id) < 1) {
+        assertTrue(System.nanoTime() < deadline, "the item never ended: " + itemStatuses(List.of(id)));
+        Thread.sleep(20);
+      }
+      Thread.sleep(1_500 + 500);
+      healthy.deleteExpiredRecords();
+      assertEquals(0, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ?", id));
+      try (FrontendServer late = FrontendServer.start(db, shortRetention.withPort(port), seeing)) {
+        assertTrue(delivered.await(20, java.util.concurrent.TimeUnit.SECONDS), "the queued copy never arrived");
+        Thread.sleep(2_000); // a claiming round would have run it by now
+      }
+    }
+    assertEquals(1, count("SELECT COUNT(*) FROM q_tally WHERE k = 952"),
+        "a copy of an enqueue delivered after its client gave up ran the item a second time");
+    assertEquals(0, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = ?", id));
+
+    // The database's own check, for a frontend paused between its check and the enqueue's transaction.
+    VoltTable refused = db.callAdmin("enqueuing past a deadline", org.apiary.runtime.SystemSchema.ENQUEUE_ITEM_BEFORE,
+        "q_plain", "past-deadline-1", null, "qTally", new byte[] {1}, 7L, 0L, 0, "952",
+        System.currentTimeMillis() - 60_000).getResults()[0];
+    refused.advanceRow();
+    assertEquals(org.apiary.runtime.procedure.EnqueueItemBefore.PAST_DEADLINE, refused.getLong(0));
+    assertEquals(0, count("SELECT COUNT(*) FROM APIARY_QUEUE_ITEMS WHERE invocation_id = 'past-deadline-1'"));
   }
 }

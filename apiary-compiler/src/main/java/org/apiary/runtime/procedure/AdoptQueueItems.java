@@ -20,15 +20,17 @@ public class AdoptQueueItems extends JournaledProcedure {
    * @param queueName the queue (the partitioning parameter)
    * @param deadFrontend the frontend whose lease expired
    * @param taker the frontend taking over its work
-   * @return the adopted items: invocation ID and request
+   * @return the adopted items: invocation ID and request; and the takeover's time ({@link QueueClaimTime}, not
+   *     journaled: the journal's result hash covers the items alone)
    */
-  public VoltTable run(String queueName, String deadFrontend, String taker) {
+  public VoltTable[] run(String queueName, String deadFrontend, String taker) {
     voltQueueSQL(running, queueName, deadFrontend);
     VoltTable items = voltExecuteSQL()[0];
     if (items.getRowCount() > 0) {
       voltQueueSQL(adopt, taker, queueName, deadFrontend);
       voltExecuteSQL(true);
     }
-    return committed(items);
+    java.util.Date at = getTransactionTime();
+    return new VoltTable[] {committed(items), QueueClaimTime.of(at)};
   }
 }

@@ -38,22 +38,23 @@ public class ClaimRankedQueueItems extends JournaledProcedure {
    * @param queueName the queue (the partitioning parameter)
    * @param frontend the claiming frontend
    * @param max the most items to claim now
-   * @return the claimed items: invocation ID and request; empty if none (or the queue is not declared)
+   * @return the claimed items: invocation ID and request, empty if none (or the queue is not declared); and the claim's
+   *     time ({@link QueueClaimTime}, not journaled: the journal's result hash covers the items alone)
    */
-  public VoltTable run(String queueName, String frontend, int max) {
+  public VoltTable[] run(String queueName, String frontend, int max) {
     voltQueueSQL(limits, queueName);
     VoltTable[] l = voltExecuteSQL();
     VoltTable claimed = new VoltTable(new VoltTable.ColumnInfo("invocation_id", org.voltdb.VoltType.STRING),
         new VoltTable.ColumnInfo("request", org.voltdb.VoltType.VARBINARY));
+    java.util.Date at = getTransactionTime();
     if (!l[0].advanceRow()) {
-      return committed(claimed);
+      return new VoltTable[] {committed(claimed), QueueClaimTime.of(at)};
     }
     long concurrency = l[0].getLong(0);
     long perFrontend = l[0].getLong(1);
     long rateLimit = l[0].getLong(2);
     long ratePeriodMs = l[0].getLong(3);
     boolean partitioned = l[0].getLong(4) != 0;
-    java.util.Date at = getTransactionTime();
     java.util.Date windowStart = new java.util.Date(at.getTime() - Math.max(ratePeriodMs, 1));
     voltQueueSQL(partitioned ? runningByKey : running, queueName);
     voltQueueSQL(runningHere, queueName, frontend);
@@ -72,7 +73,7 @@ public class ClaimRankedQueueItems extends JournaledProcedure {
       }
     }
     if (room <= 0) {
-      return committed(claimed);
+      return new VoltTable[] {committed(claimed), QueueClaimTime.of(at)};
     }
     Map<String, Long> runningPerKey = partitioned ? perKey(counts[0]) : Map.of();
     Map<String, Long> startedPerKey = partitioned ? perKey(counts[2]) : Map.of();
@@ -98,7 +99,7 @@ public class ClaimRankedQueueItems extends JournaledProcedure {
     if (taken > 0) {
       voltExecuteSQL(true);
     }
-    return committed(claimed);
+    return new VoltTable[] {committed(claimed), QueueClaimTime.of(at)};
   }
 
   private static Map<String, Long> perKey(VoltTable t) {

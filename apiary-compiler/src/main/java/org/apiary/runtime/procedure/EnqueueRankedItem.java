@@ -52,10 +52,7 @@ public class EnqueueRankedItem extends JournaledProcedure {
     }
     voltQueueSQL(byId, queueName, invocationId);
     VoltTable[] found = voltExecuteSQL();
-    VoltTable result = new VoltTable(new VoltTable.ColumnInfo("outcome", org.voltdb.VoltType.BIGINT),
-        new VoltTable.ColumnInfo("invocation_id", org.voltdb.VoltType.STRING),
-        new VoltTable.ColumnInfo("graph", org.voltdb.VoltType.STRING),
-        new VoltTable.ColumnInfo("status", org.voltdb.VoltType.STRING));
+    VoltTable result = outcomeTable();
     if (!found[0].advanceRow()) {
       result.addRow(UNKNOWN_QUEUE, invocationId, graph, null);
       return committed(result); // wrote nothing
@@ -83,5 +80,13 @@ public class EnqueueRankedItem extends JournaledProcedure {
     voltExecuteSQL(true);
     result.addRow(ENQUEUED, invocationId, graph, "QUEUED");
     return committed(result);
+  }
+
+  /** The table an enqueue answers with: outcome, the item's invocation ID, graph and status. */
+  static VoltTable outcomeTable() {
+    return new VoltTable(new VoltTable.ColumnInfo("outcome", org.voltdb.VoltType.BIGINT),
+        new VoltTable.ColumnInfo("invocation_id", org.voltdb.VoltType.STRING),
+        new VoltTable.ColumnInfo("graph", org.voltdb.VoltType.STRING),
+        new VoltTable.ColumnInfo("status", org.voltdb.VoltType.STRING));
   }
 }

@@ -117,9 +117,12 @@ public record WireRequest(String type, String id, String graph, JsonNode key, Li
     return new WireRequest(START, id, graph, key, args, caller, null, null, null, null);
   }
 
-  /** Whether this request starts an invocation ({@link #INVOKE} or {@link #START}). */
+  /**
+   * Whether this request starts an invocation ({@link #INVOKE} or {@link #START}) or puts one on a queue
+   * ({@link #ENQUEUE}): a copy of it must not take effect once its client stopped waiting.
+   */
   public boolean starts() {
-    return INVOKE.equals(type) || START.equals(type);
+    return INVOKE.equals(type) || START.equals(type) || ENQUEUE.equals(type);
   }
 
   /** A {@link #CANCEL} request. */

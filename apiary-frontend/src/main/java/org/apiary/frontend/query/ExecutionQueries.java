@@ -55,7 +55,15 @@ public final class ExecutionQueries {
       SystemSchema.STATUS_DONE, SystemSchema.STATUS_FAILED, SystemSchema.STATUS_CANCELLED);
 
   private static final String QUEUED_COLUMNS = "SELECT invocation_id, graph, SINCE_EPOCH(MILLISECOND, enqueued_at), "
-      + "SINCE_EPOCH(MILLISECOND, NOW), SINCE_EPOCH(MICROSECOND, enqueued_at)";
+      + "SINCE_EPOCH(MILLISECOND, NOW), SINCE_EPOCH(MICROSECOND, enqueued_at), status, "
+      + "SINCE_EPOCH(MILLISECOND, finished_at)";
+
+  /**
+   * The queue items that never reached the log: waiting ones, and ones cancelled while they waited (never claimed, so
+   * never started), which are listed as {@code CANCELLED} with the time of the cancel as their end.
+   */
+  private static final String NEVER_STARTED = "(status = 'QUEUED' OR (status = '" + SystemSchema.STATUS_CANCELLED
+      + "' AND started_at IS NULL))";
 
   private static final String COLUMNS = "SELECT invocation_id, graph, graph_version, status, frontend, attempts, "
       + "SINCE_EPOCH(MILLISECOND, started_at), SINCE_EPOCH(MILLISECOND, finished_at), SINCE_EPOCH(MILLISECOND, NOW), "
@@ -290,16 +298,26 @@ public final class ExecutionQueries {
   }
 
   /**
-   * The invocations waiting on a queue or for their delay ({@link #STATUS_QUEUED}) that match {@code filter}, newest
-   * first by enqueue time, at most {@code limit + 1} after {@code after}, and how many match: one multi-partition read
-   * of {@code APIARY_QUEUE_ITEMS} (none if the filter asks for another status or a frontend, or there are no queues).
+   * The invocations waiting on a queue or for their delay ({@link #STATUS_QUEUED}), and those cancelled while they
+   * waited, that match {@code filter}, newest first by enqueue time, at most {@code limit + 1} after {@code after}, and
+   * how many match: one multi-partition read of {@code APIARY_QUEUE_ITEMS} (none if the filter asks for another status
+   * or a frontend, or there are no queues).
    */
   private static Page queued(ApiaryDatabase db, Filter filter, Cursor after, int limit) {
-    if ((filter.status() != null && !STATUS_QUEUED.equals(filter.status())) || filter.frontend() != null
-        || !SystemSchema.tables(db).contains(SystemSchema.QUEUE_ITEMS)) {
+    String statuses;
+    if (filter.status() == null) {
+      statuses = NEVER_STARTED;
+    } else if (STATUS_QUEUED.equals(filter.status())) {
+      statuses = "status = 'QUEUED'";
+    } else if (SystemSchema.STATUS_CANCELLED.equals(filter.status())) {
+      statuses = "status = '" + SystemSchema.STATUS_CANCELLED + "' AND started_at IS NULL";
+    } else {
       return new Page(List.of(), 0, null);
     }
-    List<String> conditions = new ArrayList<>(List.of("status = 'QUEUED'"));
+    if (filter.frontend() != null || !SystemSchema.tables(db).contains(SystemSchema.QUEUE_ITEMS)) {
+      return new Page(List.of(), 0, null);
+    }
+    List<String> conditions = new ArrayList<>(List.of(statuses));
     List<Object> parameters = new ArrayList<>();
     if (filter.graph() != null) {
       conditions.add("graph = ?");
@@ -340,10 +358,16 @@ public final class ExecutionQueries {
     return new Page(List.copyOf(rows), count, null);
   }
 
-  /** A row of {@link #QUEUED_COLUMNS} as an execution: not started, so version 0, no frontend, no attempt. */
+  /**
+   * A row of {@link #QUEUED_COLUMNS} as an execution: not started, so version 0, no frontend, no attempt; waiting, or
+   * cancelled while it waited (ended when it was cancelled).
+   */
   private static Execution queuedExecution(VoltTable t) {
-    return new Execution(t.getString(0), t.getString(1), 0, STATUS_QUEUED, null, 0, t.getLong(2), 0, t.getLong(3),
-        t.getLong(4));
+    boolean waiting = "QUEUED".equals(t.getString(5));
+    long cancelledAt = t.getLong(6);
+    long finished = waiting || t.wasNull() ? 0 : cancelledAt;
+    return new Execution(t.getString(0), t.getString(1), 0, waiting ? STATUS_QUEUED : SystemSchema.STATUS_CANCELLED,
+        null, 0, t.getLong(2), finished, t.getLong(3), t.getLong(4));
   }
 
   /**
@@ -505,19 +529,21 @@ public final class ExecutionQueries {
   }
 
   /**
-   * An invocation waiting on a queue or for its delay ({@link #STATUS_QUEUED}), under {@code id} or (an ID without '/')
-   * any caller's {@code IDENTITY/id}: one multi-partition read of the queue items.
+   * An invocation waiting on a queue or for its delay ({@link #STATUS_QUEUED}), or cancelled while it waited, under
+   * {@code id} or (an ID without '/') any caller's {@code IDENTITY/id}: one multi-partition read of the queue items.
    */
   private static Optional<Detail> findQueued(ApiaryDatabase db, String id) {
     if (!SystemSchema.tables(db).contains(SystemSchema.QUEUE_ITEMS)) {
       return Optional.empty();
     }
-    VoltTable t = byId(db, "queued invocation", QUEUED_COLUMNS + ", request FROM " + SystemSchema.QUEUE_ITEMS
-        + " WHERE status = 'QUEUED' AND ", id);
+    VoltTable t = byId(db, "queued invocation", QUEUED_COLUMNS + ", request, outcome FROM " + SystemSchema.QUEUE_ITEMS
+        + " WHERE " + NEVER_STARTED + " AND ", id);
     if (!t.advanceRow()) {
       return Optional.empty();
     }
-    return Optional.of(new Detail(queuedExecution(t), t.getVarbinary(5), null));
+    byte[] request = t.getVarbinary(7);
+    byte[] outcome = t.getVarbinary(8);
+    return Optional.of(new Detail(queuedExecution(t), request, t.wasNull() ? null : outcome));
   }
 
   /**

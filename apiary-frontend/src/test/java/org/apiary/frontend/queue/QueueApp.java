@@ -20,12 +20,20 @@ public final class QueueApp {
       CREATE TABLE q_runs (k BIGINT NOT NULL, item VARCHAR(64) NOT NULL, entered TIMESTAMP NOT NULL,
         left_at TIMESTAMP, PRIMARY KEY (k, item));
       PARTITION TABLE q_runs ON COLUMN k;
+      CREATE TABLE q_tally (k BIGINT NOT NULL, item VARCHAR(64) NOT NULL, ran_at TIMESTAMP NOT NULL);
+      PARTITION TABLE q_tally ON COLUMN k;
       """;
 
   public static final Graph MARK = Graph.named("qMark")
       .addLocalFunction("qMarkIt", Mark.class)
       .addEdge(Graph.SOURCE, "qMarkIt", ApiaryFunction.SOURCE)
       .addEdge("qMarkIt", Graph.SINK, ApiaryFunction.SINK);
+
+  /** {@code qTally} [item]: adds a row to {@code q_tally} (no key) for every run, so a repeated run is seen. */
+  public static final Graph TALLY = Graph.named("qTally")
+      .addLocalFunction("qTallyIt", Tally.class)
+      .addEdge(Graph.SOURCE, "qTallyIt", ApiaryFunction.SOURCE)
+      .addEdge("qTallyIt", Graph.SINK, ApiaryFunction.SINK);
 
   public static final Graph SLOW = Graph.named("qSlow")
       .addLocalFunction("qEnter", Enter.class)
@@ -62,7 +70,7 @@ public final class QueueApp {
   /** No limits. */
   public static final Queue PLAIN = Queue.named("q_plain");
 
-  public static final Application APP = Application.of(SCHEMA, MARK, SLOW, SPAWN, SPAWN_RANKED)
+  public static final Application APP = Application.of(SCHEMA, MARK, TALLY, SLOW, SPAWN, SPAWN_RANKED)
       .withQueues(LIMITED, ONE_EACH, RATED, PLAIN, PRIORITIZED, PER_KEY);
 
   private QueueApp() {}
