@@ -165,6 +165,11 @@ final class ClusterJournal implements AutoCloseable {
       org.apiary.runtime.procedure.marked.StoreGraph.class,
       org.apiary.runtime.procedure.marked.StoreQueue.class);
 
+  /** The classes a journaled cluster runs in place of Apiary's multi-partition writes (tests check none is missing). */
+  static List<Class<?>> markedProcedures() {
+    return MARKED;
+  }
+
   /**
    * What only a journaled cluster has, kept out of the system schema's migrations because VoltDB's SQL functions
    * break later catalog updates in a JVM that also compiles (as an embedded database's tests and applications do):
