@@ -73,15 +73,12 @@ public final class CredentialsCommand implements Runnable {
 
     @Override
     public Integer call() {
-      if (target == null) {
-        throw ServiceTarget.missing(spec, "--database HOST:PORT");
-      }
       if (keyFile != null && Files.exists(keyFile)) {
         throw new ParameterException(spec.commandLine(), "--key-file " + keyFile + " exists; name a new file");
       }
       Set<String> keyRoles = roles == null ? Set.of() : new TreeSet<>(roles);
       Credentials.Issued issued;
-      try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+      try (ApiaryDatabase db = ServiceTarget.openDatabase(target, spec)) {
         issued = Credentials.create(db, identity, keyRoles, expiresIn);
       } catch (IllegalArgumentException e) {
         throw new ParameterException(spec.commandLine(), e.getMessage(), e);
@@ -119,11 +116,8 @@ public final class CredentialsCommand implements Runnable {
 
     @Override
     public Integer call() {
-      if (target == null) {
-        throw ServiceTarget.missing(spec, "--database HOST:PORT");
-      }
       List<java.util.Map<String, Object>> rows = new ArrayList<>();
-      try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+      try (ApiaryDatabase db = ServiceTarget.openDatabase(target, spec)) {
         for (Credentials.Stored key : Credentials.list(db)) {
           java.util.Map<String, Object> row = new java.util.LinkedHashMap<>();
           row.put("key_id", key.keyId());
@@ -156,11 +150,8 @@ public final class CredentialsCommand implements Runnable {
 
     @Override
     public Integer call() {
-      if (target == null) {
-        throw ServiceTarget.missing(spec, "--database HOST:PORT");
-      }
       boolean revoked;
-      try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+      try (ApiaryDatabase db = ServiceTarget.openDatabase(target, spec)) {
         revoked = Credentials.revoke(db, keyId);
       }
       if (!revoked) {

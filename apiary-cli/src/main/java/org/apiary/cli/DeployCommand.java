@@ -52,11 +52,8 @@ public final class DeployCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (target == null) {
-      throw ServiceTarget.missing(spec, "--database HOST:PORT");
-    }
     try (ApplicationJar app = ApplicationJar.open(jar);
-         ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+         ApiaryDatabase db = ServiceTarget.openDatabase(target, spec)) {
       Map<String, Integer> before = versions(db);
       List<RegisteredGraph> registered;
       Thread current = Thread.currentThread();

@@ -48,11 +48,8 @@ public final class SchedulesCommand implements Runnable {
 
     @Override
     public Integer call() {
-      if (target == null) {
-        throw ServiceTarget.missing(spec, "--database HOST:PORT");
-      }
       PrintWriter out = spec.commandLine().getOut();
-      try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+      try (ApiaryDatabase db = ServiceTarget.openDatabase(target, spec)) {
         if (!SystemSchema.tables(db).contains(SystemSchema.SCHEDULES)) {
           throw new CliException("no schedules: this database's system schema has none (nothing with schedules was "
               + "deployed to " + target.describe() + ")");

@@ -3,6 +3,7 @@ package org.apiary.cli;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.DatabaseUsers;
 import org.apiary.database.ProvenanceConfig;
@@ -150,7 +151,18 @@ final class ServiceTarget {
   }
 
   /** Refuses a command given no target, saying what to give. */
-  static ParameterException missing(CommandSpec spec, String alternative) {
+  /**
+   * Opens the database {@code target} names, as its administrator; a command given neither {@code --data} nor
+   * {@code --database} ({@code target} null) is refused naming both.
+   */
+  static ApiaryDatabase openDatabase(Database target, CommandSpec spec) {
+    if (target == null) {
+      throw missing(spec, "--database HOST:PORT");
+    }
+    return ApiaryDatabase.open(target.config());
+  }
+
+    static ParameterException missing(CommandSpec spec, String alternative) {
     return new ParameterException(spec.commandLine(), "say where Apiary runs: --data DIR (the directory given to "
         + "`apiary start`) or " + alternative);
   }

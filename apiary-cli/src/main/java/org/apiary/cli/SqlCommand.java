@@ -27,10 +27,7 @@ public final class SqlCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (target == null) {
-      throw ServiceTarget.missing(spec, "--database HOST:PORT");
-    }
-    try (ApiaryDatabase db = ApiaryDatabase.open(target.config())) {
+    try (ApiaryDatabase db = ServiceTarget.openDatabase(target, spec)) {
       for (VoltTable t : db.callAdmin("sql", "@AdHoc", sql).getResults()) {
         System.out.print(t.toFormattedString());
         System.out.println();
