@@ -483,7 +483,8 @@ public final class Dispatcher {
                 FunctionErrors.recordedFailure(f), call.requestHash(), call.caller(),
                 call.notBefore() == null ? 0L : call.notBefore(), call.deadline() == null ? 0L : call.deadline())
             // Recorded: the failure stands. Not recorded (another execution recorded first, or no answer): replay.
-            .handle((ok, recordErr) -> recordErr == null
+            .handle((stored, recordErr) -> recordErr == null
+                && stored.getResults()[0].asScalarLong() == org.apiary.runtime.procedure.RecordFailure.RECORDED
                 ? CompletableFuture.<FunctionResult>failedFuture(f)
                 : invoker.callAsync(fn, key, replay))
             .thenCompose(x -> x);

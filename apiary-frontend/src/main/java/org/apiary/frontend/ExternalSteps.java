@@ -26,6 +26,7 @@ import org.apiary.internal.Json;
 import org.apiary.internal.Output;
 import org.apiary.runtime.FunctionResult;
 import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.procedure.RecordFailure;
 
 /**
  * Runs the external steps of a frontend's graphs ({@link ExternalFunction}): each attempt on a bounded pool of its
@@ -140,28 +141,20 @@ final class ExternalSteps implements AutoCloseable {
   }
 
   /**
-   * Stores the step's outcome; if another execution stored one first (a constraint violation), that one stands and
-   * is what this execution goes on with.
+   * Stores the step's outcome; if another execution stored one first, that one stands and is what this execution
+   * goes on with.
    */
   private CompletableFuture<FunctionResult> store(String step, String invocationId, byte[] outcome, String caller,
                                                   Long notBefore, Long deadline) {
     return InvocationLog.callAsync(db, "recording the outputs of external step '" + step + "'",
             SystemSchema.recordFailureFencedProcedure(SystemSchema.RECORDED_VARCHAR), invocationId, invocationId,
             step, outcome, null, caller, notBefore == null ? 0L : notBefore, deadline == null ? 0L : deadline)
-        .handle((ok, err) -> {
-          if (err == null) {
-            return CompletableFuture.completedFuture(replay(step, outcome, false));
-          }
-          Throwable cause = InvocationCoordinator.unwrap(err);
-          if (!String.valueOf(cause.getMessage()).toUpperCase(java.util.Locale.ROOT).contains("CONSTRAINT")) {
-            // Not stored, or no answer: this execution fails; a later one calls the step again (at least once).
-            return CompletableFuture.<FunctionResult>failedFuture(cause);
-          }
-          return recorded(step, invocationId).thenApply(found -> replay(step, found.orElseThrow(() ->
-              new ApiaryException("the record of external step '" + step + "' for invocation " + invocationId
-                  + " disappeared", null)), true));
-        })
-        .thenCompose(x -> x);
+        // Not stored, or no answer: the call fails, so this execution does; a later one calls the step again.
+        .thenCompose(r -> r.getResults()[0].asScalarLong() == RecordFailure.RECORDED
+            ? CompletableFuture.completedFuture(replay(step, outcome, false))
+            : recorded(step, invocationId).thenApply(found -> replay(step, found.orElseThrow(() ->
+                new ApiaryException("the record of external step '" + step + "' for invocation " + invocationId
+                    + " disappeared", null)), true)));
   }
 
   /** A record as the step's result: its outputs, or its failure thrown. */

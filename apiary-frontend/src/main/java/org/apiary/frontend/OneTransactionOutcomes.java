@@ -10,6 +10,7 @@ import org.apiary.internal.FunctionErrors;
 import org.apiary.internal.FunctionOutputs;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.runtime.SystemSchema;
+import org.apiary.runtime.procedure.RecordFailure;
 import org.voltdb.VoltTable;
 import org.voltdb.client.ClientResponse;
 
@@ -143,17 +144,9 @@ final class OneTransactionOutcomes {
     return InvocationLog.callAsync(db, "storing the failure of invocation " + invocation,
             SystemSchema.recordFailureFencedProcedure(at.table()), at.recordKey(), invocation, at.function(),
             recorded, at.requestHash(), at.caller(), 0L, at.deadline())
-        .handle((r, err) -> {
-          if (err == null) { // told as any later result(id) will tell it
-            return CompletableFuture.completedFuture(reply(invocation, recorded));
-          }
-          Throwable cause = InvocationCoordinator.unwrap(err);
-          if (!String.valueOf(cause.getMessage()).toUpperCase(java.util.Locale.ROOT).contains("CONSTRAINT")) {
-            return CompletableFuture.<WireReply>failedFuture(cause);
-          }
-          return stored(at, invocation); // recorded first: that record is the outcome
-        })
-        .thenCompose(x -> x);
+        .thenCompose(r -> r.getResults()[0].asScalarLong() == RecordFailure.RECORDED
+            ? CompletableFuture.completedFuture(reply(invocation, recorded)) // told as any later result(id) will
+            : stored(at, invocation)); // recorded first: that record is the outcome
   }
 
   /** The recorded outcome at a known location (it must exist). */
