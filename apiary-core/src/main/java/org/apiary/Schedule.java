@@ -21,10 +21,11 @@ import org.apiary.internal.Cron;
  *
  * <p>The expression has five fields ({@code minute hour day-of-month month day-of-week}) or six, seconds first, and is
  * evaluated in UTC unless a {@link #zone} is given; each field is {@code *}, a value, a range, a step ({@code * / 15}
- * without the spaces) or a list. In a zone with daylight-saving time, a wall-clock time that occurs twice (clocks set
- * back) runs once, at its first occurrence, and one that does not occur (clocks set forward) runs once, at the
- * instant of the change; so keep a schedule more frequent than hourly in UTC. The tick's argument is always the
- * instant, in UTC. The zone rules are those of the database nodes' JVM (its tzdata).
+ * without the spaces) or a list. In a zone with daylight-saving time, as in cronie, a schedule whose hour field is
+ * {@code *} runs in real time (every instant whose wall-clock time matches: both occurrences of a repeated hour's
+ * times, none of a skipped hour's); any other schedule runs a wall-clock time that occurs twice (clocks set back)
+ * once, at its first occurrence, and one that does not occur (clocks set forward) once, at the instant of the change.
+ * The tick's argument is always the instant, in UTC. The zone rules are those of the database nodes' JVM (its tzdata).
  *
  * <h2>What Apiary guarantees</h2>
  * <ul>

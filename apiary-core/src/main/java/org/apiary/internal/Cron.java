@@ -22,11 +22,12 @@ import java.util.Objects;
  * starts with {@code *}, such as {@code * / 10} without the spaces, counts as unrestricted there).
  *
  * <p>A time zone is named as cronie does, before the fields: {@code CRON_TZ=Europe/Paris 0 2 * * *} (any region ID
- * or offset {@link ZoneId} knows; default UTC). The fields then match the zone's wall-clock time, and the daylight-
- * saving changes are handled so that a schedule never runs twice for one wall-clock time: a local time that occurs
- * twice (clocks set back) matches once, at its first occurrence; a local time that does not occur (clocks set
- * forward) matches once, at the instant of the change (several such times, one tick). So around a change a
- * schedule that runs more often than hourly has a tick fewer or merged; keep such schedules in UTC.
+ * or offset {@link ZoneId} knows; default UTC). The fields then match the zone's wall-clock time, and daylight-saving
+ * changes are handled as cronie handles them. A schedule whose hour field is {@code *} (hourly, or more often) runs in
+ * real time: every instant whose wall-clock time matches, so both occurrences of a repeated local time (clocks set
+ * back) and none of a local time that does not occur (clocks set forward; the real hour is the next one). Any other
+ * schedule never runs twice for one wall-clock time: a repeated local time matches once, at its first occurrence; a
+ * local time that does not occur matches once, at the instant of the change (several such times, one tick).
  *
  * <p>Evaluation is deterministic (it depends only on the expression and the instant given), so the database's
  * procedures compute ticks with it inside a transaction. Not an API: applications use {@code org.apiary.Schedule}.
@@ -214,6 +215,9 @@ public final class Cron {
     if (isUtc(zone)) {
       return localNext(after, LocalDateTime.ofInstant(after, ZoneOffset.UTC)).toInstant(ZoneOffset.UTC);
     }
+    if (hours.cardinality() == 24) {
+      return everyHourNext(after);
+    }
     ZoneRules rules = zone.getRules();
     LocalDateTime from = LocalDateTime.ofInstant(after, zone);
     // A local time whose first occurrence is not after 'after' (it was in the repeated hour) is passed over.
@@ -230,6 +234,45 @@ public final class Cron {
         return at;
       }
       from = local;
+    }
+    throw new IllegalArgumentException("cron expression '" + expression + "' found no time after " + after);
+  }
+
+  /**
+   * {@link #next} for an expression that runs every hour (its hour field matches all 24) in a zone with daylight-saving
+   * changes: cronie's rule for hourly and more frequent jobs, which run in real time, unaffected by a change. Every
+   * instant whose wall-clock time matches counts, both occurrences of a repeated local time included; a local time
+   * that does not occur has no tick (the real hour it would have named matches as the next one).
+   */
+  private Instant everyHourNext(Instant after) {
+    ZoneRules rules = zone.getRules();
+    // Changes are less than a day apart from no instant's neighbours, so the offsets around 'after' are these.
+    int low = Integer.MAX_VALUE;
+    int high = Integer.MIN_VALUE;
+    for (Instant near : new Instant[] {after.minus(1, ChronoUnit.DAYS), after, after.plus(1, ChronoUnit.DAYS)}) {
+      int seconds = rules.getOffset(near).getTotalSeconds();
+      low = Math.min(low, seconds);
+      high = Math.max(high, seconds);
+    }
+    // A local time after this one, at the smallest offset, is an instant after 'after'; none before it can be.
+    LocalDateTime local = LocalDateTime.ofInstant(after, ZoneOffset.ofTotalSeconds(low));
+    Instant best = null;
+    LocalDateTime bestLocal = null;
+    for (int i = 0; i < 100_000; i++) {
+      local = localNext(after, local);
+      if (best != null && local.isAfter(bestLocal.plusSeconds(high - low))) {
+        return best; // later local times are later instants at every offset in the window
+      }
+      for (ZoneOffset offset : rules.getValidOffsets(local)) {
+        Instant at = local.toInstant(offset);
+        if (at.isAfter(after) && (best == null || at.isBefore(best))) {
+          best = at;
+          bestLocal = local;
+        }
+      }
+      if (best != null && high == low) {
+        return best;
+      }
     }
     throw new IllegalArgumentException("cron expression '" + expression + "' found no time after " + after);
   }

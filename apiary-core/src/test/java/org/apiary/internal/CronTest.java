@@ -193,4 +193,61 @@ class CronTest {
         () -> Cron.parse("CRON_TZ=Mars/Base 0 2 * * *"));
     assertTrue(inExpression.getMessage().contains("unknown time zone 'Mars/Base'"), inExpression.getMessage());
   }
+
+  /**
+   * Issue 42: a zoned schedule that runs every hour (or more often) runs in real time across daylight-saving changes,
+   * as cronie runs such jobs: Paris repeats 02:00-03:00 on 2026-10-25 (00:00-01:00 UTC as CEST, 01:00-02:00 UTC as
+   * CET), and skips 02:00-03:00 on 2026-03-29 (01:00 UTC).
+   */
+  @Test
+  void aZonedHourlyScheduleRunsEveryRealHourAcrossDaylightSavingChanges() {
+    // Both 02:00s of the repeated hour: every real hour, none missing.
+    assertEquals(List.of("2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z", "2026-10-25T02:00:00Z"),
+        ticks("CRON_TZ=Europe/Paris 0 * * * *", "2026-10-24T23:30:00Z", 3));
+    // Asked from inside the first 02:xx (CEST): the 02:30 of the second (CET) is next, an hour later.
+    assertEquals(List.of("2026-10-25T01:30:00Z"), ticks("CRON_TZ=Europe/Paris 30 * * * *", "2026-10-25T00:45:00Z", 1));
+    // Every 30 minutes through the repeated hour: every real half hour.
+    assertEquals(List.of("2026-10-25T00:30:00Z", "2026-10-25T01:00:00Z", "2026-10-25T01:30:00Z",
+        "2026-10-25T02:00:00Z"), ticks("CRON_TZ=Europe/Paris */30 * * * *", "2026-10-25T00:00:00Z", 4));
+    // The skipped hour: 02:00 does not occur; the real hours go on (03:00 CEST is 01:00 UTC).
+    assertEquals(List.of("2026-03-29T00:00:00Z", "2026-03-29T01:00:00Z", "2026-03-29T02:00:00Z"),
+        ticks("CRON_TZ=Europe/Paris 0 * * * *", "2026-03-28T23:30:00Z", 3));
+    // A schedule at a given hour keeps the once-per-wall-clock-time rule (the test above).
+    assertEquals(List.of("2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"),
+        ticks("CRON_TZ=Europe/Paris 30 2 * * *", "2026-10-24T12:00:00Z", 2));
+  }
+
+  /** Every-hour zoned expressions agree with a walk over real minutes, near the changes of two zones. */
+  @Test
+  void zonedEveryHourExpressionsAgreeWithAWalkOverRealTime() {
+    Random random = new Random(7);
+    String[] minutes = {"*", "*/7", "5", "0-10/3", "1,31,59", "0", "30"};
+    String[] doms = {"*", "25", "24-26", "*/10"};
+    String[] zones = {"Europe/Paris", "America/New_York", "Australia/Lord_Howe"};
+    String[] changes = {"2026-10-25T01:00:00Z", "2026-03-29T01:00:00Z", "2026-11-01T06:00:00Z",
+        "2026-03-08T07:00:00Z", "2026-04-04T15:00:00Z", "2026-10-03T15:30:00Z"};
+    for (int round = 0; round < 60; round++) {
+      String fields = pick(random, minutes) + " * " + pick(random, doms) + " * *";
+      java.time.ZoneId zone = java.time.ZoneId.of(pick(random, zones));
+      Cron cron = Cron.parse("CRON_TZ=" + zone.getId() + " " + fields);
+      Instant after = Instant.parse(pick(random, changes)).plusSeconds(60L * (random.nextInt(360) - 180));
+      Instant expected = realTimeWalk(fields, zone, after);
+      assertEquals(expected, cron.next(after), fields + " in " + zone + " after " + after);
+    }
+  }
+
+  /** The first real minute after {@code after} whose wall-clock time in {@code zone} matches {@code fields}. */
+  private static Instant realTimeWalk(String fields, java.time.ZoneId zone, Instant after) {
+    String[] f = fields.split(" ");
+    boolean[] minute = table(f[0], 0, 59);
+    boolean[] dom = table(f[2], 1, 31);
+    Instant t = after.truncatedTo(ChronoUnit.MINUTES).plus(1, ChronoUnit.MINUTES);
+    for (int i = 0; i < 3 * 366 * 24 * 60; i++, t = t.plus(1, ChronoUnit.MINUTES)) {
+      LocalDateTime local = LocalDateTime.ofInstant(t, zone);
+      if (minute[local.getMinute()] && dom[local.getDayOfMonth()]) {
+        return t;
+      }
+    }
+    throw new AssertionError("nothing matches " + fields);
+  }
 }
