@@ -66,12 +66,15 @@ final class ConsoleApi {
   private long keysReadAt; // guarded by keysLock
 
   private final java.time.Duration sqlTimeout;
+  private final ConsoleMetrics metrics;
 
-  ConsoleApi(ApiaryDatabase db, ConsoleConfig config, ExecutorService queries, java.time.Duration sqlTimeout) {
+  ConsoleApi(ApiaryDatabase db, ConsoleConfig config, ExecutorService queries, java.time.Duration sqlTimeout,
+             ConsoleMetrics metrics) {
     this.db = db;
     this.config = config;
     this.queries = queries;
     this.sqlTimeout = sqlTimeout;
+    this.metrics = metrics;
   }
 
   /** A JSON answer with a message and the field or ID it names. */
@@ -92,14 +95,30 @@ final class ConsoleApi {
     }
   }
 
+  /** Answers a request, counting it by page and status ({@link ConsoleMetrics}). */
   Response handle(Request request) {
+    long started = System.nanoTime();
+    Response response = route(request);
+    metrics.served(ConsoleMetrics.page(request.path()), response.status(), System.nanoTime() - started);
+    return response;
+  }
+
+  private Response route(Request request) {
     try {
       String path = request.path();
-      if (!path.startsWith("/api/")) {
+      if (path.equals("/health")) {
+        return Response.text(200, "up\n");
+      } else if (path.equals("/ready")) {
+        return ready();
+      } else if (!path.startsWith("/api/") && !path.equals("/metrics")) {
         return ConsolePages.page(path);
       }
       if (config.credentialsRequired()) {
         authorize(request.header("authorization"));
+      }
+      if (path.equals("/metrics")) {
+        return new Response(200, "text/plain; version=0.0.4; charset=utf-8",
+            metrics.scrape().getBytes(StandardCharsets.UTF_8));
       }
       Map<String, String> parameters = parameters(request.rawQuery());
       ObjectNode body;
@@ -130,9 +149,19 @@ final class ConsoleApi {
     }
   }
 
+  /** {@code /ready}: 200 once the database answers within the query timeout, else 503 saying why. */
+  private Response ready() {
+    try {
+      query("asking the database", () -> db.callAdmin("asking the database", "@Ping"));
+      return Response.text(200, "ready\n");
+    } catch (Refusal r) {
+      return Response.text(503, "not ready: " + r.body.path("error").asText(r.getMessage()) + "\n");
+    }
+  }
+
   private static final String NO_SUCH_PATH = "no such path: the console answers /api/executions, "
-      + "/api/executions/{id}, /api/graphs, /api/cluster, /api/lineage, /api/sql and /api/provenance/{query}, and "
-      + "its pages under /";
+      + "/api/executions/{id}, /api/graphs, /api/cluster, /api/lineage, /api/sql and /api/provenance/{query}, "
+      + "/metrics, /health and /ready, and its pages under /";
 
   // --- /api/provenance/{query} ---
 

@@ -11,7 +11,8 @@ import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.http.HttpEndpoint;
 
 /**
- * A running console: the JSON API of {@link ConsoleApi} on an {@link HttpEndpoint}, its queries on a bounded pool of
+ * A running console: the JSON API of {@link ConsoleApi} and its meters ({@code /metrics}, {@code /health},
+ * {@code /ready}; {@link ConsoleMetrics}) on an {@link HttpEndpoint}, its queries on a bounded pool of
  * its own ({@link ConsoleConfig#queryThreads()} threads, {@link #QUERY_QUEUE} queued, beyond that {@code 503}), each
  * request's queries bounded by {@link ConsoleConfig#queryTimeout()}. Closing it stops both; the database is the
  * caller's to close.
@@ -24,10 +25,12 @@ public final class ConsoleServer implements AutoCloseable {
 
   private final HttpEndpoint endpoint;
   private final ThreadPoolExecutor queries;
+  private final ConsoleMetrics metrics;
 
-  private ConsoleServer(HttpEndpoint endpoint, ThreadPoolExecutor queries) {
+  private ConsoleServer(HttpEndpoint endpoint, ThreadPoolExecutor queries, ConsoleMetrics metrics) {
     this.endpoint = endpoint;
     this.queries = queries;
+    this.metrics = metrics;
   }
 
   /**
@@ -50,13 +53,15 @@ public final class ConsoleServer implements AutoCloseable {
           return t;
         }, new ThreadPoolExecutor.AbortPolicy());
     queries.allowCoreThreadTimeOut(true);
-    ConsoleApi api = new ConsoleApi(db, config, queries, sqlTimeout);
+    ConsoleMetrics metrics = new ConsoleMetrics(config);
+    ConsoleApi api = new ConsoleApi(db, config, queries, sqlTimeout, metrics);
     try {
       HttpEndpoint endpoint = HttpEndpoint.start(config.bind(), config.port(), api::handle, "console",
           config.queryThreads() + 2);
-      return new ConsoleServer(endpoint, queries);
+      return new ConsoleServer(endpoint, queries, metrics);
     } catch (IOException | RuntimeException e) {
       queries.shutdownNow();
+      metrics.close();
       throw e;
     }
   }
@@ -76,6 +81,8 @@ public final class ConsoleServer implements AutoCloseable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } finally {
+      metrics.close();
     }
   }
 }

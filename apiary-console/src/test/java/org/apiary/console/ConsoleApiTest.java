@@ -748,6 +748,41 @@ class ConsoleApiTest {
         java.time.ZoneOffset.UTC);
   }
 
+  /**
+   * Issue 43, item 4: the console's own {@code /metrics} counts its requests by page and status (after N of a page
+   * and k refusals, exactly those), holds no path or ID as a label, needs a key as the API does; {@code /health} and
+   * {@code /ready} answer without one.
+   */
+  @Test
+  void theConsoleCountsItsRequestsByPageAndStatusAndServesHealthAndReadiness() throws IOException {
+    String before = get("/metrics").body();
+    for (int i = 0; i < 3; i++) {
+      ok(get("/api/graphs"));
+    }
+    for (int i = 0; i < 2; i++) {
+      assertEquals(404, get("/api/no-such-page-" + i).status());
+    }
+    String after = get("/metrics").body();
+    assertEquals(requests(before, "graphs", 200) + 3, requests(after, "graphs", 200), after);
+    assertEquals(requests(before, "other", 404) + 2, requests(after, "other", 404), after);
+    assertTrue(after.contains("apiary_console_request_duration_seconds_count{page=\"graphs\"}"), after);
+    assertTrue(after.contains("jvm_memory_used_bytes"), "the JVM's meters");
+    assertFalse(after.contains("no-such-page"), "a path became a label");
+    assertEquals(401, Http.send("GET", console.url() + "/metrics", null).status(), "metrics need a key");
+    RawHttp.Response health = Http.send("GET", console.url() + "/health", null);
+    assertEquals(200, health.status());
+    RawHttp.Response ready = Http.send("GET", console.url() + "/ready", null);
+    assertEquals(200, ready.status(), ready.body());
+    assertEquals("ready\n", ready.body());
+  }
+
+  /** The count of {@code apiary_console_requests_total} for a page and status in a scrape (0 if absent). */
+  private static double requests(String scrape, String page, int status) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^apiary_console_requests_total\\{page=\""
+        + page + "\",status=\"" + status + "\"\\} (\\S+)$").matcher(scrape);
+    return m.find() ? Double.parseDouble(m.group(1)) : 0;
+  }
+
   // --- HTTP on a plain socket ---
 
   private RawHttp.Response get(String path) throws IOException {
