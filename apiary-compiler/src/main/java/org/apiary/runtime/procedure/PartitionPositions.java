@@ -56,7 +56,8 @@ final class PartitionPositions extends LinkedBlockingDeque<FragmentResponseMessa
   /** Partition to the position the first response from it carried. */
   private final transient Map<Integer, Long> positions = new HashMap<>();
 
-  private PartitionPositions() {}
+  /** An empty recorder, not installed in any transaction (tests; {@link #of} installs one). */
+  PartitionPositions() {}
 
   /**
    * The recorder of the running multi-partition transaction, installed at its first run; {@code null} for a
@@ -99,10 +100,21 @@ final class PartitionPositions extends LinkedBlockingDeque<FragmentResponseMessa
     // coordinator's own collecting fragment answers without one (Long.MIN_VALUE). Measured (embedded, 2 partitions):
     // a writing transaction's batches get a new position each, but the partition runs (and exports) them all under
     // the first; a read-only one is given the partition's last position.
-    if (m != null && m.getSpHandle() >= 0) {
-      positions.putIfAbsent(TxnEgo.getPartitionId(m.getSpHandle()), m.getSpHandle());
+    if (m != null) {
+      note(m);
     }
     return m;
+  }
+
+  /**
+   * Notes a response's position, if it reports a fragment the partition ran: a failed one (above all a misrouted one
+   * that VoltDB sends again to the partition's new leader, as after a node rejoined and leadership moved back) names
+   * no position the partition's writes carry, and noted first it would hide the one that does.
+   */
+  void note(FragmentResponseMessage m) {
+    if (m.getStatusCode() == FragmentResponseMessage.SUCCESS && m.getSpHandle() >= 0) {
+      positions.putIfAbsent(TxnEgo.getPartitionId(m.getSpHandle()), m.getSpHandle());
+    }
   }
 
   private static String voltVersion() {
