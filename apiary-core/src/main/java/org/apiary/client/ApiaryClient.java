@@ -458,9 +458,9 @@ public final class ApiaryClient implements AutoCloseable {
         ? "; it may or may not have run, and retrying with the same invocation ID on another client is safe"
         : "; asking again on another client is safe";
     return ioError == null
-        ? new ApiaryException("client closed while " + call.describe() + " was in flight" + advice)
-        : new ApiaryException("client I/O thread failed while " + call.describe() + " was in flight" + advice,
-            ioError);
+        ? new OutcomeUnknownException("client closed while " + call.describe() + " was in flight" + advice, null)
+        : new OutcomeUnknownException("client I/O thread failed while " + call.describe() + " was in flight"
+            + advice, ioError);
   }
 
   private byte[] encode(InvocationRequest request) {
@@ -578,6 +578,9 @@ public final class ApiaryClient implements AutoCloseable {
           + message);
       case WireReply.UNAUTHENTICATED, WireReply.FORBIDDEN -> new org.apiary.AccessDeniedException("invocation '"
           + reply.id() + "' was refused: " + message, WireReply.FORBIDDEN.equals(reply.error()));
+      case WireReply.CANCELLED -> new org.apiary.InvocationCancelledException(message);
+      case WireReply.INVOCATION_FAILED -> new org.apiary.InvocationFailedException(message);
+      // An error this client does not know (a newer frontend's): the root, with the code.
       default -> new ApiaryException("invocation '" + reply.id() + "' failed with error '" + reply.error() + "': "
           + message);
     };

@@ -114,8 +114,8 @@ final class ClientIoLoop {
       }
     } catch (RuntimeException e) {
       loop.stop(Duration.ZERO);
-      throw new ApiaryException("cannot set up connections to the frontends " + config.frontends() + ": "
-          + e.getMessage(), e);
+      throw new org.apiary.FrontendUnreachableException("cannot set up connections to the frontends "
+          + config.frontends() + ": " + e.getMessage(), e);
     }
     for (int i = 0; i < 2 * frontendCount; i++) {
       queued.add(new ArrayList<>());
@@ -415,7 +415,8 @@ final class ClientIoLoop {
           + WireReply.OVERLOADED_RETRY_AFTER_MS + " ms.", Duration.ofMillis(WireReply.OVERLOADED_RETRY_AFTER_MS));
     }
     if (call.refusedAsExpired && !call.refusedByDatabase && !call.refusedAsOverloaded) {
-      return new ApiaryException(call.describe() + " was not started: every frontend that got it found it expired"
+      return new org.apiary.RequestExpiredException(call.describe() + " was not started: every frontend that got it "
+          + "found it expired"
           + tried + "; nothing ran. The frontends' clocks are ahead of this client's by more than they allow; fix "
           + "the clocks and retry with the same invocation ID.");
     }
@@ -423,7 +424,8 @@ final class ClientIoLoop {
       return new DatabaseException(call.describe() + " was refused by the database" + tried + "; "
           + (invoke ? "it did not run, and retrying with the same invocation ID is safe." : "asking again is safe."));
     }
-    return new ApiaryException(call.describe() + " was not sent" + tried + "; nothing ran.");
+    return new org.apiary.FrontendUnreachableException(call.describe() + " was not sent" + tried + "; nothing ran.",
+        null);
   }
 
   private String endpoint(int frontend) {

@@ -62,8 +62,8 @@ public final class InvocationHandle {
    * Cancels the invocation, with a reason stored in its outcome. The cancel is stored in the invocation's partition
    * of the invocation log, where each frontend running it checks before starting each next function: no function of
    * it starts after the cancel is stored; a function running then commits or rolls back as it would. Waiting
-   * clients and later {@link #result()} calls get the cancellation (an {@link org.apiary.ApiaryException} with error
-   * {@code cancelled} and the reason). An invocation that had already ended keeps its outcome.
+   * clients and later {@link #result()} calls get the cancellation (an {@link org.apiary.InvocationCancelledException}
+   * with the reason). An invocation that had already ended keeps its outcome.
    *
    * @return {@link InvocationStatus#CANCELLED}, or how the invocation had already ended
    * @throws IllegalArgumentException if the reason is blank or longer than 512 characters

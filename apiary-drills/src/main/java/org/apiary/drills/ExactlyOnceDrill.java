@@ -841,9 +841,8 @@ final class ExactlyOnceDrill {
         boolean unknown = lookup && t.getMessage() != null && t.getMessage().contains(UNKNOWN_ID);
         return new Outcome(unknown ? Kind.NOT_FOUND : Kind.REFUSED, null, t.getMessage());
       }
-      if (t.getClass() == ApiaryException.class && t.getMessage() != null
-          && t.getMessage().contains("failed with error '")) {
-        // An error reply the client has no special class for: the invocation ended with that error.
+      if (t instanceof org.apiary.InvocationFailedException || t instanceof org.apiary.InvocationCancelledException) {
+        // The invocation ended with that error (its stored outcome).
         return new Outcome(Kind.ERROR, null, t.getMessage());
       }
       if (t instanceof OutcomeUnknownException || t instanceof DatabaseException || t instanceof ApiaryException) {

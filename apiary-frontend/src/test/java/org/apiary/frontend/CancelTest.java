@@ -98,7 +98,8 @@ class CancelTest {
       assertEquals(InvocationStatus.CANCELLED, attached.cancel("test: no longer wanted"));
       assertEquals(InvocationStatus.CANCELLED, attached.status(), "the stored outcome says cancelled");
       released.countDown();
-      ApiaryException told = assertThrows(ApiaryException.class, () -> handle.await(Duration.ofSeconds(20)));
+      ApiaryException told = assertThrows(org.apiary.InvocationCancelledException.class,
+          () -> handle.await(Duration.ofSeconds(20)));
       assertTrue(told.getMessage().contains("cancelled") && told.getMessage().contains("no longer wanted"),
           told.getMessage());
       long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
@@ -112,7 +113,7 @@ class CancelTest {
       assertEquals("CANCELED", scalarText("SELECT status FROM APIARY_INVOCATIONS WHERE invocation_id = ?",
           request.id()));
       // A resend of the same request is answered with the stored cancellation; nothing runs again.
-      assertThrows(ApiaryException.class, () -> viaOther.invoke(request));
+      assertThrows(org.apiary.InvocationCancelledException.class, () -> viaOther.invoke(request));
       assertEquals(1, scalar("SELECT v FROM h_counters WHERE k = 51"));
     }
   }
@@ -157,7 +158,7 @@ class CancelTest {
       assertTrue(reached.await(30, TimeUnit.SECONDS), "h_bump never ran");
       assertEquals(InvocationStatus.CANCELLED, viaOther.handle(request.id()).cancel("test: pause it"));
       released.countDown();
-      assertThrows(ApiaryException.class, () -> handle.await(Duration.ofSeconds(20)));
+      assertThrows(org.apiary.InvocationCancelledException.class, () -> handle.await(Duration.ofSeconds(20)));
       long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
       while (held.inFlight() > 0 && System.nanoTime() < until) {
         Thread.sleep(20);

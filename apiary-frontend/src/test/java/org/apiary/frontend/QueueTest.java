@@ -428,7 +428,7 @@ class QueueTest {
     }
     try (FrontendServer b = FrontendServer.start(db, CONFIG); ApiaryClient client = client(b)) {
       Thread.sleep(500); // ten claiming rounds
-      org.apiary.ApiaryException e = assertThrows(org.apiary.ApiaryException.class,
+      org.apiary.ApiaryException e = assertThrows(org.apiary.InvocationCancelledException.class,
           () -> client.handle(waiting.id()).await(WAIT));
       assertTrue(e.getMessage().contains("not wanted after all"), e.getMessage());
     }

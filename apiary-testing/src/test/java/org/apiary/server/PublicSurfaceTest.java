@@ -93,6 +93,8 @@ class PublicSurfaceTest {
         "org.apiary.FunctionFailedException", "org.apiary.GlobalFunction", "org.apiary.Graph",
         "org.apiary.Graph$Edge", "org.apiary.Graph$Function", "org.apiary.InvalidRequestException",
         "org.apiary.LocalFunction", "org.apiary.OutcomeUnknownException", "org.apiary.OverloadedException",
+        "org.apiary.InvocationCancelledException", "org.apiary.InvocationFailedException", // issue 44: leaf errors
+        "org.apiary.RequestExpiredException", "org.apiary.FrontendUnreachableException",
         "org.apiary.ProvenanceLevel", "org.apiary.QueryResult", "org.apiary.Queue", "org.apiary.RecordingMode",
         "org.apiary.RegistrationException", "org.apiary.Row", "org.apiary.Statement",
         "org.apiary.SchemaMigration", // issue 44: schema changes
