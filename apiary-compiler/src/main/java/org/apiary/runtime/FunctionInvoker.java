@@ -128,7 +128,7 @@ public final class FunctionInvoker {
       }
       return;
     }
-    var failed = FunctionErrors.decode(r.getStatusString());
+    var failed = FunctionErrors.decodeCall(r.getStatusString());
     if (failed.isPresent()) {
       future.completeExceptionally(failed.get());
       return;

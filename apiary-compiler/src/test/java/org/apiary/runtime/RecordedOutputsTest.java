@@ -109,8 +109,8 @@ class RecordedOutputsTest {
     Invocation late = new Invocation(Map.of(ApiaryFunction.SOURCE, List.of(Json.tree(2L))), "inv-raced", true, null,
         null, true, false, null);
     var e = assertThrows(java.util.concurrent.ExecutionException.class, () -> call("increment", 13L, late));
-    FunctionFailedException f = (FunctionFailedException) e.getCause();
-    assertEquals(Invocation.RECORDED_ELSEWHERE, f.errorType());
+    var f = (org.apiary.internal.ExecutionRefusedException) e.getCause();
+    assertEquals(org.apiary.internal.ExecutionRefusedException.Reason.RECORDED_ELSEWHERE, f.reason());
     assertEquals(2L, invoker.call("readCounter", 13L).value(Long.class), "the late first run's write was rolled back");
   }
 

@@ -42,6 +42,18 @@ public final class FunctionErrors {
     return decode(new String(recorded, java.nio.charset.StandardCharsets.UTF_8));
   }
 
+  /**
+   * The exception a failed call's status text describes: an {@link ExecutionRefusedException} if the database refused
+   * to run the function (a protocol condition), a {@link FunctionFailedException} if the function failed; empty if the
+   * text is not Apiary's.
+   */
+  public static Optional<org.apiary.ApiaryException> decodeCall(String statusString) {
+    return decode(statusString).map(f -> {
+      ExecutionRefusedException.Reason reason = ExecutionRefusedException.Reason.ofType(f.errorType());
+      return reason == null ? f : new ExecutionRefusedException(f.functionName(), reason, f.errorMessage());
+    });
+  }
+
   /** The exception described by a procedure's status text, if it came from a failed function. */
   public static Optional<FunctionFailedException> decode(String statusString) {
     if (statusString == null) {

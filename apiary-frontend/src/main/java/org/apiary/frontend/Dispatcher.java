@@ -15,6 +15,7 @@ import org.apiary.InvalidRequestException;
 import org.apiary.internal.Output;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.internal.FunctionErrors;
+import org.apiary.internal.ExecutionRefusedException;
 import org.apiary.internal.Invocation;
 import org.apiary.runtime.SystemSchema;
 import org.apiary.internal.ValueKind;
@@ -466,15 +467,14 @@ public final class Dispatcher {
           return CompletableFuture.completedFuture(r);
         }
         Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
-        if (!call.record() || !(cause instanceof FunctionFailedException f)
-            || f.errorType().equals(Invocation.STALE_GRAPH) || f.errorType().equals(Invocation.CONFLICTING_REQUEST)
-            || f.errorType().equals(Invocation.EXPIRED) || f.errorType().equals(Invocation.PAST_RETENTION)) {
-          // Refusals: nothing ran, so there is no failure of the function to record.
-          return CompletableFuture.<FunctionResult>failedFuture(cause);
-        }
         Invocation replay = call.replay();
-        if (Invocation.RECORDED_ELSEWHERE.equals(f.errorType())) {
+        if (call.record() && cause instanceof ExecutionRefusedException refusal
+            && refusal.reason() == ExecutionRefusedException.Reason.RECORDED_ELSEWHERE) {
           return invoker.callAsync(fn, key, replay);
+        }
+        if (!call.record() || !(cause instanceof FunctionFailedException f)) {
+          // Refusals (nothing ran, so there is no failure of the function to record) and no answers.
+          return CompletableFuture.<FunctionResult>failedFuture(cause);
         }
         String table = SystemSchema.recordedTable(graph.node(fn).orElseThrow().keyType());
         Object recordKey = OneTransactionOutcomes.recordKey(key, call.invocationId());

@@ -316,11 +316,11 @@ final class FrontendMetrics implements AutoCloseable {
 
     static Execution classify(Throwable error) {
       Throwable cause = InvocationCoordinator.unwrap(error);
-      if (cause instanceof FunctionFailedException f) {
-        String type = f.errorType();
-        return Invocation.STALE_GRAPH.equals(type) || Invocation.CONFLICTING_REQUEST.equals(type)
-            || Invocation.EXPIRED.equals(type) || Invocation.PAST_RETENTION.equals(type)
-            ? Execution.REFUSED : Execution.FAILED;
+      if (cause instanceof org.apiary.internal.ExecutionRefusedException) {
+        return Execution.REFUSED;
+      }
+      if (cause instanceof FunctionFailedException) {
+        return Execution.FAILED;
       }
       return Execution.ERROR;
     }

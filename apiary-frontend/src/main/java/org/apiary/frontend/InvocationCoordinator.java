@@ -20,6 +20,7 @@ import org.apiary.FunctionFailedException;
 import org.apiary.InvalidRequestException;
 import org.apiary.OutcomeUnknownException;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.internal.ExecutionRefusedException;
 import org.apiary.internal.Invocation;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
@@ -604,10 +605,10 @@ final class InvocationCoordinator {
                 + "; resending the same ID is safe"));
             return;
           }
-          if (cause instanceof FunctionFailedException f && Invocation.PAST_RETENTION.equals(f.errorType())) {
+          if (refused(cause, ExecutionRefusedException.Reason.PAST_RETENTION)) {
             LOG.log(Level.INFO, "frontend " + frontendId + ": attempt " + attempt.number() + " of invocation "
                 + invocation + " refused by retention's fence (this frontend was stopped for longer than the "
-                + "retention): " + f.errorMessage());
+                + "retention): " + cause.getMessage());
           }
           if (!config.invocationLog() || !transientFailure(cause) && !frontendFault(cause, pending)) {
             conclude(invocation, toReply(invocation, cause));
@@ -764,7 +765,12 @@ final class InvocationCoordinator {
    */
   private static boolean transientFailure(Throwable cause) {
     return cause instanceof OutcomeUnknownException || cause instanceof DatabaseException
-        || cause instanceof FunctionFailedException f && Invocation.STALE_GRAPH.equals(f.errorType());
+        || refused(cause, ExecutionRefusedException.Reason.STALE_GRAPH);
+  }
+
+  /** Whether {@code cause} is the database's refusal to run a function for {@code reason}. */
+  private static boolean refused(Throwable cause, ExecutionRefusedException.Reason reason) {
+    return cause instanceof ExecutionRefusedException r && r.reason() == reason;
   }
 
   /**
@@ -779,7 +785,7 @@ final class InvocationCoordinator {
 
   private void retryLater(Attempt attempt, Throwable cause) {
     long backoff = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS << Math.min(20, attempt.number() - 1));
-    boolean stale = cause instanceof FunctionFailedException f && Invocation.STALE_GRAPH.equals(f.errorType());
+    boolean stale = refused(cause, ExecutionRefusedException.Reason.STALE_GRAPH);
     LOG.log(Level.DEBUG, () -> "frontend " + frontendId + ": attempt " + attempt.number() + " of invocation "
         + attempt.invocation() + " failed (" + cause.getMessage() + "); retrying in " + backoff + " ms");
     try {
@@ -1136,14 +1142,14 @@ final class InvocationCoordinator {
   }
 
   static WireReply toReply(String invocation, Throwable e) {
-    if (e instanceof FunctionFailedException f && Invocation.CONFLICTING_REQUEST.equals(f.errorType())) {
-      return WireReply.error(invocation, WireReply.INVALID_REQUEST, f.errorMessage());
-    }
-    if (e instanceof FunctionFailedException f && Invocation.EXPIRED.equals(f.errorType())) {
-      return WireReply.error(invocation, WireReply.EXPIRED, f.errorMessage());
-    }
-    if (e instanceof FunctionFailedException f && Invocation.PAST_RETENTION.equals(f.errorType())) {
-      return WireReply.error(invocation, WireReply.INVOCATION_FAILED, f.errorMessage());
+    if (e instanceof ExecutionRefusedException r) {
+      String code = switch (r.reason()) {
+        case CONFLICTING_REQUEST -> WireReply.INVALID_REQUEST;
+        case EXPIRED -> WireReply.EXPIRED;
+        // Past retention its outcome is no longer kept; a stale graph or a lost race that outlived every attempt.
+        case PAST_RETENTION, STALE_GRAPH, RECORDED_ELSEWHERE -> WireReply.INVOCATION_FAILED;
+      };
+      return WireReply.error(invocation, code, r.getMessage());
     }
     if (e instanceof FunctionFailedException f) {
       return WireReply.functionFailed(invocation, f.functionName(), f.errorType(), f.errorMessage());

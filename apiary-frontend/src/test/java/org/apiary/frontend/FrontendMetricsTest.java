@@ -77,10 +77,11 @@ class FrontendMetricsTest {
   void functionErrorsAreToldApartByWhetherAnythingRan() {
     assertEquals(FrontendMetrics.Execution.FAILED, FrontendMetrics.FunctionMeters.classify(
         new FunctionFailedException("f", "java.lang.IllegalStateException", "boom")));
-    for (String refusal : List.of(Invocation.STALE_GRAPH, Invocation.CONFLICTING_REQUEST, Invocation.EXPIRED,
-        Invocation.PAST_RETENTION)) {
+    for (org.apiary.internal.ExecutionRefusedException.Reason refusal
+        : org.apiary.internal.ExecutionRefusedException.Reason.values()) {
       assertEquals(FrontendMetrics.Execution.REFUSED, FrontendMetrics.FunctionMeters.classify(
-          new java.util.concurrent.CompletionException(new FunctionFailedException("f", refusal, "no"))), refusal);
+          new java.util.concurrent.CompletionException(new org.apiary.internal.ExecutionRefusedException("f", refusal,
+              "no"))), refusal.name());
     }
     assertEquals(FrontendMetrics.Execution.ERROR, FrontendMetrics.FunctionMeters.classify(
         new OutcomeUnknownException("lost", null)));
