@@ -123,6 +123,10 @@ public final class ClusterCommand implements Runnable {
         + "user and password then go to the loader, not here; a DuckDB sink may then serve several nodes.")
     String loader;
 
+    @Option(names = "--loader-secret-file", paramLabel = "FILE", description = "With --loader: a file whose first "
+        + "line is the secret the loader was started with (`apiary loader --secret-file`); the nodes present it.")
+    Path loaderSecretFile;
+
     @Option(names = "--durable-capture", description = "With --sink: every function execution's provenance is "
         + "forced to the node's disk before it commits, so a node's crash loses none of it (a disk flush per "
         + "execution).")
@@ -366,6 +370,9 @@ public final class ClusterCommand implements Runnable {
         throw new CliException("--sink-user, --sink-password-file, --durable-capture and --loader go with --sink", 2,
             null);
       }
+      if (loader == null && loaderSecretFile != null) {
+        throw new CliException("--loader-secret-file goes with --loader", 2, null);
+      }
       if (loader != null && (sinkUser != null || sinkPasswordFile != null)) {
         throw new CliException("with --loader the nodes never connect to the sink: give --sink-user and "
             + "--sink-password-file to `apiary loader`", 2, null);
@@ -416,7 +423,9 @@ public final class ClusterCommand implements Runnable {
         }
       }
       return ProvenanceConfig.sink(settings.provenance()).withCredentials(sinkUser, password)
-          .withDurableCapture(durableCapture).withLoader(loader);
+          .withDurableCapture(durableCapture).withLoader(loader)
+          .withLoaderSecret(loaderSecretFile == null ? null : LoaderCommand.firstLine(loaderSecretFile,
+              "--loader-secret-file"));
     }
 
     private static void same(String option, Number given, long kept, ClusterDirectory dir) {

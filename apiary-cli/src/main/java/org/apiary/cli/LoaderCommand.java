@@ -39,10 +39,16 @@ public class LoaderCommand implements Callable<Integer> {
       + ", if set; never from the command line, where other users could read it.")
   Path sinkPasswordFile;
 
+  @Option(names = "--secret-file", paramLabel = "FILE", description = "A file whose first line is a secret every "
+      + "database server must present (`cluster start --loader-secret-file`, "
+      + "ProvenanceConfig.withLoaderSecret); others are refused before they load anything. Without it anyone who "
+      + "reaches --listen may add rows to the provenance tables.")
+  Path secretFile;
+
   @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:" + LoaderProtocol.DEFAULT_PORT,
       description = "Where the servers reach this loader (default ${DEFAULT-VALUE}); on a host of its own, the host's "
-          + "address. Port 0 picks a free one. The protocol has no authentication: listen only where the database "
-          + "servers, and no one else, can connect.")
+          + "address. Port 0 picks a free one. Nothing is encrypted: listen only where the database servers, and no "
+          + "one else, can connect, and give --secret-file.")
   String listen;
 
   @Override
@@ -60,7 +66,7 @@ public class LoaderCommand implements Callable<Integer> {
     LoaderServer server;
     try {
       server = LoaderServer.start(LoaderServer.Settings.of(sink, ProvenanceSink.credentials(sinkUser, password()),
-          address));
+          address).withSecret(secretFile == null ? null : firstLine(secretFile, "--secret-file")));
     } catch (SQLException e) {
       throw new CliException("cannot open the provenance sink: " + e.getMessage(), e);
     }
@@ -74,22 +80,28 @@ public class LoaderCommand implements Callable<Integer> {
       System.out.flush();
       stopped.countDown();
     }, "apiary-loader-shutdown"));
-    System.out.println("loader listening on " + server.address() + ", loading into " + ProvenanceSink.redact(sink));
+    System.out.println("loader listening on " + server.address() + ", loading into " + ProvenanceSink.redact(sink)
+        + (secretFile == null ? "; NO secret: anyone who reaches it may add provenance rows" : ""));
     System.out.flush();
     stopped.await();
     return 0;
   }
 
   private String password() {
-    if (sinkPasswordFile != null) {
-      try {
-        return Files.readAllLines(sinkPasswordFile).stream().findFirst()
-            .orElseThrow(() -> new CliException("--sink-password-file " + sinkPasswordFile + " is empty; its first "
-                + "line must be the password", 2, null));
-      } catch (IOException e) {
-        throw new CliException("cannot read --sink-password-file " + sinkPasswordFile + ": " + e.getMessage(), 2, e);
+    return sinkPasswordFile != null ? firstLine(sinkPasswordFile, "--sink-password-file")
+        : System.getenv(PASSWORD_VARIABLE);
+  }
+
+  /** The first line of a file given by {@code option}, not empty. */
+  static String firstLine(Path file, String option) {
+    try {
+      String line = Files.readAllLines(file).stream().findFirst().orElse("");
+      if (line.isEmpty()) {
+        throw new CliException(option + " " + file + " is empty; its first line must hold the value", 2, null);
       }
+      return line;
+    } catch (IOException e) {
+      throw new CliException("cannot read " + option + " " + file + ": " + e.getMessage(), 2, e);
     }
-    return System.getenv(PASSWORD_VARIABLE);
   }
 }

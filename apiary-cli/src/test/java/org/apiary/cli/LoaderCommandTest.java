@@ -56,8 +56,10 @@ class LoaderCommandTest {
   void aLoaderProcessLoadsWhatItIsSentAndSaysSoWhenStopped() throws Exception {
     Path db = dir.resolve("loaded.duckdb");
     Path out = dir.resolve("loader.out");
+    Path secret = Files.writeString(dir.resolve("loader.secret"), "the-loader-secret\n");
     List<String> cmd = CliProcesses.java("-Xmx256m");
-    cmd.addAll(List.of("loader", "--sink", "jdbc:duckdb:" + db, "--listen", "127.0.0.1:0"));
+    cmd.addAll(List.of("loader", "--sink", "jdbc:duckdb:" + db, "--listen", "127.0.0.1:0", "--secret-file",
+        secret.toString()));
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
     try {
       String started = CliProcesses.await(p, out, "loader listening on", Duration.ofSeconds(60));
@@ -70,13 +72,18 @@ class LoaderCommandTest {
       for (long i = 0; i < 10; i++) {
         rows.add(new ProvenanceRow("Sent", java.util.Arrays.asList(i, "row " + i)));
       }
-      try (LoaderClient client = LoaderClient.connect(address.group(1), "cli-test", Duration.ofSeconds(30))) {
+      assertTrue(!started.contains("NO secret") && !started.contains("the-loader-secret"), started);
+      java.sql.SQLException refused = org.junit.jupiter.api.Assertions.assertThrows(java.sql.SQLException.class,
+          () -> LoaderClient.connect(address.group(1), "cli-test", null, Duration.ofSeconds(30)));
+      assertTrue(refused.getMessage().contains("present its secret"), refused.getMessage());
+      try (LoaderClient client = LoaderClient.connect(address.group(1), "cli-test", "the-loader-secret",
+          Duration.ofSeconds(30))) {
         client.loadBatch(table, rows, true);
       }
       p.destroy(); // SIGTERM, as an operator stops it
       assertTrue(p.waitFor(30, TimeUnit.SECONDS), "stopped within 30 s");
       String text = Files.readString(out);
-      assertTrue(text.contains("loader stopped: 1 batches, 10 rows loaded from 1 connections; 0 loads failed, 0 "
+      assertTrue(text.contains("loader stopped: 1 batches, 10 rows loaded from 2 connections; 0 loads failed, 1 "
           + "frames refused"), text);
     } finally {
       p.destroyForcibly();

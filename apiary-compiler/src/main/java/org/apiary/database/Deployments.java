@@ -88,6 +88,7 @@ public final class Deployments {
       property(props, "sink.password", p.sinkPassword());
     } else {
       property(props, "loader", p.loaderAddress()); // the loader holds the sink's credentials, the servers need none
+      property(props, "loader.secret", p.loaderSecret());
     }
     property(props, "flush.ms", String.valueOf(p.flushInterval().toMillis()));
     property(props, "spill.dir", spill.toAbsolutePath().toString());

@@ -52,7 +52,8 @@ public final class ServerProvenance implements AutoCloseable {
 
   /** What the deployment's export properties say. */
   record Settings(String sinkUrl, String user, String password, Duration flushInterval, Path spillDirectory,
-                  boolean durable, boolean captureReads, long diskReserveBytes, String loader) {
+                  boolean durable, boolean captureReads, long diskReserveBytes, String loader,
+                  String loaderSecret) {
     static Settings from(Properties p) {
       String url = p.getProperty("sink.url");
       if (url == null || url.isBlank()) {
@@ -65,7 +66,7 @@ public final class ServerProvenance implements AutoCloseable {
           Boolean.parseBoolean(p.getProperty("reads", "true")),
           // A deployment written before the guard existed has no reserve: it gets the default.
           Long.parseLong(p.getProperty("disk.reserve.bytes", String.valueOf(DiskSpaceGuard.DEFAULT_RESERVE_BYTES))),
-          blankToNull(p.getProperty("loader")));
+          blankToNull(p.getProperty("loader")), blankToNull(p.getProperty("loader.secret")));
     }
 
     private static String blankToNull(String value) {
@@ -141,7 +142,8 @@ public final class ServerProvenance implements AutoCloseable {
     if (settings.loader() == null) {
       return ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties());
     }
-    return LoaderClient.opener(settings.loader(), clientIdentity(spillDirectory, role), LoaderClient.DEFAULT_TIMEOUT);
+    return LoaderClient.opener(settings.loader(), clientIdentity(spillDirectory, role), settings.loaderSecret(),
+        LoaderClient.DEFAULT_TIMEOUT);
   }
 
   private static String clientIdentity(Path spillDirectory, String role) {

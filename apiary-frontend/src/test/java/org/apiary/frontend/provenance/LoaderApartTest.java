@@ -133,10 +133,10 @@ class LoaderApartTest {
   }
 
   /** A loader in a process of its own on {@code port}, once it listens. */
-  private Process startLoaderProcess(String sinkUrl, int port) throws Exception {
+  private Process startLoaderProcess(String sinkUrl, int port, String secret) throws Exception {
     Path log = Files.createTempFile(dir, "loader-", ".log");
     Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", System.getProperty("java.class.path"), LoaderChild.class.getName(), sinkUrl, String.valueOf(port))
+        "-cp", System.getProperty("java.class.path"), LoaderChild.class.getName(), sinkUrl, String.valueOf(port), secret)
         .redirectError(log.toFile()).start();
     BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -166,13 +166,15 @@ class LoaderApartTest {
   void durableCaptureLosesAndDuplicatesNothingWhenTheLoaderIsKilled() throws Exception {
     String sink = "jdbc:duckdb:" + dir.resolve("killed.duckdb");
     int port = freePort();
-    Process loader = startLoaderProcess(sink, port);
+    String secret = "secret-" + System.nanoTime();
+    Process loader = startLoaderProcess(sink, port, secret);
     AtomicLong acknowledged = new AtomicLong();
     AtomicBoolean stop = new AtomicBoolean();
     List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
     ClusterConfig config = ClusterConfig.of(1, 2, 0).withDataDirectory(dir.resolve("db"))
         .withStartTimeout(Duration.ofSeconds(120))
-        .withProvenance(ProvenanceConfig.loader("127.0.0.1:" + port, sink).withDurableCapture(true)
+        .withProvenance(ProvenanceConfig.loader("127.0.0.1:" + port, sink).withLoaderSecret(secret)
+            .withDurableCapture(true)
             .withSpillDirectory(dir.resolve("spill")));
     try (LocalCluster cluster = LocalCluster.start(config);
          ApiaryDatabase db = ApiaryDatabase.open(cluster.config())) {
@@ -198,7 +200,7 @@ class LoaderApartTest {
         awaitAcknowledged(acknowledged, atKill + 60); // functions go on; their capture waits on the servers' disk
         Path spill = dir.resolve("spill");
         assertTrue(spilledFiles(spill) > 0, "the server keeps its capture in spill files while the loader is away");
-        loader = startLoaderProcess(sink, port);
+        loader = startLoaderProcess(sink, port, secret);
         awaitAcknowledged(acknowledged, acknowledged.get() + 40);
         stop.set(true);
         calls.join(TimeUnit.SECONDS.toMillis(60));

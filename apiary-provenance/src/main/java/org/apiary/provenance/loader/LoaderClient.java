@@ -59,9 +59,12 @@ public final class LoaderClient implements BatchSink {
    * @param identity who this client loads for, the same across its reconnections (for a database server: its host
    *     and spill directory): the loader finishes a client's earlier connection's load before it takes the next
    *     connection's, so a load resent after a lost answer never runs beside its first attempt
+   * @param secret the loader's shared secret ({@code apiary loader --secret-file}), or {@code null} for a loader
+   *     that has none
    * @throws SQLException if the loader cannot be reached or refuses the client
    */
-  public static LoaderClient connect(String address, String identity, Duration timeout) throws SQLException {
+  public static LoaderClient connect(String address, String identity, String secret, Duration timeout)
+      throws SQLException {
     Objects.requireNonNull(identity, "identity");
     InetSocketAddress target = LoaderProtocol.parseAddress(address);
     int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
@@ -73,7 +76,7 @@ public final class LoaderClient implements BatchSink {
       socket.setSoTimeout(millis);
       DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream(), 1 << 16));
       OutputStream out = new BufferedOutputStream(socket.getOutputStream(), 1 << 16);
-      LoaderProtocol.hello(identity).writeTo(out);
+      LoaderProtocol.hello(identity, secret).writeTo(out);
       LoaderProtocol.Frame answer = LoaderProtocol.readFrame(in, LoaderProtocol.MAX_FRAME_BYTES,
           LoaderProtocol.ByteBudget.NONE);
       if (answer == null) {
@@ -101,11 +104,11 @@ public final class LoaderClient implements BatchSink {
    *
    * @throws IllegalArgumentException if the address is not {@code host:port}
    */
-  public static Supplier<LoaderClient> opener(String address, String identity, Duration timeout) {
+  public static Supplier<LoaderClient> opener(String address, String identity, String secret, Duration timeout) {
     LoaderProtocol.parseAddress(address);
     return () -> {
       try {
-        return connect(address, identity, timeout);
+        return connect(address, identity, secret, timeout);
       } catch (SQLException e) {
         throw new DatabaseException(e.getMessage(), e);
       }

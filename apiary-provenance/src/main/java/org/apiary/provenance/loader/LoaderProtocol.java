@@ -24,7 +24,8 @@ import org.apiary.provenance.ProvenanceTable;
  * which is the frame's type:
  * <ul>
  *   <li>{@code H} hello, client first: {@link #MAGIC}, a 2-byte version ({@link #VERSION}), the client's identity
- *       (a string: the host and spill directory of the spooler it loads for, the same across its reconnections);</li>
+ *       (a string: the host and spill directory of the spooler it loads for, the same across its reconnections), and
+ *       the loader's shared secret (a string, empty for none);</li>
  *   <li>{@code W} welcome, the loader's answer: a string describing the sink (no password);</li>
  *   <li>{@code L} load: the table's definition, a byte 1 if the rows are fresh (never loaded by any attempt), the
  *       row count, then each row's values in column order, each a tag byte and its bytes;</li>
@@ -181,8 +182,17 @@ public final class LoaderProtocol {
     }
   }
 
-  static FrameWriter hello(String identity) {
-    return new FrameWriter(HELLO).put(MAGIC).putShort(VERSION).putString(identity);
+  static FrameWriter hello(String identity, String secret) {
+    return new FrameWriter(HELLO).put(MAGIC).putShort(VERSION).putString(identity)
+        .putString(secret == null ? "" : secret);
+  }
+
+  /** A hello decoded: who the client is, and the secret it presents (empty for none). */
+  record Hello(String identity, String secret) {
+    @Override
+    public String toString() {
+      return "Hello[" + identity + "]"; // never the secret
+    }
   }
 
   static FrameWriter error(boolean fatal, String sqlState, String message) {
@@ -315,8 +325,8 @@ public final class LoaderProtocol {
     return bytes;
   }
 
-  /** The client's identity from a hello. */
-  static String readHello(Frame frame) throws MalformedFrameException {
+  /** The client's identity and secret from a hello. */
+  static Hello readHello(Frame frame) throws MalformedFrameException {
     if (frame.type() != HELLO) {
       throw new MalformedFrameException("the first frame is not a hello (type byte " + (frame.type() & 0xFF)
           + "): not an Apiary loader client");
@@ -334,10 +344,11 @@ public final class LoaderProtocol {
             + "): run the same Apiary version on the database servers and the loader");
       }
       String identity = readString(in);
+      String secret = readString(in);
       if (in.hasRemaining() || identity.isBlank()) {
         throw new MalformedFrameException("a malformed hello");
       }
-      return identity;
+      return new Hello(identity, secret);
     } catch (BufferUnderflowException e) {
       throw new MalformedFrameException("a hello cut short");
     }

@@ -39,6 +39,9 @@ import org.apiary.provenance.ProvenanceSink;
  * one at a time, and a client's new connection supersedes its earlier ones: its hello waits for their load in
  * progress to end, and they load nothing more.
  *
+ * <p>Who may load. With a secret ({@link Settings#secret()}), a client whose hello does not present it is refused
+ * before it loads anything. Without one, anyone who reaches the port may add rows to the provenance tables.
+ *
  * <p>Untrusted input. Frames over {@link LoaderProtocol#MAX_FRAME_BYTES}, a first frame that is not a hello, and
  * frames that do not decode are answered with an error and the connection closed; rows that do not fit their table
  * are answered with an error and the connection kept. Neither stops the loader. The frames held in memory at once
@@ -56,9 +59,14 @@ public final class LoaderServer implements AutoCloseable {
   /** How long the rest of a frame may take once its first byte came. */
   private static final Duration FRAME_TIMEOUT = Duration.ofSeconds(60);
 
-  /** What {@link #start} needs. */
+  /**
+   * What {@link #start} needs.
+   *
+   * @param secret the shared secret every client's hello must present, or {@code null} to take any client; never
+   *     shown by {@link #toString()}
+   */
   public record Settings(String sinkUrl, Properties sinkProperties, InetSocketAddress listen, Duration sinkTimeout,
-                         int maxConnections, long maxBufferedBytes, long diskReserveBytes) {
+                         int maxConnections, long maxBufferedBytes, long diskReserveBytes, String secret) {
     /** Validates. */
     public Settings {
       Objects.requireNonNull(sinkUrl, "sinkUrl");
@@ -72,17 +80,27 @@ public final class LoaderServer implements AutoCloseable {
         throw new IllegalArgumentException("maxBufferedBytes must hold one frame of " + LoaderProtocol.MAX_FRAME_BYTES
             + " bytes");
       }
+      if (secret != null && secret.isEmpty()) {
+        throw new IllegalArgumentException("an empty secret is none: give null");
+      }
+    }
+
+    /** These settings with clients required to present {@code value}. */
+    public Settings withSecret(String value) {
+      return new Settings(sinkUrl, sinkProperties, listen, sinkTimeout, maxConnections, maxBufferedBytes,
+          diskReserveBytes, value);
     }
 
     /** Loads into {@code sinkUrl}, listening on {@code listen}, with the defaults otherwise. */
     public static Settings of(String sinkUrl, Properties sinkProperties, InetSocketAddress listen) {
       return new Settings(sinkUrl, sinkProperties, listen, ProvenanceSink.DEFAULT_TIMEOUT, 256, 256L << 20,
-          DiskSpaceGuard.DEFAULT_RESERVE_BYTES);
+          DiskSpaceGuard.DEFAULT_RESERVE_BYTES, null);
     }
 
     @Override
     public String toString() {
-      return "Settings[sinkUrl=" + ProvenanceSink.redact(sinkUrl) + ", listen=" + listen + "]"; // no properties
+      return "Settings[sinkUrl=" + ProvenanceSink.redact(sinkUrl) + ", listen=" + listen + ", secret="
+          + (secret == null ? "none" : "(hidden)") + "]"; // no properties: they may hold the password
     }
   }
 
@@ -246,11 +264,18 @@ public final class LoaderServer implements AutoCloseable {
         if (hello == null) {
           return;
         }
+        LoaderProtocol.Hello introduced;
         try {
-          identity = LoaderProtocol.readHello(hello);
+          introduced = LoaderProtocol.readHello(hello);
         } finally {
           budget.release(hello.body().capacity() + 1);
         }
+        if (!secretMatches(introduced.secret())) {
+          refuse(out, peer, true, "the loader takes only clients that present its secret, and this one presented "
+              + (introduced.secret().isEmpty() ? "none" : "another"));
+          return;
+        }
+        identity = introduced.identity();
         client = clients.computeIfAbsent(identity, k -> new ClientState());
         if (!client.lock.tryLock(settings.sinkTimeout().toMillis() * 4, TimeUnit.MILLISECONDS)) {
           refuse(out, peer, false, "an earlier connection of " + identity + " is still loading; try again");
@@ -383,6 +408,21 @@ public final class LoaderServer implements AutoCloseable {
     rowsLoaded.addAndGet(load.rows().size());
     new LoaderProtocol.FrameWriter(LoaderProtocol.ACK).putInt(added).writeTo(out);
     return sink;
+  }
+
+  /** Whether a hello's secret is the loader's (any, if it has none); compared in constant time. */
+  private boolean secretMatches(String presented) {
+    if (settings.secret() == null) {
+      return true;
+    }
+    try {
+      java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+      byte[] expected = sha.digest(settings.secret().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      byte[] given = sha.digest(presented.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      return java.security.MessageDigest.isEqual(expected, given);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("this JVM has no SHA-256, which every Java platform must have", e);
+    }
   }
 
   /** Thrown under a client's lock when a newer connection of the client took over. */

@@ -111,7 +111,7 @@ class LoaderServerTest {
     List<ProvenanceRow> rows = rows(1, 3_000);
     try (LoaderServer loader = startLoader(apart, 0)) {
       try (ProvenanceSpooler spooler = ProvenanceSpooler.start(spooler(dir.resolve("spill-a")),
-          LoaderClient.opener(loader.address(), "test-node", Duration.ofSeconds(30)))) {
+          LoaderClient.opener(loader.address(), "test-node", null, Duration.ofSeconds(30)))) {
         spooler.register(EVERY_TYPE);
         for (int i = 0; i < rows.size(); i += 100) {
           spooler.offer(rows.subList(i, i + 100));
@@ -135,9 +135,9 @@ class LoaderServerTest {
   void aLoadResentAfterALostAnswerIsNotLoadedTwiceAndANewConnectionSupersedesTheOld() throws Exception {
     String url = duckDb("resent.db");
     try (LoaderServer loader = startLoader(url, 0);
-         LoaderClient first = LoaderClient.connect(loader.address(), "node-a", Duration.ofSeconds(30))) {
+         LoaderClient first = LoaderClient.connect(loader.address(), "node-a", null, Duration.ofSeconds(30))) {
       first.loadBatch(EVERY_TYPE, rows(1, 200), true);
-      try (LoaderClient second = LoaderClient.connect(loader.address(), "node-a", Duration.ofSeconds(30))) {
+      try (LoaderClient second = LoaderClient.connect(loader.address(), "node-a", null, Duration.ofSeconds(30))) {
         // The answer to the first was "lost": the node sends the batch again, not fresh, on a new connection.
         assertEquals(0, second.loadBatch(EVERY_TYPE, rows(1, 200), false), "no row added twice");
         assertEquals(50, second.loadBatch(EVERY_TYPE, rows(151, 100), false), "only the absent rows");
@@ -174,7 +174,7 @@ class LoaderServerTest {
   }
 
   private static void hello(DataOutputStream out, DataInputStream in) throws IOException {
-    LoaderProtocol.hello("raw-client").writeTo(out);
+    LoaderProtocol.hello("raw-client", null).writeTo(out);
     assertEquals("W", answer(in));
   }
 
@@ -234,13 +234,35 @@ class LoaderServerTest {
         frame.writeTo(out);
         assertEquals("A", answer(in), "the same connection loads a good batch after the refused one");
       }
-      try (LoaderClient client = LoaderClient.connect(loader.address(), "node-after", Duration.ofSeconds(30))) {
+      try (LoaderClient client = LoaderClient.connect(loader.address(), "node-after", null, Duration.ofSeconds(30))) {
         client.loadBatch(EVERY_TYPE, rows(100, 10), true);
       }
       assertEquals(5, loader.stats().framesRefused());
       assertEquals(11, loader.stats().rowsLoaded());
     }
     assertEquals(11, count(url, "SELECT COUNT(*) FROM LoaderTypes"));
+  }
+
+  @Test
+  void aLoaderWithASecretRefusesClientsThatDoNotPresentIt() throws Exception {
+    String url = duckDb("secret.db");
+    try (LoaderServer loader = LoaderServer.start(LoaderServer.Settings.of(url, new Properties(),
+        new InetSocketAddress("127.0.0.1", 0)).withSecret("s3cret-of-the-loader"))) {
+      assertTrue(!loader.toString().contains("s3cret") && !String.valueOf(LoaderServer.Settings.of(url, null,
+          new InetSocketAddress(0)).withSecret("s3cret")).contains("s3cret"), "the secret is never shown");
+      for (String wrong : new String[] {null, "another"}) {
+        SQLException refused = assertThrows(SQLException.class,
+            () -> LoaderClient.connect(loader.address(), "intruder", wrong, Duration.ofSeconds(30)));
+        assertTrue(refused.getMessage().contains("takes only clients that present its secret"),
+            refused.getMessage());
+      }
+      try (LoaderClient client = LoaderClient.connect(loader.address(), "node", "s3cret-of-the-loader",
+          Duration.ofSeconds(30))) {
+        client.loadBatch(EVERY_TYPE, rows(1, 5), true);
+      }
+      assertEquals(2, loader.stats().framesRefused());
+    }
+    assertEquals(5, count(url, "SELECT COUNT(*) FROM LoaderTypes"));
   }
 
   @Test
@@ -251,7 +273,7 @@ class LoaderServerTest {
     LoaderServer loader = startLoader(url, 0);
     port = loader.port();
     try (ProvenanceSpooler spooler = ProvenanceSpooler.start(spooler(dir.resolve("spill")),
-        LoaderClient.opener("127.0.0.1:" + port, "node-outage", Duration.ofSeconds(10)))) {
+        LoaderClient.opener("127.0.0.1:" + port, "node-outage", null, Duration.ofSeconds(10)))) {
       spooler.register(EVERY_TYPE);
       for (int i = 0; i < 2_000; i += 50) {
         spooler.offerDurably(rows.subList(i, i + 50));
