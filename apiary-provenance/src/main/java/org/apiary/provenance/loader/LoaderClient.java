@@ -78,7 +78,8 @@ public final class LoaderClient implements BatchSink {
       OutputStream out = new BufferedOutputStream(socket.getOutputStream(), 1 << 16);
       LoaderProtocol.hello(identity, secret).writeTo(out);
       LoaderProtocol.Frame answer = LoaderProtocol.readFrame(in, LoaderProtocol.MAX_FRAME_BYTES,
-          LoaderProtocol.ByteBudget.NONE);
+          LoaderProtocol.ByteBudget.NONE,
+          LoaderProtocol.ReadTimer.SOCKET_TIMEOUT);
       if (answer == null) {
         throw new IOException("the loader closed the connection");
       }
@@ -154,7 +155,8 @@ public final class LoaderClient implements BatchSink {
         frame.putInt(countAt, to - from);
         frame.writeTo(out);
         LoaderProtocol.Frame answer = LoaderProtocol.readFrame(in, LoaderProtocol.MAX_FRAME_BYTES,
-            LoaderProtocol.ByteBudget.NONE);
+            LoaderProtocol.ByteBudget.NONE,
+          LoaderProtocol.ReadTimer.SOCKET_TIMEOUT);
         if (answer == null) {
           throw new IOException("the loader closed the connection before answering");
         }

@@ -250,7 +250,12 @@ public final class LoaderProtocol {
   // ---- reading
 
   /** A frame read whole: its type and the rest of its bytes. */
-  record Frame(byte type, ByteBuffer body) {}
+  record Frame(byte type, ByteBuffer body) {
+    /** The frame's length, as its budget counted it. */
+    int bytes() {
+      return body.capacity() + 1;
+    }
+  }
 
   /** A frame that cannot be read as the protocol says: the loader answers it with an error and closes. */
   static final class MalformedFrameException extends Exception {
@@ -259,19 +264,34 @@ public final class LoaderProtocol {
     }
   }
 
+  /** Bounds the reads of one frame: called before each read from the socket, it sets its timeout to the time left. */
+  @FunctionalInterface
+  interface ReadTimer {
+    /** @throws java.net.SocketTimeoutException if no time is left */
+    void beforeRead() throws IOException;
+
+    /** For a socket whose own timeout bounds each read (a client waiting for an answer). */
+    ReadTimer SOCKET_TIMEOUT = () -> {};
+  }
+
   /**
-   * Reads one frame of at most {@code maxBytes}; null at a clean end of stream (before a frame's first byte).
+   * Reads one frame of at most {@code maxBytes}; null at a clean end of stream (before a frame's first byte). The
+   * frame's bytes are taken from {@code budget} before they are read; the caller gives them back
+   * ({@link ByteBudget#release} of {@link Frame#bytes()}) once it is done with the frame and what it decoded.
    *
    * @throws MalformedFrameException if the length is not positive or exceeds {@code maxBytes} (nothing more is read)
    * @throws EOFException if the stream ends inside a frame
    */
-  static Frame readFrame(DataInputStream in, int maxBytes, ByteBudget budget)
+  static Frame readFrame(DataInputStream in, int maxBytes, ByteBudget budget, ReadTimer timer)
       throws IOException, MalformedFrameException {
+    timer.beforeRead();
     int first = in.read();
     if (first < 0) {
       return null;
     }
-    int length = (first << 24) | (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8) | in.readUnsignedByte();
+    byte[] header = new byte[3];
+    readFully(in, header, timer);
+    int length = (first << 24) | ((header[0] & 0xFF) << 16) | ((header[1] & 0xFF) << 8) | (header[2] & 0xFF);
     if (length <= 0 || length > maxBytes) {
       throw new MalformedFrameException("a frame of " + Integer.toUnsignedString(length) + " bytes: frames are 1 to "
           + maxBytes + " bytes");
@@ -280,13 +300,24 @@ public final class LoaderProtocol {
     boolean read = false;
     try {
       byte[] bytes = new byte[length];
-      in.readFully(bytes);
+      readFully(in, bytes, timer);
       read = true;
       return new Frame(bytes[0], ByteBuffer.wrap(bytes, 1, length - 1).slice());
     } finally {
       if (!read) {
         budget.release(length);
       }
+    }
+  }
+
+  private static void readFully(DataInputStream in, byte[] bytes, ReadTimer timer) throws IOException {
+    for (int done = 0; done < bytes.length; ) {
+      timer.beforeRead();
+      int n = in.read(bytes, done, Math.min(bytes.length - done, 1 << 16));
+      if (n < 0) {
+        throw new EOFException("the connection ended inside a frame");
+      }
+      done += n;
     }
   }
 

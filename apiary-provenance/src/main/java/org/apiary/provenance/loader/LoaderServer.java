@@ -56,17 +56,18 @@ public final class LoaderServer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(LoaderServer.class.getName());
   /** How long a connection may stay silent between frames before the loader closes it. */
   private static final Duration IDLE_TIMEOUT = Duration.ofHours(1);
-  /** How long the rest of a frame may take once its first byte came. */
-  private static final Duration FRAME_TIMEOUT = Duration.ofSeconds(60);
 
   /**
    * What {@link #start} needs.
    *
    * @param secret the shared secret every client's hello must present, or {@code null} to take any client; never
    *     shown by {@link #toString()}
+   * @param frameTimeout how long a frame may take to arrive whole once its first byte came (default 60 s): a client
+   *     that trickles a frame holds its connection and its share of {@code maxBufferedBytes} no longer
    */
   public record Settings(String sinkUrl, Properties sinkProperties, InetSocketAddress listen, Duration sinkTimeout,
-                         int maxConnections, long maxBufferedBytes, long diskReserveBytes, String secret) {
+                         int maxConnections, long maxBufferedBytes, long diskReserveBytes, String secret,
+                         Duration frameTimeout) {
     /** Validates. */
     public Settings {
       Objects.requireNonNull(sinkUrl, "sinkUrl");
@@ -83,18 +84,28 @@ public final class LoaderServer implements AutoCloseable {
       if (secret != null && secret.isEmpty()) {
         throw new IllegalArgumentException("an empty secret is none: give null");
       }
+      Objects.requireNonNull(frameTimeout, "frameTimeout");
+      if (frameTimeout.toMillis() < 1) {
+        throw new IllegalArgumentException("frameTimeout must be at least 1 ms, not " + frameTimeout);
+      }
+    }
+
+    /** These settings with another {@link #frameTimeout()}. */
+    public Settings withFrameTimeout(Duration value) {
+      return new Settings(sinkUrl, sinkProperties, listen, sinkTimeout, maxConnections, maxBufferedBytes,
+          diskReserveBytes, secret, value);
     }
 
     /** These settings with clients required to present {@code value}. */
     public Settings withSecret(String value) {
       return new Settings(sinkUrl, sinkProperties, listen, sinkTimeout, maxConnections, maxBufferedBytes,
-          diskReserveBytes, value);
+          diskReserveBytes, value, frameTimeout);
     }
 
     /** Loads into {@code sinkUrl}, listening on {@code listen}, with the defaults otherwise. */
     public static Settings of(String sinkUrl, Properties sinkProperties, InetSocketAddress listen) {
       return new Settings(sinkUrl, sinkProperties, listen, ProvenanceSink.DEFAULT_TIMEOUT, 256, 256L << 20,
-          DiskSpaceGuard.DEFAULT_RESERVE_BYTES, null);
+          DiskSpaceGuard.DEFAULT_RESERVE_BYTES, null, Duration.ofSeconds(60));
     }
 
     @Override
@@ -218,7 +229,7 @@ public final class LoaderServer implements AutoCloseable {
     framesRefused.incrementAndGet();
     LOG.log(System.Logger.Level.WARNING, "provenance loader refused " + socket.getRemoteSocketAddress() + ": " + why);
     try (socket) {
-      socket.setSoTimeout((int) FRAME_TIMEOUT.toMillis());
+      socket.setSoTimeout((int) settings.frameTimeout().toMillis());
       LoaderProtocol.error(true, null, why).writeTo(socket.getOutputStream());
     } catch (IOException e) {
       LOG.log(System.Logger.Level.DEBUG, "could not tell " + socket.getRemoteSocketAddress() + " why", e);
@@ -229,9 +240,9 @@ public final class LoaderServer implements AutoCloseable {
     @Override
     public void acquire(int bytes) throws IOException {
       try {
-        if (!bufferedBytes.tryAcquire(bytes, FRAME_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+        if (!bufferedBytes.tryAcquire(bytes, settings.frameTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
           throw new IOException("the loader holds " + settings.maxBufferedBytes() + " bytes of frames already and "
-              + "none was freed within " + FRAME_TIMEOUT.toSeconds() + " s");
+              + "not enough was freed within " + describe(settings.frameTimeout()));
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -253,14 +264,14 @@ public final class LoaderServer implements AutoCloseable {
     try (socket) {
       socket.setTcpNoDelay(true);
       socket.setKeepAlive(true);
-      socket.setSoTimeout((int) FRAME_TIMEOUT.toMillis());
       DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream(), 1 << 16));
       OutputStream out = new BufferedOutputStream(socket.getOutputStream(), 1 << 16);
       String identity;
       ClientState client;
       long epoch;
       try {
-        LoaderProtocol.Frame hello = LoaderProtocol.readFrame(in, LoaderProtocol.MAX_HELLO_BYTES, budget);
+        LoaderProtocol.Frame hello = LoaderProtocol.readFrame(in, LoaderProtocol.MAX_HELLO_BYTES, budget,
+            frameTimer(socket));
         if (hello == null) {
           return;
         }
@@ -268,7 +279,7 @@ public final class LoaderServer implements AutoCloseable {
         try {
           introduced = LoaderProtocol.readHello(hello);
         } finally {
-          budget.release(hello.body().capacity() + 1);
+          budget.release(hello.bytes());
         }
         if (!secretMatches(introduced.secret())) {
           refuse(out, peer, true, "the loader takes only clients that present its secret, and this one presented "
@@ -301,8 +312,7 @@ public final class LoaderServer implements AutoCloseable {
             return; // the client closed the connection between frames
           }
           in.reset();
-          socket.setSoTimeout((int) FRAME_TIMEOUT.toMillis());
-          frame = LoaderProtocol.readFrame(in, LoaderProtocol.MAX_FRAME_BYTES, budget);
+          frame = LoaderProtocol.readFrame(in, LoaderProtocol.MAX_FRAME_BYTES, budget, frameTimer(socket));
           if (frame == null) {
             return;
           }
@@ -310,25 +320,22 @@ public final class LoaderServer implements AutoCloseable {
           refuse(out, peer, true, e.getMessage());
           return;
         }
-        int frameBytes = frame.body().capacity() + 1;
-        LoaderProtocol.Load load;
+        // The frame's bytes stay counted until its rows are loaded: they, decoded, are what it holds in memory.
         try {
           if (frame.type() != LoaderProtocol.LOAD) {
             throw new LoaderProtocol.MalformedFrameException("a frame of type " + (frame.type() & 0xFF)
                 + " where a load was expected");
           }
-          load = LoaderProtocol.readLoad(frame);
+          LoaderProtocol.Load load = LoaderProtocol.readLoad(frame);
+          sink = loadOne(identity, client, epoch, load, sink, out, peer);
         } catch (LoaderProtocol.MalformedFrameException e) {
           refuse(out, peer, true, e.getMessage());
           return;
-        } finally {
-          budget.release(frameBytes);
-        }
-        try {
-          sink = loadOne(identity, client, epoch, load, sink, out, peer);
         } catch (Superseded e) {
           sink = null; // closed by loadOne
           return;
+        } finally {
+          budget.release(frame.bytes());
         }
       }
     } catch (EOFException | SocketException e) {
@@ -410,6 +417,19 @@ public final class LoaderServer implements AutoCloseable {
     return sink;
   }
 
+  /** A timer for one frame: its reads together may take at most the frame timeout, from now. */
+  private LoaderProtocol.ReadTimer frameTimer(Socket socket) {
+    long deadline = System.nanoTime() + settings.frameTimeout().toNanos();
+    return () -> {
+      long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+      if (left < 1) {
+        throw new SocketTimeoutException("a frame did not arrive whole within the frame timeout of "
+            + describe(settings.frameTimeout()));
+      }
+      socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
+    };
+  }
+
   /** Whether a hello's secret is the loader's (any, if it has none); compared in constant time. */
   private boolean secretMatches(String presented) {
     if (settings.secret() == null) {
@@ -437,6 +457,10 @@ public final class LoaderServer implements AutoCloseable {
     LOG.log(System.Logger.Level.WARNING, "provenance loader refused input from " + peer + ": " + why
         + (fatal ? "; connection closed" : ""));
     LoaderProtocol.error(fatal, null, why).writeTo(out);
+  }
+
+  private static String describe(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : d.toMillis() + " ms";
   }
 
   private static void closeSink(ProvenanceSink sink) {

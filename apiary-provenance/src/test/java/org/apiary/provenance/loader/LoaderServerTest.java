@@ -244,6 +244,39 @@ class LoaderServerTest {
   }
 
   @Test
+  void aFrameTrickledSlowerThanTheFrameTimeoutIsCutOff() throws Exception {
+    try (LoaderServer loader = LoaderServer.start(LoaderServer.Settings.of(duckDb("slow.db"), new Properties(),
+        new InetSocketAddress("127.0.0.1", 0)).withFrameTimeout(Duration.ofSeconds(1)));
+         Socket s = raw(loader); DataOutputStream out = new DataOutputStream(s.getOutputStream());
+         DataInputStream in = new DataInputStream(s.getInputStream())) {
+      hello(out, in);
+      out.writeInt(1 << 20); // announces 1 MiB, then sends a byte every 200 ms: each read is quick, the frame never
+      out.flush();         // arrives whole
+      long started = System.nanoTime();
+      boolean cut = false;
+      s.setSoTimeout(200);
+      for (int i = 0; i < 150 && !cut; i++) { // up to 30 s of trickling: far past the 1 s frame timeout
+        try {
+          in.read(); // the loader says nothing to a frame in progress: an answer or the end means it gave up on it
+          cut = true;
+        } catch (java.net.SocketTimeoutException e) {
+          try {
+            out.write(0);
+            out.flush();
+          } catch (IOException closed) {
+            cut = true;
+          }
+        } catch (IOException e) {
+          cut = true; // reset by the loader
+        }
+      }
+      long seconds = (System.nanoTime() - started) / 1_000_000_000L;
+      assertTrue(cut, "the loader cut the trickling frame off after its 1 s frame timeout; still reading it after "
+          + seconds + " s of trickling");
+    }
+  }
+
+  @Test
   void aLoaderWithASecretRefusesClientsThatDoNotPresentIt() throws Exception {
     String url = duckDb("secret.db");
     try (LoaderServer loader = LoaderServer.start(LoaderServer.Settings.of(url, new Properties(),
