@@ -133,11 +133,16 @@ public final class LoaderServer implements AutoCloseable {
   private final AtomicLong framesRefused = new AtomicLong();
   private volatile boolean closed;
 
-  /** Per client identity: the lock its loads take and its newest connection. */
+  /**
+   * Per client identity with a connection open: the lock its loads take and its newest connection. Dropped with its
+   * last connection, so identities that come and go do not accumulate.
+   */
   private static final class ClientState {
     final ReentrantLock lock = new ReentrantLock();
     /** The newest connection's number; guarded by lock. */
     long epoch;
+    /** Connections holding this state; changed only inside {@code clients.compute}. */
+    int users;
   }
 
   private LoaderServer(Settings settings, ServerSocket serverSocket) {
@@ -201,6 +206,11 @@ public final class LoaderServer implements AutoCloseable {
         framesRefused.get());
   }
 
+  /** Client identities with a connection open (tests). */
+  int clientsTracked() {
+    return clients.size();
+  }
+
   private void acceptLoop() {
     long number = 0;
     while (!closed) {
@@ -261,12 +271,12 @@ public final class LoaderServer implements AutoCloseable {
     connections.incrementAndGet();
     String peer = String.valueOf(socket.getRemoteSocketAddress());
     ProvenanceSink sink = null;
+    String identity = null;
     try (socket) {
       socket.setTcpNoDelay(true);
       socket.setKeepAlive(true);
       DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream(), 1 << 16));
       OutputStream out = new BufferedOutputStream(socket.getOutputStream(), 1 << 16);
-      String identity;
       ClientState client;
       long epoch;
       try {
@@ -287,7 +297,11 @@ public final class LoaderServer implements AutoCloseable {
           return;
         }
         identity = introduced.identity();
-        client = clients.computeIfAbsent(identity, k -> new ClientState());
+        client = clients.compute(identity, (k, state) -> {
+          ClientState held = state == null ? new ClientState() : state;
+          held.users++;
+          return held;
+        });
         if (!client.lock.tryLock(settings.sinkTimeout().toMillis() * 4, TimeUnit.MILLISECONDS)) {
           refuse(out, peer, false, "an earlier connection of " + identity + " is still loading; try again");
           return;
@@ -348,6 +362,9 @@ public final class LoaderServer implements AutoCloseable {
       Thread.currentThread().interrupt();
     } finally {
       closeSink(sink);
+      if (identity != null) {
+        clients.compute(identity, (k, state) -> state == null || --state.users == 0 ? null : state);
+      }
       open.remove(socket);
       connectionSlots.release();
     }

@@ -150,6 +150,23 @@ class LoaderServerTest {
     assertEquals(250, count(url, "SELECT COUNT(DISTINCT id) FROM LoaderTypes"));
   }
 
+  @Test
+  void identitiesAreForgottenWithTheirLastConnection() throws Exception {
+    try (LoaderServer loader = startLoader(duckDb("identities.db"), 0)) {
+      for (int i = 0; i < 20; i++) {
+        try (LoaderClient client = LoaderClient.connect(loader.address(), "passing-" + i, null,
+            Duration.ofSeconds(30))) {
+          client.loadBatch(EVERY_TYPE, rows(i, 1), true);
+        }
+      }
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+      while (loader.clientsTracked() > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(20); // each connection's thread ends once it reads the client's close
+      }
+      assertEquals(0, loader.clientsTracked(), "no identity kept after its connections closed");
+    }
+  }
+
   /** Reads one answer frame from a raw connection: its type, and for an error whether it is fatal and its text. */
   private static String answer(DataInputStream in) throws IOException {
     int length = in.readInt();
