@@ -60,8 +60,9 @@ public final class ClusterCommand implements Runnable {
           "With --sink every node captures provenance (the writes of application tables, the reads and every "
               + "function execution) into one JDBC sink that every node reaches (PostgreSQL or Vertica); each node "
               + "spills to a directory of its own under DIR/provenance-spill while the sink is away, and loads it "
-              + "when it restarts. A DuckDB file is one process's, so it is refused for more than one node (a loader "
-              + "process of its own is not built yet)."})
+              + "when it restarts. A DuckDB file is one process's, so it is refused for more than one node unless "
+              + "the nodes load through one `apiary loader` (--loader), which also takes the loading's CPU off the "
+              + "nodes."})
   static final class Start implements Callable<Integer> {
     @Option(names = "--nodes", paramLabel = "N", description = "Server processes (default 3); fixed by the first "
         + "start on DIR.")
@@ -115,6 +116,16 @@ public final class ClusterCommand implements Runnable {
     @Option(names = "--sink-password-file", paramLabel = "FILE", description = "A file whose first line is the "
         + "sink user's password (with --sink; never on the command line, where other users could read it).")
     Path sinkPasswordFile;
+
+    @Option(names = "--loader", paramLabel = "HOST:PORT", description = "With --sink, on the first start: the nodes "
+        + "send their capture to the provenance loader at HOST:PORT (`apiary loader --sink URL --listen HOST:PORT`, "
+        + "started first, on any host), which loads it into the sink, instead of loading it themselves. The sink's "
+        + "user and password then go to the loader, not here; a DuckDB sink may then serve several nodes.")
+    String loader;
+
+    @Option(names = "--loader-secret-file", paramLabel = "FILE", description = "With --loader: a file whose first "
+        + "line is the secret the loader was started with (`apiary loader --secret-file`); the nodes present it.")
+    Path loaderSecretFile;
 
     @Option(names = "--durable-capture", description = "With --sink: every function execution's provenance is "
         + "forced to the node's disk before it commits, so a node's crash loses none of it (a disk flush per "
@@ -172,7 +183,8 @@ public final class ClusterCommand implements Runnable {
             + settings.kfactor() + ", " + settings.sitesPerHost() + " sites per node, "
             + (settings.journalMode() == JournalMode.NONE ? "a snapshot" : "journaled, a checkpoint") + " every "
             + settings.snapshotIntervalSeconds() + " s; provenance " + (settings.provenance() == null
-            ? "not captured" : "captured into " + settings.provenance()) + ")");
+            ? "not captured" : "captured into " + settings.provenance()
+            + (firstStart && loader != null ? " through the loader at " + loader : "")) + ")");
         out.flush();
         LocalCluster cluster;
         try {
@@ -354,8 +366,23 @@ public final class ClusterCommand implements Runnable {
         }
         return s;
       }
-      if (sink == null && (sinkUser != null || sinkPasswordFile != null || durableCapture)) {
-        throw new CliException("--sink-user, --sink-password-file and --durable-capture go with --sink", 2, null);
+      if (sink == null && (sinkUser != null || sinkPasswordFile != null || durableCapture || loader != null)) {
+        throw new CliException("--sink-user, --sink-password-file, --durable-capture and --loader go with --sink", 2,
+            null);
+      }
+      if (loader == null && loaderSecretFile != null) {
+        throw new CliException("--loader-secret-file goes with --loader", 2, null);
+      }
+      if (loader != null && (sinkUser != null || sinkPasswordFile != null)) {
+        throw new CliException("with --loader the nodes never connect to the sink: give --sink-user and "
+            + "--sink-password-file to `apiary loader`", 2, null);
+      }
+      if (loader != null) {
+        try {
+          org.apiary.provenance.loader.LoaderProtocol.parseAddress(loader);
+        } catch (IllegalArgumentException e) {
+          throw new CliException("--loader: " + e.getMessage(), 2, e);
+        }
       }
       if (sink != null && !sink.startsWith("jdbc:")) {
         throw new CliException("--sink takes a JDBC URL (jdbc:postgresql://HOST:PORT/DB, jdbc:vertica://..., "
@@ -365,9 +392,10 @@ public final class ClusterCommand implements Runnable {
           kfactor == null ? 1 : kfactor, sitesPerHost == null ? 2 : sitesPerHost,
           snapshotIntervalSeconds == null ? DatabaseConfig.DEFAULT_SNAPSHOT_INTERVAL_SECONDS : snapshotIntervalSeconds,
           sink, journalMode().name().toLowerCase(java.util.Locale.ROOT));
-      if (sink != null && sink.startsWith("jdbc:duckdb:") && s.nodes() > 1) {
+      if (sink != null && sink.startsWith("jdbc:duckdb:") && s.nodes() > 1 && loader == null) {
         throw new CliException("a DuckDB file is one process's, and every node of a cluster loads into the sink: "
-            + "give --sink a PostgreSQL or Vertica URL for " + s.nodes() + " nodes", 2, null);
+            + "give --sink a PostgreSQL or Vertica URL for " + s.nodes() + " nodes, or load through one "
+            + "`apiary loader` (--loader)", 2, null);
       }
       if (s.nodes() < 1 || s.sitesPerHost() < 1 || s.kfactor() < 0 || s.kfactor() >= s.nodes()) {
         throw new CliException("need --nodes >= 1, --sites-per-host >= 1 and 0 <= --kfactor < --nodes, not --nodes "
@@ -395,7 +423,9 @@ public final class ClusterCommand implements Runnable {
         }
       }
       return ProvenanceConfig.sink(settings.provenance()).withCredentials(sinkUser, password)
-          .withDurableCapture(durableCapture);
+          .withDurableCapture(durableCapture).withLoader(loader)
+          .withLoaderSecret(loaderSecretFile == null ? null : LoaderCommand.firstLine(loaderSecretFile,
+              "--loader-secret-file"));
     }
 
     private static void same(String option, Number given, long kept, ClusterDirectory dir) {

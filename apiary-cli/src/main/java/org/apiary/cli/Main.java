@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
     subcommands = {DemoCommand.class, StartCommand.class, StopCommand.class, DeployCommand.class,
         InvokeCommand.class, StatusCommand.class, ExecutionsCommand.class, SchedulesCommand.class, ClusterCommand.class,
         FrontendCommand.class, ProvenanceCommand.class, CredentialsCommand.class, ConsoleCommand.class,
-        SqlCommand.class})
+        SqlCommand.class, LoaderCommand.class})
 public final class Main implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;

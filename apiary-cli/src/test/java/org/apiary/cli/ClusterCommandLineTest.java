@@ -313,6 +313,16 @@ class ClusterCommandLineTest {
     assertTrue(err.toString().contains("go with --sink"), err.toString());
     assertEquals(2, cl.execute("cluster", "start", "--sink", "postgres://x", "--data", work.resolve("bad").toString()));
     assertTrue(err.toString().contains("--sink takes a JDBC URL"), err.toString());
+    assertEquals(2, cl.execute("cluster", "start", "--loader", "127.0.0.1:21720", "--data",
+        work.resolve("bad").toString()));
+    assertTrue(err.toString().contains("--loader go with --sink"), err.toString());
+    assertEquals(2, cl.execute("cluster", "start", "--sink", "jdbc:postgresql://127.0.0.1/x", "--sink-user", "u",
+        "--loader", "127.0.0.1:21720", "--data", work.resolve("bad").toString()));
+    assertTrue(err.toString().contains("give --sink-user and --sink-password-file to `apiary loader`"),
+        err.toString());
+    assertEquals(2, cl.execute("cluster", "start", "--sink", "jdbc:postgresql://127.0.0.1/x", "--loader", "loader",
+        "--data", work.resolve("bad").toString()));
+    assertTrue(err.toString().contains("--loader: a loader address is host:port"), err.toString());
     assertEquals(2, cl.execute("cluster", "start", "--secure", "--insecure", "--data", work.resolve("bad").toString()));
     assertTrue(err.toString().contains("give --secure or --insecure, not both"), err.toString());
     assertFalse(Files.exists(work.resolve("bad").resolve(ClusterDirectory.SETTINGS)), "a refused start fixes no settings");

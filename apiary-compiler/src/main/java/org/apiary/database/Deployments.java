@@ -83,8 +83,13 @@ public final class Deployments {
     Path spill = p.spillDirectory() != null ? p.spillDirectory() : spillDefault;
     StringBuilder props = new StringBuilder();
     property(props, "sink.url", p.sinkUrl());
-    property(props, "sink.user", p.sinkUser());
-    property(props, "sink.password", p.sinkPassword());
+    if (p.loaderAddress() == null) {
+      property(props, "sink.user", p.sinkUser());
+      property(props, "sink.password", p.sinkPassword());
+    } else {
+      property(props, "loader", p.loaderAddress()); // the loader holds the sink's credentials, the servers need none
+      property(props, "loader.secret", p.loaderSecret());
+    }
     property(props, "flush.ms", String.valueOf(p.flushInterval().toMillis()));
     property(props, "spill.dir", spill.toAbsolutePath().toString());
     property(props, "durable", String.valueOf(p.durable()));

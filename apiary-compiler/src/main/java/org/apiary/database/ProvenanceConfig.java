@@ -33,11 +33,20 @@ import java.util.Objects;
  *     written (durable capture then refuses every function execution; otherwise rows beyond the spooler's memory are
  *     dropped and counted); below it on the volume of a DuckDB sink's file, loading pauses. Each resumes once the
  *     volume has the reserve and a quarter usable again.
+ * @param loaderAddress {@code host:port} of a provenance loader run apart ({@code apiary loader --sink URL}), which
+ *     the servers send their capture to instead of loading it into {@code sinkUrl} themselves; {@code null} (the
+ *     default) loads in each server's process. With a loader, {@code sinkUrl} is where the loader loads (what
+ *     provenance queries read), and the servers need neither it nor its credentials. Each server keeps its spooler
+ *     and spill files as without one; a batch leaves them only once the loader answers that it committed it, so
+ *     durable capture keeps its guarantee while the loader or the link is down.
+ * @param loaderSecret the secret the loader was started with ({@code apiary loader --secret-file}), which the servers
+ *     present to it, or {@code null} for a loader without one; never shown by {@link #toString()}
  */
 public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassword, Duration flushInterval,
                                Duration exportFlushInterval, Path spillDirectory,
                                java.util.Set<String> writeCaptureTables, boolean durable,
-                               boolean captureReads, long diskReserveBytes) {
+                               boolean captureReads, long diskReserveBytes, String loaderAddress,
+                               String loaderSecret) {
   /** The export target name Apiary's deployment declares. */
   public static final String EXPORT_TARGET = "apiary_provenance";
 
@@ -58,6 +67,10 @@ public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassw
     if (diskReserveBytes < 0) {
       throw new IllegalArgumentException("diskReserveBytes must not be negative, not " + diskReserveBytes);
     }
+    if (loaderAddress != null) {
+      org.apiary.provenance.loader.LoaderProtocol.parseAddress(loaderAddress);
+      loaderAddress = loaderAddress.strip();
+    }
   }
 
   /** An embedded DuckDB file as the sink. */
@@ -68,46 +81,66 @@ public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassw
   /** Any JDBC sink, with default intervals. */
   public static ProvenanceConfig sink(String jdbcUrl) {
     return new ProvenanceConfig(jdbcUrl, null, null, Duration.ofMillis(250), Duration.ofMillis(100), null, null, false,
-        true, org.apiary.provenance.DiskSpaceGuard.DEFAULT_RESERVE_BYTES);
+        true, org.apiary.provenance.DiskSpaceGuard.DEFAULT_RESERVE_BYTES, null, null);
+  }
+
+  /**
+   * Capture sent to the provenance loader at {@code address} ({@code host:port}), which loads it into
+   * {@code sinkUrl}, the URL the loader was started with ({@code apiary loader --sink URL}).
+   */
+  public static ProvenanceConfig loader(String address, String sinkUrl) {
+    return sink(sinkUrl).withLoader(address);
+  }
+
+  /** The secret the servers present to the loader ({@code apiary loader --secret-file}); {@code null}: none. */
+  public ProvenanceConfig withLoaderSecret(String secret) {
+    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
+        writeCaptureTables, durable, captureReads, diskReserveBytes, loaderAddress, secret);
+  }
+
+  /** Capture sent to the provenance loader at {@code host:port}; {@code null}: loaded in each server's process. */
+  public ProvenanceConfig withLoader(String address) {
+    return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
+        writeCaptureTables, durable, captureReads, diskReserveBytes, address, loaderSecret);
   }
 
   public ProvenanceConfig withCredentials(String user, String password) {
     return new ProvenanceConfig(sinkUrl, user, password, flushInterval, exportFlushInterval, spillDirectory,
-        writeCaptureTables, durable, captureReads, diskReserveBytes);
+        writeCaptureTables, durable, captureReads, diskReserveBytes, loaderAddress, loaderSecret);
   }
 
   public ProvenanceConfig withFlushInterval(Duration value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, value, exportFlushInterval, spillDirectory,
-        writeCaptureTables, durable, captureReads, diskReserveBytes);
+        writeCaptureTables, durable, captureReads, diskReserveBytes, loaderAddress, loaderSecret);
   }
 
   public ProvenanceConfig withSpillDirectory(Path value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, value,
-        writeCaptureTables, durable, captureReads, diskReserveBytes);
+        writeCaptureTables, durable, captureReads, diskReserveBytes, loaderAddress, loaderSecret);
   }
 
   /** Captures the writes of these application tables only (reads and executions are captured everywhere). */
   public ProvenanceConfig withWriteCaptureOnly(String... tables) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
-        java.util.Set.of(tables), durable, captureReads, diskReserveBytes);
+        java.util.Set.of(tables), durable, captureReads, diskReserveBytes, loaderAddress, loaderSecret);
   }
 
   /** Captured reads and executions forced to disk before each function's transaction commits. */
   public ProvenanceConfig withDurableCapture(boolean value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
-        writeCaptureTables, value, captureReads, diskReserveBytes);
+        writeCaptureTables, value, captureReads, diskReserveBytes, loaderAddress, loaderSecret);
   }
 
   /** Whether rows read are captured ({@code false}: writes and function executions only). */
   public ProvenanceConfig withReadCapture(boolean value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
-        writeCaptureTables, durable, value, diskReserveBytes);
+        writeCaptureTables, durable, value, diskReserveBytes, loaderAddress, loaderSecret);
   }
 
   /** The space each database server keeps usable on the volumes it writes; zero: no guard. See the record's doc. */
   public ProvenanceConfig withDiskReserveBytes(long value) {
     return new ProvenanceConfig(sinkUrl, sinkUser, sinkPassword, flushInterval, exportFlushInterval, spillDirectory,
-        writeCaptureTables, durable, captureReads, value);
+        writeCaptureTables, durable, captureReads, value, loaderAddress, loaderSecret);
   }
 
   /** Whether writes of {@code table} are captured. */
@@ -122,6 +155,7 @@ public record ProvenanceConfig(String sinkUrl, String sinkUser, String sinkPassw
         + ", sinkPassword=" + (sinkPassword == null ? "null" : "(hidden)") + ", flushInterval=" + flushInterval
         + ", exportFlushInterval=" + exportFlushInterval + ", spillDirectory=" + spillDirectory
         + ", writeCaptureTables=" + writeCaptureTables + ", durable=" + durable + ", captureReads=" + captureReads
-        + ", diskReserveBytes=" + diskReserveBytes + "]";
+        + ", diskReserveBytes=" + diskReserveBytes + ", loaderAddress=" + loaderAddress + ", loaderSecret="
+        + (loaderSecret == null ? "null" : "(hidden)") + "]";
   }
 }

@@ -53,7 +53,7 @@ import org.apiary.DatabaseException;
  *
  * <p>Not thread-safe: use one sink from one thread at a time. {@link ProvenanceSpooler} owns its sink.
  */
-public final class ProvenanceSink implements AutoCloseable {
+public final class ProvenanceSink implements BatchSink {
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
   private static final Pattern SECRET = Pattern.compile("(?i)(password|pwd)=[^&;]*");
 
@@ -456,6 +456,15 @@ public final class ProvenanceSink implements AutoCloseable {
       throw failure("cannot load " + rows.size() + " rows into provenance table " + table.name() + " in " + url(),
           broken, started, false, timeout);
     }
+  }
+
+  /**
+   * {@link #append} ({@code fresh}) or {@link #load} of rows already checked against {@code table}, as a
+   * {@link ProvenanceSpooler} checks them when they are offered; rows from anywhere else go through those two.
+   */
+  @Override
+  public int loadBatch(ProvenanceTable table, List<ProvenanceRow> rows, boolean fresh) throws SQLException {
+    return loadChecked(table, rows, fresh);
   }
 
   /** Reads a TIMESTAMP column that this sink wrote (UTC) as an instant; {@code null} for SQL NULL. */

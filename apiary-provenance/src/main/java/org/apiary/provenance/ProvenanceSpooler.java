@@ -81,7 +81,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
   private static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
 
   private final SpoolerConfig config;
-  private final Supplier<ProvenanceSink> sinkFactory;
+  private final Supplier<? extends BatchSink> sinkFactory;
   private final Map<String, ProvenanceTable> tables = new ConcurrentHashMap<>();
   private final FileChannel lockChannel;
   private final FileLock directoryLock;
@@ -138,7 +138,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
   private volatile boolean stopping;
 
   // Used by the loader thread only.
-  private ProvenanceSink sink;
+  private BatchSink sink;
   private final Set<String> ensured = new HashSet<>();
   private int consecutiveFailures;
   private long stallWarnedSegment = -1;
@@ -148,7 +148,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
   private final SpillFile.Channels channels;
   private final DiskSpaceGuard disk;
 
-  private ProvenanceSpooler(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory, FileChannel lockChannel,
+  private ProvenanceSpooler(SpoolerConfig config, Supplier<? extends BatchSink> sinkFactory, FileChannel lockChannel,
                             FileLock directoryLock, SpillFile.Channels channels, DiskSpaceGuard disk) {
     this.config = config;
     this.channels = channels;
@@ -171,7 +171,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
    * @throws IllegalStateException if another spooler uses the spill directory
    * @throws UncheckedIOException if the spill directory or a spill file in it cannot be read or written
    */
-  public static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory) {
+  public static ProvenanceSpooler start(SpoolerConfig config, Supplier<? extends BatchSink> sinkFactory) {
     return start(config, sinkFactory, SpillFile.Channels.FILES, null);
   }
 
@@ -179,13 +179,13 @@ public final class ProvenanceSpooler implements AutoCloseable {
    * As {@link #start(SpoolerConfig, Supplier)}, with the volumes measured by {@code disk}, a guard shared with the
    * process's other writers (its reserve is used, not {@link SpoolerConfig#diskReserveBytes()}).
    */
-  public static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory,
+  public static ProvenanceSpooler start(SpoolerConfig config, Supplier<? extends BatchSink> sinkFactory,
                                         DiskSpaceGuard disk) {
     return start(config, sinkFactory, SpillFile.Channels.FILES, Objects.requireNonNull(disk, "disk"));
   }
 
   /** Starts a spooler whose spill files are written through {@code channels} (tests inject failures). */
-  static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory,
+  static ProvenanceSpooler start(SpoolerConfig config, Supplier<? extends BatchSink> sinkFactory,
                                  SpillFile.Channels channels) {
     return start(config, sinkFactory, channels, null);
   }
@@ -194,7 +194,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
    * Starts a spooler whose spill files are written through {@code channels} and whose volumes {@code disk} measures
    * ({@code null}: one reserving {@link SpoolerConfig#diskReserveBytes()}); tests inject both.
    */
-  static ProvenanceSpooler start(SpoolerConfig config, Supplier<ProvenanceSink> sinkFactory,
+  static ProvenanceSpooler start(SpoolerConfig config, Supplier<? extends BatchSink> sinkFactory,
                                  SpillFile.Channels channels, DiskSpaceGuard disk) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(sinkFactory, "sinkFactory");
@@ -869,7 +869,7 @@ public final class ProvenanceSpooler implements AutoCloseable {
           List<ProvenanceRow> tableRows = group.getValue();
           for (int from = 0; from < tableRows.size(); from += config.maxBatchRows()) {
             // Checked when offered (a spill file's rows before they were written, under its own definitions).
-            sink.loadChecked(table, tableRows.subList(from, Math.min(tableRows.size(), from + config.maxBatchRows())),
+            sink.loadBatch(table, tableRows.subList(from, Math.min(tableRows.size(), from + config.maxBatchRows())),
                 !batch.segment.mayBeInSink);
             batchesLoaded.incrementAndGet();
           }

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apiary.provenance.BatchSink;
 import org.apiary.provenance.DiskSpaceGuard;
 import org.apiary.provenance.ProvenanceRow;
 import org.apiary.provenance.ProvenanceSchema;
@@ -17,6 +18,7 @@ import org.apiary.provenance.ProvenanceSink;
 import org.apiary.provenance.ProvenanceSpooler;
 import org.apiary.provenance.ProvenanceTable;
 import org.apiary.provenance.SpoolerConfig;
+import org.apiary.provenance.loader.LoaderClient;
 
 /**
  * Provenance capture inside one database server process: the spooler that buffers function executions and reads
@@ -50,7 +52,8 @@ public final class ServerProvenance implements AutoCloseable {
 
   /** What the deployment's export properties say. */
   record Settings(String sinkUrl, String user, String password, Duration flushInterval, Path spillDirectory,
-                  boolean durable, boolean captureReads, long diskReserveBytes) {
+                  boolean durable, boolean captureReads, long diskReserveBytes, String loader,
+                  String loaderSecret) {
     static Settings from(Properties p) {
       String url = p.getProperty("sink.url");
       if (url == null || url.isBlank()) {
@@ -62,7 +65,25 @@ public final class ServerProvenance implements AutoCloseable {
           Boolean.parseBoolean(p.getProperty("durable", "false")),
           Boolean.parseBoolean(p.getProperty("reads", "true")),
           // A deployment written before the guard existed has no reserve: it gets the default.
-          Long.parseLong(p.getProperty("disk.reserve.bytes", String.valueOf(DiskSpaceGuard.DEFAULT_RESERVE_BYTES))));
+          Long.parseLong(p.getProperty("disk.reserve.bytes", String.valueOf(DiskSpaceGuard.DEFAULT_RESERVE_BYTES))),
+          blankToNull(p.getProperty("loader")), blankToNull(p.getProperty("loader.secret")));
+    }
+
+    private static String blankToNull(String value) {
+      return value == null || value.isBlank() ? null : value.strip();
+    }
+
+    /** Where this server's capture goes: the loader's address, or the sink's URL (without a password). */
+    String destination() {
+      return loader != null ? "the provenance loader at " + loader + " (loading into "
+          + ProvenanceSink.redact(sinkUrl) + ")" : ProvenanceSink.redact(sinkUrl);
+    }
+
+    /** The password is never shown. */
+    @Override
+    public String toString() {
+      return "Settings[" + destination() + ", user=" + user + ", flushInterval=" + flushInterval + ", spillDirectory="
+          + spillDirectory + ", durable=" + durable + "]";
     }
 
     Properties sinkProperties() {
@@ -80,7 +101,8 @@ public final class ServerProvenance implements AutoCloseable {
   private final ProvenanceSpooler spooler;
   private final Map<String, ProvenanceTable> eventsTables = new ConcurrentHashMap<>();
   private final Object loaderLock = new Object();
-  private ProvenanceSink loader;
+  private BatchSink loader;
+  private final java.util.function.Supplier<? extends BatchSink> directSinks;
   private final java.util.concurrent.ScheduledExecutorService reporter;
   /** The last failure to write the backlog report, said once until it changes (a full disk would repeat it). */
   private String reportFailure;
@@ -95,11 +117,12 @@ public final class ServerProvenance implements AutoCloseable {
     this.spooler = ProvenanceSpooler.start(SpoolerConfig.defaults().withFlushInterval(settings.flushInterval())
         .withSpillDirectory(spillDirectory)
         .withRecovery(recovery()).withDiskReserveBytes(settings.diskReserveBytes()),
-        ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties()), disk);
+        sinks(settings, spillDirectory, "spooler"), disk);
     spooler.register(ProvenanceSchema.functionInvocations());
     spooler.register(ProvenanceSchema.deniedCalls());
     spooler.register(ProvenanceSchema.invocations());
     spooler.register(ProvenanceSchema.multiPartitionPositions());
+    this.directSinks = sinks(settings, spillDirectory, "exports");
     this.reporter = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "apiary-provenance-backlog-report");
       t.setDaemon(true);
@@ -107,6 +130,30 @@ public final class ServerProvenance implements AutoCloseable {
     });
     reporter.scheduleWithFixedDelay(() -> report(false), 0, BacklogReport.INTERVAL.toMillis(),
         java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Opens this server's connections for loading: to the sink itself, or to the loader run apart. A loader tells a
+   * server's connections apart by {@code role} and by where the server keeps its spill files, which are this
+   * server's alone and the same after a restart.
+   */
+  private static java.util.function.Supplier<? extends BatchSink> sinks(Settings settings, Path spillDirectory,
+                                                                        String role) {
+    if (settings.loader() == null) {
+      return ProvenanceSink.opener(settings.sinkUrl(), settings.sinkProperties());
+    }
+    return LoaderClient.opener(settings.loader(), clientIdentity(spillDirectory, role), settings.loaderSecret(),
+        LoaderClient.DEFAULT_TIMEOUT);
+  }
+
+  private static String clientIdentity(Path spillDirectory, String role) {
+    String host;
+    try {
+      host = java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.net.UnknownHostException e) {
+      host = "unknown-host";
+    }
+    return host + ":" + spillDirectory.toAbsolutePath().normalize() + "#" + role;
   }
 
   /** Writes this server's {@link BacklogReport} to its spill directory, for commands in other processes. */
@@ -209,7 +256,7 @@ public final class ServerProvenance implements AutoCloseable {
       stopsWithTheProcess = true;
     }
     current = new ServerProvenance(settings);
-    LOG.log(Level.INFO, "provenance capture into " + settings.sinkUrl());
+    LOG.log(Level.INFO, "provenance capture into " + settings.destination());
     return current;
   }
 
@@ -300,7 +347,7 @@ public final class ServerProvenance implements AutoCloseable {
    * @return how many rows were added, or -1 if the sink does not say (always for rows not {@code mayBeInSink})
    */
   int loadNow(ProvenanceTable table, List<ProvenanceRow> rows, boolean mayBeInSink) throws Exception {
-    Optional<Path> file = ProvenanceSink.localFile(settings.sinkUrl());
+    Optional<Path> file = settings.loader() != null ? Optional.empty() : ProvenanceSink.localFile(settings.sinkUrl());
     Optional<String> shortage = file.flatMap(f -> disk.shortage(f, "the provenance database"));
     if (shortage.isPresent()) {
       // VoltDB keeps the block in its export overflow and offers it again after a backoff.
@@ -309,16 +356,22 @@ public final class ServerProvenance implements AutoCloseable {
     synchronized (loaderLock) {
       try {
         if (loader == null) {
-          loader = ProvenanceSink.open(settings.sinkUrl(), settings.sinkProperties());
-          loader.ensureTable(ProvenanceSchema.functionInvocations());
-          loader.ensureView(ProvenanceSchema.FUNCTION_EXEC_TIMES_VIEW);
+          loader = directSinks.get();
+          if (loader instanceof ProvenanceSink sink) { // a loader apart ensures these itself
+            sink.ensureTable(ProvenanceSchema.functionInvocations());
+            sink.ensureView(ProvenanceSchema.FUNCTION_EXEC_TIMES_VIEW);
+          }
         }
         loader.ensureTable(table);
-        if (!mayBeInSink) {
-          loader.append(table, rows);
-          return -1;
+        // The rows were built from VoltDB's export rows against the catalog's table (checked by the sink when local).
+        if (loader instanceof ProvenanceSink sink) {
+          if (!mayBeInSink) {
+            sink.append(table, rows);
+            return -1;
+          }
+          return sink.load(table, rows);
         }
-        return loader.load(table, rows);
+        return loader.loadBatch(table, rows, !mayBeInSink);
       } catch (Exception e) {
         closeLoader();
         throw e;
@@ -432,6 +485,6 @@ public final class ServerProvenance implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "ServerProvenance[" + Objects.toString(settings.sinkUrl()) + "]";
+    return "ServerProvenance[" + Objects.toString(settings.destination()) + "]";
   }
 }
