@@ -85,5 +85,7 @@ final class ReadmeSamples {
         .withProvenance(ProvenanceConfig.duckdb(Path.of("apiary-provenance.duckdb")));     // the zero-setup default
     //  .withProvenance(ProvenanceConfig.sink("jdbc:postgresql://host/db").withCredentials("user", "pw"))
     //  .withProvenance(ProvenanceConfig.sink("jdbc:vertica://host:5433/db").withCredentials("user", "pw"))
+    //  .withProvenance(ProvenanceConfig.loader("loaderhost:21720", "jdbc:postgresql://host/db"))  // `apiary loader`
+    ProvenanceConfig apart = ProvenanceConfig.loader("loaderhost:21720", "jdbc:postgresql://host/db");
   }
 }
