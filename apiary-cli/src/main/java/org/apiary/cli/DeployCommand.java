@@ -11,10 +11,10 @@ import java.util.stream.Collectors;
 import org.apiary.Graph;
 import org.apiary.RegistrationException;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.Rows;
 import org.apiary.frontend.RegisteredGraph;
 import org.apiary.frontend.Registrar;
 import org.apiary.runtime.SystemSchema;
-import org.voltdb.VoltTable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -103,10 +103,10 @@ public final class DeployCommand implements Callable<Integer> {
     if (!SystemSchema.tables(db).contains(SystemSchema.GRAPHS)) {
       return versions;
     }
-    VoltTable t = db.callAdmin("reading graph versions", "@AdHoc",
-        "SELECT name, MAX(version) FROM " + SystemSchema.GRAPHS + " GROUP BY name").getResults()[0];
-    while (t.advanceRow()) {
-      versions.put(t.getString(0), (int) t.getLong(1));
+    Rows t = db.query("reading graph versions", "SELECT name, MAX(version) FROM " + SystemSchema.GRAPHS
+        + " GROUP BY name");
+    for (Rows.Row row : t) {
+      versions.put(row.getString(0), (int) row.getLong(1));
     }
     return versions;
   }

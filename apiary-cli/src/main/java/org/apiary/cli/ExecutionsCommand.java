@@ -12,6 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.Rows;
 import org.apiary.frontend.Invocations;
 import org.apiary.frontend.query.ExecutionQueries;
 import org.apiary.frontend.query.FilterException;
@@ -21,7 +22,6 @@ import org.apiary.internal.wire.WireRequest;
 import org.apiary.provenance.ProvenanceSchema;
 import org.apiary.provenance.ProvenanceReports;
 import org.apiary.runtime.SystemSchema;
-import org.voltdb.VoltTable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -295,8 +295,8 @@ public final class ExecutionsCommand implements Runnable {
         SystemSchema.ensure(db);
         byte[] cancelled = WireReply.error(id, WireReply.CANCELLED, "invocation " + id + " was cancelled: "
             + reason).toBytes();
-        long done = db.callAdmin("cancelling invocation " + id, SystemSchema.CANCEL_INVOCATION, id, cancelled)
-            .getResults()[0].asScalarLong();
+        long done = db.callAdminForRows("cancelling invocation " + id, SystemSchema.CANCEL_INVOCATION, id,
+            cancelled).scalarLong();
         if (done == 1) {
           out.println("invocation " + id + " cancelled: " + reason);
           return 0;
@@ -304,10 +304,10 @@ public final class ExecutionsCommand implements Runnable {
         if (cancelledWhileQueued(db)) {
           return 0;
         }
-        VoltTable t = db.callAdmin("reading invocation " + id, "@AdHoc", "SELECT status FROM "
-            + SystemSchema.INVOCATIONS + " WHERE invocation_id = ?", id).getResults()[0];
-        throw new CliException(t.advanceRow() ? "invocation " + id + " had already ended (" + t.getString(0)
-            + "); its outcome stands" : "invocation " + id + " is not in the log of " + target.describe()
+        Rows t = db.query("reading invocation " + id, "SELECT status FROM " + SystemSchema.INVOCATIONS
+            + " WHERE invocation_id = ?", id);
+        throw new CliException(!t.isEmpty() ? "invocation " + id + " had already ended (" + t.rows().get(0)
+            .getString(0) + "); its outcome stands" : "invocation " + id + " is not in the log of " + target.describe()
             + ": it is unknown, or ended longer ago than the retention and was deleted");
       }
     }
@@ -320,16 +320,16 @@ public final class ExecutionsCommand implements Runnable {
       if (!SystemSchema.tables(db).contains(SystemSchema.QUEUE_ITEMS)) {
         return false;
       }
-      VoltTable q = db.callAdmin("looking for queue item " + id, "@AdHoc", "SELECT queue_name FROM "
-          + SystemSchema.QUEUE_ITEMS + " WHERE invocation_id = ? AND status = 'QUEUED'", id).getResults()[0];
-      if (!q.advanceRow()) {
+      Rows q = db.query("looking for queue item " + id, "SELECT queue_name FROM " + SystemSchema.QUEUE_ITEMS
+          + " WHERE invocation_id = ? AND status = 'QUEUED'", id);
+      if (q.isEmpty()) {
         return false;
       }
-      String queue = q.getString(0);
+      String queue = q.rows().get(0).getString(0);
       byte[] cancelled = WireReply.error(id, WireReply.CANCELLED, "invocation " + id + " was cancelled while it "
           + "waited on queue " + queue + ": " + reason).toBytes();
-      if (db.callAdmin("cancelling queue item " + id, SystemSchema.CANCEL_QUEUE_ITEM, queue, id, cancelled)
-          .getResults()[0].asScalarLong() == 0) {
+      if (db.callAdminForRows("cancelling queue item " + id, SystemSchema.CANCEL_QUEUE_ITEM, queue, id, cancelled)
+          .scalarLong() == 0) {
         return false; // a claim took it meanwhile: it is cancelled through the log, or reported as it stands
       }
       out.println("invocation " + id + " cancelled before it started (it waited on queue " + queue + "): " + reason);

@@ -2,7 +2,7 @@ package org.apiary.cli;
 
 import java.util.concurrent.Callable;
 import org.apiary.database.ApiaryDatabase;
-import org.voltdb.VoltTable;
+import org.apiary.database.Rows;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -28,8 +28,8 @@ public final class SqlCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     try (ApiaryDatabase db = ServiceTarget.openDatabase(target, spec)) {
-      for (VoltTable t : db.callAdmin("sql", "@AdHoc", sql).getResults()) {
-        System.out.print(t.toFormattedString());
+      for (Rows rows : db.queryEach("sql", sql)) {
+        System.out.print(rows.formatted());
         System.out.println();
       }
       return 0;

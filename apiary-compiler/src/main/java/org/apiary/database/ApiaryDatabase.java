@@ -205,6 +205,51 @@ public final class ApiaryDatabase implements AutoCloseable {
     return call(what, procedure, params);
   }
 
+  /**
+   * Runs one ad-hoc SQL statement as the administrator (with {@code ?} parameters bound to {@code params}) and
+   * returns its rows; a write returns one row with the count of rows it changed.
+   *
+   * @param what names the request in error messages, for example "reading graph versions"
+   * @throws DatabaseException with VoltDB's message if the statement is rejected or fails
+   * @throws IllegalArgumentException if {@code sql} held more than one statement (read those with
+   *     {@link #queryEach})
+   */
+  public Rows query(String what, String sql, Object... params) {
+    List<Rows> results = queryEach(what, sql, params);
+    if (results.size() != 1) {
+      throw new IllegalArgumentException(what + ": expected the result of one statement, got " + results.size());
+    }
+    return results.get(0);
+  }
+
+  /**
+   * Runs ad-hoc SQL of one or more statements (separated by {@code ;}; parameters only with one) as the
+   * administrator, as one transaction, and returns each statement's rows in order.
+   *
+   * @param what names the request in error messages, for example "sql"
+   * @throws DatabaseException with VoltDB's message if a statement is rejected or fails (none of them is applied)
+   */
+  public List<Rows> queryEach(String what, String sql, Object... params) {
+    Object[] all = new Object[params.length + 1];
+    all[0] = sql;
+    System.arraycopy(params, 0, all, 1, params.length);
+    return VoltRows.from(callAdmin(what, "@AdHoc", all).getResults());
+  }
+
+  /**
+   * Runs a system or Apiary procedure as {@link #callAdmin} does and returns the rows of its first result, for
+   * example {@code @SystemCatalog} or {@code @SnapshotSave}.
+   *
+   * @throws IllegalStateException if the procedure returned no result table
+   */
+  public Rows callAdminForRows(String what, String procedure, Object... params) {
+    org.voltdb.VoltTable[] results = callAdmin(what, procedure, params).getResults();
+    if (results.length == 0) {
+      throw new IllegalStateException(what + ": " + procedure + " returned no result table");
+    }
+    return VoltRows.from(results[0]);
+  }
+
   private ClientResponse call(String what, String procedure, Object... params) {
     try {
       return client.callProcedure(procedure, params);

@@ -10,12 +10,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.Rows;
 import org.apiary.runtime.SystemSchema;
 import org.apiary.provenance.ProvenanceQueries;
 import org.apiary.provenance.ProvenanceReports;
 import org.apiary.provenance.ProvenanceSchema;
 import org.apiary.provenance.ProvenanceTable;
-import org.voltdb.VoltTable;
 
 /**
  * The console's own queries, beside the shared query layer ({@code org.apiary.frontend.query}) and the provenance
@@ -27,11 +27,11 @@ final class ConsoleQueries {
 
   /** The application tables' primary key columns (lower case, in key order), by table name in lower case. */
   static Map<String, List<String>> primaryKeys(ApiaryDatabase db) {
-    VoltTable t = db.callAdmin("reading the tables' keys", "@SystemCatalog", "PRIMARYKEYS").getResults()[0];
+    Rows t = db.callAdminForRows("reading the tables' keys", "@SystemCatalog", "PRIMARYKEYS");
     Map<String, TreeMap<Integer, String>> byTable = new TreeMap<>();
-    while (t.advanceRow()) {
-      byTable.computeIfAbsent(t.getString("TABLE_NAME").toLowerCase(Locale.ROOT), k -> new TreeMap<>())
-          .put((int) t.getLong("KEY_SEQ"), t.getString("COLUMN_NAME").toLowerCase(Locale.ROOT));
+    for (Rows.Row row : t) {
+      byTable.computeIfAbsent(row.getString("TABLE_NAME").toLowerCase(Locale.ROOT), k -> new TreeMap<>())
+          .put((int) row.getLong("KEY_SEQ"), row.getString("COLUMN_NAME").toLowerCase(Locale.ROOT));
     }
     Map<String, List<String>> keys = new TreeMap<>();
     byTable.forEach((table, columns) -> keys.put(table, List.copyOf(columns.values())));
@@ -220,15 +220,14 @@ final class ConsoleQueries {
       return stats;
     }
     String window = " FROM " + SystemSchema.INVOCATIONS + " WHERE started_at >= TO_TIMESTAMP(MILLISECOND, ?)";
-    VoltTable t = db.callAdmin("counting executions per graph", "@AdHoc", "SELECT graph, COUNT(*), "
+    Rows t = db.query("counting executions per graph", "SELECT graph, COUNT(*), "
         + "SUM(CASE WHEN status = '" + SystemSchema.STATUS_FAILED + "' THEN 1 ELSE 0 END), "
-        + "SUM(CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END)" + window + " GROUP BY graph", sinceMs)
-        .getResults()[0];
-    while (t.advanceRow()) {
-      String graph = t.getString(0);
-      long calls = t.getLong(1);
-      long failures = t.getLong(2);
-      long ended = t.getLong(3);
+        + "SUM(CASE WHEN finished_at IS NULL THEN 0 ELSE 1 END)" + window + " GROUP BY graph", sinceMs);
+    for (Rows.Row row : t) {
+      String graph = row.getString(0);
+      long calls = row.getLong(1);
+      long failures = row.getLong(2);
+      long ended = row.getLong(3);
       Double p50 = ended == 0 ? null : percentile(db, window, sinceMs, graph, ended, 0.50);
       Double p99 = ended == 0 ? null : percentile(db, window, sinceMs, graph, ended, 0.99);
       stats.put(graph, new GraphStats(graph, calls, failures, ended, p50, p99));
@@ -239,9 +238,9 @@ final class ConsoleQueries {
   /** The nearest-rank percentile: the ceil(p * n)-th shortest duration, in ms (microsecond precision). */
   private static Double percentile(ApiaryDatabase db, String window, long sinceMs, String graph, long n, double p) {
     long rank = Math.max(1, (long) Math.ceil(p * n));
-    VoltTable t = db.callAdmin("a graph's latency percentile", "@AdHoc", "SELECT SINCE_EPOCH(MICROSECOND, "
+    Rows t = db.query("a graph's latency percentile", "SELECT SINCE_EPOCH(MICROSECOND, "
         + "finished_at) - SINCE_EPOCH(MICROSECOND, started_at) AS d" + window + " AND graph = ? AND finished_at IS "
-        + "NOT NULL ORDER BY d LIMIT 1 OFFSET " + (rank - 1), sinceMs, graph).getResults()[0];
-    return t.advanceRow() ? t.getLong(0) / 1000.0 : null;
+        + "NOT NULL ORDER BY d LIMIT 1 OFFSET " + (rank - 1), sinceMs, graph);
+    return t.first().map(row -> row.getLong(0) / 1000.0).orElse(null);
   }
 }

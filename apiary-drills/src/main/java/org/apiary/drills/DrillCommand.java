@@ -15,9 +15,9 @@ import org.apiary.client.ClientConfig;
 import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
+import org.apiary.database.Rows;
 import org.apiary.drills.counter.CounterApp;
 import org.apiary.frontend.Registrar;
-import org.voltdb.VoltTable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -298,10 +298,9 @@ public final class DrillCommand implements Callable<Integer>, ExtensionCommand {
     long applied = 0;
     long duplicates = 0;
     long lost = 0;
-    VoltTable t = db.callAdmin("reading counters", "@AdHoc", "SELECT k, v FROM counters ORDER BY k").getResults()[0];
     long[] values = new long[keys];
-    while (t.advanceRow()) {
-      values[(int) t.getLong(0)] = t.getLong(1);
+    for (Rows.Row row : db.query("reading counters", "SELECT k, v FROM counters ORDER BY k")) {
+      values[(int) row.getLong(0)] = row.getLong(1);
     }
     for (int k = 0; k < keys; k++) {
       long a = acknowledged.get(k);

@@ -1,7 +1,7 @@
 package org.apiary.drills;
 
 import org.apiary.database.ApiaryDatabase;
-import org.voltdb.VoltTable;
+import org.apiary.database.Rows;
 
 /** The drills' oracle on the counter application: what the counters hold, read straight from the database. */
 final class DrillCounters {
@@ -12,10 +12,8 @@ final class DrillCounters {
    * {@code Long.MIN_VALUE}: VoltDB reads that as NULL.)
    */
   static long sum(ApiaryDatabase db, long fromKey) {
-    VoltTable t = db.callAdmin("summing the counters", "@AdHoc", "SELECT SUM(v) FROM counters WHERE k >= ?",
-        fromKey).getResults()[0];
-    t.advanceRow();
-    long sum = t.getLong(0);
-    return t.wasNull() ? 0 : sum;
+    Long sum = db.query("summing the counters", "SELECT SUM(v) FROM counters WHERE k >= ?", fromKey).rows().get(0)
+        .getLongOrNull(0);
+    return sum == null ? 0 : sum;
   }
 }

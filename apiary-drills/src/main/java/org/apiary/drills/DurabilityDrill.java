@@ -21,9 +21,9 @@ import org.apiary.client.ClientConfig;
 import org.apiary.client.GraphResult;
 import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.Rows;
 import org.apiary.drills.durability.DurabilityApp;
 import org.apiary.frontend.Registrar;
-import org.voltdb.VoltTable;
 
 /**
  * The crash checker of issue 40: clients run single-partition writes, multi-partition writes and writes that fail
@@ -226,13 +226,11 @@ final class DurabilityDrill {
       out.println("-> the data cannot be read: the service did not come back after its last kill");
     } else {
       try (ApiaryDatabase db = target.admin()) {
-        VoltTable t = db.callAdmin("reading counters", "@AdHoc", "SELECT k, v FROM counters").getResults()[0];
-        while (t.advanceRow()) {
-          counters.put(t.getLong(0), t.getLong(1));
+        for (Rows.Row row : db.query("reading counters", "SELECT k, v FROM counters")) {
+          counters.put(row.getLong(0), row.getLong(1));
         }
-        VoltTable n = db.callAdmin("reading the tally", "@AdHoc", "SELECT n FROM tallies WHERE id = 0")
-            .getResults()[0];
-        tally = n.advanceRow() ? n.getLong(0) : 0;
+        tally = db.query("reading the tally", "SELECT n FROM tallies WHERE id = 0").first().map(row -> row.getLong(0))
+            .orElse(0L);
       }
     }
     if (endpoint != null) {

@@ -36,9 +36,9 @@ import org.apiary.client.GraphResult;
 import org.apiary.client.InvocationRequest;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
+import org.apiary.database.Rows;
 import org.apiary.drills.exactlyonce.DrillApp;
 import org.apiary.frontend.Registrar;
-import org.voltdb.VoltTable;
 
 /**
  * The randomized exactly-once checker behind {@code apiary drill exactly-once}, after Jepsen: generate invocations
@@ -677,12 +677,11 @@ final class ExactlyOnceDrill {
   }
 
   private static Map<String, List<Effect>> readEffects(ApiaryDatabase db) {
-    VoltTable t = db.callAdmin("reading the drill's effects", "@AdHoc",
-        "SELECT invocation, step, payload, token, upstream, k FROM drill_effects ORDER BY invocation, token")
-        .getResults()[0];
+    Rows t = db.query("reading the drill's effects",
+        "SELECT invocation, step, payload, token, upstream, k FROM drill_effects ORDER BY invocation, token");
     Map<String, List<Effect>> byId = new LinkedHashMap<>();
-    while (t.advanceRow()) {
-      Effect e = new Effect(t.getString(0), t.getString(1), t.getString(2), t.getLong(3), t.getLong(4), t.getLong(5));
+    for (Rows.Row r : t) {
+      Effect e = new Effect(r.getString(0), r.getString(1), r.getString(2), r.getLong(3), r.getLong(4), r.getLong(5));
       byId.computeIfAbsent(e.invocation(), k -> new ArrayList<>()).add(e);
     }
     return byId;

@@ -28,6 +28,7 @@ import org.apiary.client.ApiaryClient;
 import org.apiary.client.ClientConfig;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.LocalCluster;
+import org.apiary.database.Rows;
 import org.apiary.drills.counter.CounterApp;
 import org.apiary.frontend.Credentials;
 import org.apiary.frontend.FrontendConfig;
@@ -36,7 +37,6 @@ import org.apiary.internal.Json;
 import org.apiary.internal.wire.SocketLoop;
 import org.apiary.internal.wire.WireReply;
 import org.apiary.internal.wire.WireRequest;
-import org.voltdb.VoltTable;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -358,10 +358,9 @@ final class GarbageDrill {
     long retainedHeapMb = Math.max(0, heapKb - baselineHeapKb) / 1024;
     out.printf("-> heap after a full collection: %d MB after the warm-up, %d MB after the attacks%n",
         baselineHeapKb / 1024, heapKb / 1024);
-    VoltTable t = admin.callAdmin("reading the counters", "@AdHoc", "SELECT COALESCE(SUM(CASE WHEN k < "
+    Rows.Row t = admin.query("reading the counters", "SELECT COALESCE(SUM(CASE WHEN k < "
         + FIRST_VALID_KEY + " THEN v ELSE 0 END), 0), COALESCE(SUM(CASE WHEN k >= " + FIRST_VALID_KEY
-        + " THEN v ELSE 0 END), 0) FROM counters").getResults()[0];
-    t.advanceRow();
+        + " THEN v ELSE 0 END), 0) FROM counters").rows().get(0);
     long attackersApplied = t.getLong(0);
     long validApplied = t.getLong(1);
     if (attackersApplied != 0) {
@@ -521,14 +520,13 @@ final class GarbageDrill {
   private void snapshot(ApiaryDatabase admin, Path dir, String name) {
     String nonce = "garbage_drill_" + name.replace('-', '_'); // VoltDB refuses '-' and ',' in a nonce
     try {
-      VoltTable result = admin.callAdmin("a snapshot during the garbage drill", "@SnapshotSave", dir.toString(),
-          nonce, 1).getResults()[0];
+      Rows result = admin.callAdminForRows("a snapshot during the garbage drill", "@SnapshotSave", dir.toString(),
+          nonce, 1);
       List<String> failed = new ArrayList<>();
-      int rows = 0;
-      while (result.advanceRow()) {
-        rows++;
-        if (!"SUCCESS".equals(result.getString("RESULT"))) {
-          failed.add(result.getString("RESULT") + " " + result.getString("ERR_MSG"));
+      int rows = result.size();
+      for (Rows.Row row : result) {
+        if (!"SUCCESS".equals(row.getString("RESULT"))) {
+          failed.add(row.getString("RESULT") + " " + row.getString("ERR_MSG"));
         }
       }
       if (failed.isEmpty() && rows > 0) {

@@ -21,6 +21,7 @@ import java.util.stream.Collectors;
 import org.apiary.database.ApiaryDatabase;
 import org.apiary.database.DatabaseConfig;
 import org.apiary.database.ProvenanceConfig;
+import org.apiary.database.Rows;
 import org.apiary.drills.ProvenanceCheck.Sink;
 import org.apiary.drills.ProvenanceWorkload.Client;
 import org.apiary.drills.ProvenanceWorkload.Invocation;
@@ -30,7 +31,6 @@ import org.apiary.drills.provenance.ProvDrillApp;
 import org.apiary.frontend.Registrar;
 import org.apiary.provenance.ProvenanceSink;
 import org.apiary.runtime.SystemSchema;
-import org.voltdb.VoltTable;
 
 /**
  * The client host of {@link NetworkDrill}: a process of its own in the client's network namespace, which reaches the
@@ -151,11 +151,9 @@ public final class NetworkDrillClient {
     if (how == null) {
       return;
     }
-    VoltTable t = db.callAdmin("choosing an effect row to tamper with", "@AdHoc", "SELECT k, invocation, step, "
-        + "payload, token, upstream FROM drill_effects ORDER BY invocation, token LIMIT 1").getResults()[0];
-    if (!t.advanceRow()) {
-      throw new IllegalStateException("no effect row to tamper with");
-    }
+    Rows.Row t = db.query("choosing an effect row to tamper with", "SELECT k, invocation, step, "
+        + "payload, token, upstream FROM drill_effects ORDER BY invocation, token LIMIT 1").first()
+        .orElseThrow(() -> new IllegalStateException("no effect row to tamper with"));
     long k = t.getLong(0);
     String invocation = t.getString(1);
     String step = t.getString(2);

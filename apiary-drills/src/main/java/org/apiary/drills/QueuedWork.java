@@ -23,9 +23,9 @@ import org.apiary.client.ClientConfig;
 import org.apiary.client.InvocationRequest;
 import org.apiary.client.InvocationStatus;
 import org.apiary.database.ApiaryDatabase;
+import org.apiary.database.Rows;
 import org.apiary.drills.exactlyonce.DrillApp;
 import org.apiary.drills.exactlyonce.QueuedCall;
-import org.voltdb.VoltTable;
 
 /**
  * The exactly-once drill's queued, scheduled, delayed, cancelled and external-step work (issue 42, item 6), run beside
@@ -249,9 +249,8 @@ final class QueuedWork implements AutoCloseable {
       sleep(200);
     }
     Map<String, long[]> effects = new LinkedHashMap<>(); // item -> enters, leaves, enter time (ms), token
-    VoltTable t = db.callAdmin("reading queued effects", "@AdHoc", "SELECT item, step, token, "
-        + "SINCE_EPOCH(MILLISECOND, ran_at) FROM drill_queued_effects").getResults()[0];
-    while (t.advanceRow()) {
+    for (Rows.Row t : db.query("reading queued effects", "SELECT item, step, token, "
+        + "SINCE_EPOCH(MILLISECOND, ran_at) FROM drill_queued_effects")) {
       long[] e = effects.computeIfAbsent(t.getString(0), k -> new long[] {0, 0, Long.MAX_VALUE, 0, 0});
       if ("enter".equals(t.getString(1))) {
         e[0]++;
@@ -338,8 +337,7 @@ final class QueuedWork implements AutoCloseable {
     long high = rows(db, "SELECT COALESCE(MAX(high), 0) FROM drill_queue_state WHERE k = " + DrillApp.LIMITED_KEY);
 
     TreeMap<Instant, Integer> ticks = new TreeMap<>();
-    VoltTable tk = db.callAdmin("reading ticks", "@AdHoc", "SELECT tick FROM drill_ticks").getResults()[0];
-    while (tk.advanceRow()) {
+    for (Rows.Row tk : db.query("reading ticks", "SELECT tick FROM drill_ticks")) {
       ticks.merge(Instant.parse(tk.getString(0)), 1, Integer::sum);
     }
     int tickDuplicates = 0;
@@ -364,7 +362,7 @@ final class QueuedWork implements AutoCloseable {
   }
 
   private static long rows(ApiaryDatabase db, String sql) {
-    return db.callAdmin("reading the drill's queued work", "@AdHoc", sql).getResults()[0].asScalarLong();
+    return db.query("reading the drill's queued work", sql).scalarLong();
   }
 
   private static void sleep(long ms) {
