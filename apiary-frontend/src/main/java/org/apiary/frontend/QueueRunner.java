@@ -297,8 +297,9 @@ final class QueueRunner {
         VoltTable[] result = db.callAdmin("claiming items of queue " + queue, SystemSchema.CLAIM_RANKED_QUEUE_ITEMS,
             queue, frontendId, Math.min(room, CLAIM_BATCH)).getResults();
         VoltTable claimed = result[0];
+        long startBy = startBy(result[1]); // one claim, one time, for all its items
         while (claimed.advanceRow()) {
-          run(queue, claimed.getString(0), claimed.getVarbinary(1), startBy(result[1]));
+          run(queue, claimed.getString(0), claimed.getVarbinary(1), startBy);
         }
       }
     } catch (RuntimeException e) {
@@ -460,10 +461,10 @@ final class QueueRunner {
       VoltTable[] result = db.callAdmin("taking over the items of queue " + queue + " that frontend " + deadFrontend
           + " ran", SystemSchema.ADOPT_QUEUE_ITEMS, queue, deadFrontend, frontendId).getResults();
       VoltTable items = result[0];
+      long startBy = startBy(result[1]); // one takeover, one time, for all its items
       while (items.advanceRow()) {
         String invocation = items.getString(0);
         byte[] frame = items.getVarbinary(1);
-        long startBy = startBy(result[1]);
         // after this takeover round, which first resumes the invocations it moved here
         later(() -> run(queue, invocation, frame, startBy), "running queue item " + invocation + " it took over");
         adopted++;
